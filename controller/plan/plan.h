@@ -1,0 +1,149 @@
+#pragma once
+
+#include <cstdint>
+#include <map>
+#include <optional>
+#include <string>
+#include <vector>
+
+namespace clustercert::plan {
+
+// Where a value came from in the plan file, for "file:line:col: message".
+struct SourceLocation {
+  std::string file;
+  int line = 0;    // 1-based; 0 when unknown
+  int column = 0;  // 1-based
+};
+
+enum class FabricType { kRoce, kInfiniband, kEthernet };
+
+struct RoceSettings {
+  int gid_index = 3;
+  int pfc_priority = 3;
+  int dscp = 26;
+  std::string trust = "dscp";  // dscp | pcp
+  bool ecn = true;
+};
+
+struct Fabric {
+  FabricType type = FabricType::kRoce;
+  double link_rate_gbps = 0;   // 0: not checked
+  int active_mtu = 4096;       // 256 | 512 | 1024 | 2048 | 4096
+  int min_netdev_mtu = 9000;   // RoCE / ethernet data netdevs
+  RoceSettings roce;           // used when type == kRoce
+};
+
+struct Node {
+  std::string name;
+  std::string agent;           // host:port of the node-agent (management plane)
+  std::string data_ip;         // optional
+  std::vector<std::string> rails;  // RDMA devices to test, e.g. mlx5_0
+  int gpus = 0;
+  SourceLocation location;     // of the node's entry, for messages
+};
+
+struct PcieExpectation {
+  int gen = 0;    // 0: not checked
+  int width = 0;  // 0: not checked
+};
+
+struct Expectations {
+  bool nvidia_peermem = true;
+  PcieExpectation pcie;
+  double clock_offset_ms = 5;
+  bool ntp_synced = true;        // require the kernel clock to be NTP-disciplined
+  bool ofed = true;              // warn when running upstream rdma-core instead of MLNX_OFED
+  std::string max_gpu_nic_relation = "PHB";  // PIX | PXB | PHB | NODE | SYS
+  bool gpu_nic_same_numa = true;
+};
+
+struct TlsSettings {
+  std::string ca;    // PEM files; all three set for mutual TLS
+  std::string cert;
+  std::string key;
+};
+
+struct AgentSettings {
+  bool insecure = false;        // plaintext gRPC: loopback development only
+  TlsSettings tls;
+  double connect_timeout_s = 5;
+  double call_timeout_s = 30;
+  int retries = 2;
+};
+
+enum class PairwiseEngine { kVerbs, kTcp };
+enum class PairwisePattern { kAllPairs, kRing, kKBatch };
+
+struct Pairwise {
+  bool enabled = false;          // true when the plan has a pairwise section
+  PairwiseEngine engine = PairwiseEngine::kVerbs;
+  PairwisePattern pattern = PairwisePattern::kAllPairs;
+  int k = 0;                     // batch size for k-batch
+  std::vector<std::string> tests = {"write_bw", "write_lat"};  // write_bw | send_bw | read_bw | write_lat | send_lat
+  std::vector<std::string> memory = {"host"};                   // host | cuda
+  double duration_s = 10;
+  int64_t message_bytes = 8388608;
+  double min_fraction_of_line_rate = 0.80;
+  double max_latency_us = 5;
+};
+
+enum class CollectiveBackend { kNccl, kGloo };
+
+struct SizeSweep {
+  int64_t min_bytes = 8;
+  int64_t max_bytes = 8LL << 30;
+  int factor = 2;
+};
+
+struct Collectives {
+  bool enabled = false;
+  CollectiveBackend backend = CollectiveBackend::kNccl;
+  SizeSweep sizes;
+  int ranks_per_node = 0;        // 0: the node's gpus
+  double min_busbw_gbytes = 0;   // 0: not checked
+  std::map<std::string, std::string> env;
+};
+
+struct UplinkTarget {
+  std::string type;              // agent | http | tcp
+  std::string node;              // type agent
+  std::string url;               // type http
+  std::string address;           // type tcp host:port
+};
+
+struct UplinkWorkload {
+  int gpus_per_node = 0;
+  double ingest_gbytes_per_gpu = 0;
+  double checkpoint_gbytes = 0;
+};
+
+struct Uplink {
+  bool enabled = false;
+  double capacity_gbps = 0;
+  UplinkWorkload workload;
+  std::vector<UplinkTarget> targets;
+  std::vector<int> flows = {1, 8};
+};
+
+struct CertificateSettings {
+  std::string out = "certs/";
+  std::string signing_key;       // empty: unsigned
+};
+
+struct Plan {
+  std::string path;              // as given on the command line
+  std::string sha256;            // of the file's bytes, hex
+  std::string cluster;
+  Fabric fabric;
+  std::vector<Node> nodes;
+  Expectations expect;
+  AgentSettings agents;
+  Pairwise pairwise;
+  Collectives collectives;
+  Uplink uplink;
+  CertificateSettings certificate;
+};
+
+const char* FabricTypeName(FabricType type);  // "roce" | "infiniband" | "ethernet"
+
+}  // namespace clustercert::plan
