@@ -58,9 +58,10 @@ struct Expectations {
 };
 
 struct TlsSettings {
-  std::string ca;    // PEM files; all three set for mutual TLS
-  std::string cert;
-  std::string key;
+  // PEM files for mutual TLS (deploy/pki.sh makes them).
+  std::string ca = "/etc/clustercert/ca.pem";
+  std::string cert = "/etc/clustercert/controller.pem";
+  std::string key = "/etc/clustercert/controller.key";
 };
 
 struct AgentSettings {
