@@ -1,1 +1,81 @@
-int main() { return 0; }
+// controller: reads a plan, drives the node-agents through the phases and
+// writes the certificate.
+#include <unistd.h>
+
+#include <cstdio>
+#include <cstdlib>
+#include <string>
+#include <vector>
+
+#include "absl/flags/flag.h"
+#include "absl/flags/parse.h"
+#include "absl/flags/usage.h"
+#include "common/version.h"
+#include "controller/commands/command_support.h"
+#include "controller/commands/inventory_command.h"
+#include "controller/commands/plan_check_command.h"
+#include "controller/commands/run_command.h"
+
+ABSL_FLAG(std::string, out, "", "directory for the certificate (overrides the plan's certificate.out)");
+ABSL_FLAG(bool, json, false, "machine-readable output on stdout");
+ABSL_FLAG(std::string, color, "auto", "auto | always | never");
+ABSL_FLAG(bool, quiet, false, "no progress lines on stderr");
+
+namespace {
+
+constexpr char kUsage[] =
+    "usage: controller COMMAND [flags]\n"
+    "  run PLAN [--out DIR]   every phase, then the certificate (exit 0 certified, 1 not,\n"
+    "                         2 plan/usage error, 3 could not run)\n"
+    "  inventory PLAN         connect and inventory only, tables per node (--json for machines)\n"
+    "  plan check PLAN        validate a plan; nothing runs\n"
+    "  version                print the version\n";
+
+bool UseColor(const std::string& mode) {
+  if (mode == "always") return true;
+  if (mode == "never") return false;
+  return ::isatty(STDOUT_FILENO) && std::getenv("NO_COLOR") == nullptr;
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  using namespace clustercert::controller;
+  absl::SetProgramUsageMessage(kUsage);
+  std::vector<char*> positional = absl::ParseCommandLine(argc, argv);
+  std::vector<std::string> args(positional.begin() + 1, positional.end());
+
+  CommandOptions options;
+  options.out = absl::GetFlag(FLAGS_out);
+  options.json = absl::GetFlag(FLAGS_json);
+  options.quiet = absl::GetFlag(FLAGS_quiet);
+  const std::string color = absl::GetFlag(FLAGS_color);
+  if (color != "auto" && color != "always" && color != "never") {
+    std::fprintf(stderr, "controller: --color is '%s'; use auto, always or never\n", color.c_str());
+    return kExitUsage;
+  }
+  options.color = UseColor(color);
+
+  if (args.empty()) {
+    std::fprintf(stderr, "%s", kUsage);
+    return kExitUsage;
+  }
+  const std::string command = args[0];
+  std::vector<std::string> rest(args.begin() + 1, args.end());
+  if (command == "run") return RunRunCommand(rest, options);
+  if (command == "inventory") return RunInventoryCommand(rest, options);
+  if (command == "plan") {
+    if (!rest.empty() && rest[0] == "check") {
+      return RunPlanCheckCommand(std::vector<std::string>(rest.begin() + 1, rest.end()), options);
+    }
+    std::fprintf(stderr, "usage: controller plan check PLAN.yaml\n");
+    return kExitUsage;
+  }
+  if (command == "version") {
+    std::printf("clustercert controller %s (NodeAgent API v%u)\n", clustercert::kToolVersion,
+                clustercert::kApiVersion);
+    return 0;
+  }
+  std::fprintf(stderr, "controller: unknown command '%s'\n%s", command.c_str(), kUsage);
+  return kExitUsage;
+}

@@ -1,0 +1,130 @@
+#include "agent/inventory/verbs_port_attribute_source.h"
+
+#include <infiniband/verbs.h>
+
+#include <cerrno>
+#include <cstring>
+#include <memory>
+
+#include "absl/status/status.h"
+#include "absl/strings/str_cat.h"
+
+namespace clustercert::inventory {
+namespace {
+
+struct DeviceListDeleter {
+  void operator()(ibv_device** list) const { ibv_free_device_list(list); }
+};
+using DeviceList = std::unique_ptr<ibv_device*, DeviceListDeleter>;
+
+struct ContextDeleter {
+  void operator()(ibv_context* context) const { ibv_close_device(context); }
+};
+using Context = std::unique_ptr<ibv_context, ContextDeleter>;
+
+std::string LinkLayerName(uint8_t link_layer) {
+  switch (link_layer) {
+    case IBV_LINK_LAYER_INFINIBAND:
+      return "InfiniBand";
+    case IBV_LINK_LAYER_ETHERNET:
+      return "Ethernet";
+    default:
+      return "Unspecified";
+  }
+}
+
+}  // namespace
+
+absl::StatusOr<uint32_t> IbvMtuToBytes(int ibv_mtu) {
+  switch (ibv_mtu) {
+    case IBV_MTU_256:
+      return 256;
+    case IBV_MTU_512:
+      return 512;
+    case IBV_MTU_1024:
+      return 1024;
+    case IBV_MTU_2048:
+      return 2048;
+    case IBV_MTU_4096:
+      return 4096;
+    default:
+      return absl::InvalidArgumentError(absl::StrCat(
+          "verbs MTU enum ", ibv_mtu, " is not one of IBV_MTU_256 (1) .. IBV_MTU_4096 (5)"));
+  }
+}
+
+absl::StatusOr<PortAttributes> VerbsPortAttributeSource::Query(const std::string& device,
+                                                               uint32_t port) {
+  if (port == 0 || port > 255) {
+    return absl::InvalidArgumentError(
+        absl::StrCat("port ", port, " of ", device, " is out of range: verbs ports are 1 .. 255"));
+  }
+  int count = 0;
+  errno = 0;
+  DeviceList list(ibv_get_device_list(&count));
+  if (list == nullptr) {
+    const int err = errno;
+    // ENOSYS: the kernel has no uverbs support at all, so there is no device.
+    if (err == ENOSYS || err == ENOENT || err == 0) {
+      return absl::NotFoundError(absl::StrCat("no RDMA device named ", device,
+                                              ": libibverbs finds no RDMA support (",
+                                              std::strerror(err == 0 ? ENOSYS : err), ")"));
+    }
+    return absl::UnavailableError(
+        absl::StrCat("ibv_get_device_list failed looking for ", device, ": ", std::strerror(err)));
+  }
+  ibv_device* found = nullptr;
+  for (int i = 0; i < count; ++i) {
+    const char* name = ibv_get_device_name(list.get()[i]);
+    if (name != nullptr && device == name) {
+      found = list.get()[i];
+      break;
+    }
+  }
+  if (found == nullptr) {
+    return absl::NotFoundError(absl::StrCat("no RDMA device named ", device, " (libibverbs lists ",
+                                            count, " device", count == 1 ? "" : "s", ")"));
+  }
+  errno = 0;
+  Context context(ibv_open_device(found));
+  if (context == nullptr) {
+    const int err = errno == 0 ? EIO : errno;
+    return absl::UnavailableError(absl::StrCat("ibv_open_device(", device,
+                                               ") failed: ", std::strerror(err),
+                                               "; check /dev/infiniband permissions"));
+  }
+  ibv_port_attr attr;
+  std::memset(&attr, 0, sizeof(attr));
+  const int rc = ibv_query_port(context.get(), static_cast<uint8_t>(port), &attr);
+  if (rc != 0) {
+    const int err = rc > 0 ? rc : (errno != 0 ? errno : EIO);
+    if (err == EINVAL) {
+      return absl::NotFoundError(
+          absl::StrCat(device, " has no port ", port, ": ibv_query_port: ", std::strerror(err)));
+    }
+    return absl::UnavailableError(
+        absl::StrCat("ibv_query_port(", device, ", ", port, ") failed: ", std::strerror(err)));
+  }
+  PortAttributes attributes;
+  auto active = IbvMtuToBytes(attr.active_mtu);
+  if (!active.ok()) {
+    return absl::DataLossError(absl::StrCat("ibv_query_port(", device, ", ", port,
+                                            "): active_mtu: ", active.status().message()));
+  }
+  auto max = IbvMtuToBytes(attr.max_mtu);
+  if (!max.ok()) {
+    return absl::DataLossError(absl::StrCat("ibv_query_port(", device, ", ", port,
+                                            "): max_mtu: ", max.status().message()));
+  }
+  attributes.active_mtu_bytes = *active;
+  attributes.max_mtu_bytes = *max;
+  attributes.state = static_cast<uint32_t>(attr.state);
+  attributes.phys_state = attr.phys_state;
+  attributes.lid = attr.lid;
+  attributes.sm_lid = attr.sm_lid;
+  attributes.link_layer = LinkLayerName(attr.link_layer);
+  attributes.gid_table_len = static_cast<uint32_t>(attr.gid_tbl_len);
+  return attributes;
+}
+
+}  // namespace clustercert::inventory

@@ -1,0 +1,25 @@
+#pragma once
+
+#include <cstdint>
+#include <string>
+
+#include "absl/status/statusor.h"
+#include "agent/inventory/port_attribute_source.h"
+
+namespace clustercert::inventory {
+
+// Bytes for a verbs MTU enum value (IBV_MTU_256 = 1 ... IBV_MTU_4096 = 5);
+// InvalidArgument for anything else.
+absl::StatusOr<uint32_t> IbvMtuToBytes(int ibv_mtu);
+
+// PortAttributeSource backed by libibverbs: opens the named device, asks
+// ibv_query_port and closes it again, so no verbs context outlives one call.
+// It exists because the active MTU of an InfiniBand port is not in sysfs.
+class VerbsPortAttributeSource : public PortAttributeSource {
+ public:
+  VerbsPortAttributeSource() = default;
+
+  absl::StatusOr<PortAttributes> Query(const std::string& device, uint32_t port) override;
+};
+
+}  // namespace clustercert::inventory

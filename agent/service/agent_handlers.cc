@@ -1,0 +1,41 @@
+#include "agent/service/agent_handlers.h"
+
+#include "common/version.h"
+
+namespace clustercert::agent {
+
+AgentHandlers::AgentHandlers(AgentIdentity identity, InventorySource& inventory,
+                             std::function<absl::Time()> now)
+    : identity_(std::move(identity)), inventory_(inventory), now_(std::move(now)),
+      started_(now_()) {}
+
+v1::GetVersionResponse AgentHandlers::GetVersion(const v1::GetVersionRequest&) const {
+  v1::GetVersionResponse response;
+  response.set_agent_version(kToolVersion);
+  response.set_api_version(kApiVersion);
+  response.set_node_name(identity_.node_name);
+  response.set_hostname(identity_.hostname);
+  const absl::Time now = now_();
+  response.set_uptime_ms(absl::ToInt64Milliseconds(now - started_));
+  response.set_unix_time_us(absl::ToUnixMicros(now));
+  return response;
+}
+
+absl::StatusOr<v1::GetInventoryResponse> AgentHandlers::GetInventory(
+    const v1::GetInventoryRequest& request) {
+  std::lock_guard<std::mutex> lock(collect_mutex_);
+  const absl::Time start = now_();
+  auto inventory = inventory_.Collect(request.dialed_host());
+  if (!inventory.ok()) return inventory.status();
+  v1::GetInventoryResponse response;
+  *response.mutable_inventory() = std::move(*inventory);
+  auto& out = *response.mutable_inventory();
+  out.set_node_name(identity_.node_name);
+  if (out.hostname().empty()) out.set_hostname(identity_.hostname);
+  out.set_agent_version(kToolVersion);
+  out.set_collected_unix_ms(absl::ToUnixMillis(start));
+  out.set_collect_micros(static_cast<uint32_t>(absl::ToInt64Microseconds(now_() - start)));
+  return response;
+}
+
+}  // namespace clustercert::agent

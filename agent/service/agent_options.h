@@ -1,0 +1,41 @@
+#pragma once
+
+#include <string>
+
+#include "absl/status/statusor.h"
+#include "common/host_port.h"
+#include "common/tls_files.h"
+
+namespace clustercert::agent {
+
+// The node-agent's command line, as given.
+struct AgentFlags {
+  std::string listen;
+  std::string node_name;
+  std::string sysfs_root = "/";
+  std::string tls_cert;
+  std::string tls_key;
+  std::string tls_ca;
+  bool insecure = false;
+  std::string port_file;
+  int worker_threads = 2;
+};
+
+// The validated form the daemon runs with.
+struct AgentOptions {
+  HostPort listen;
+  std::string listen_text;
+  std::string node_name;
+  std::string sysfs_root;
+  bool insecure = false;
+  TlsPaths tls;
+  std::string port_file;
+  int worker_threads = 2;
+};
+
+// Checks the flags together; every error says which flag and how to fix it.
+// `hostname` fills --node-name when it is not given.
+absl::StatusOr<AgentOptions> ValidateAgentFlags(const AgentFlags& flags,
+                                                const std::string& hostname);
+
+}  // namespace clustercert::agent

@@ -1,0 +1,33 @@
+#pragma once
+
+#include <vector>
+
+#include "absl/time/time.h"
+#include "clustercert/v1/certificate.pb.h"
+#include "controller/phases/node_state.h"
+#include "controller/plan/plan.h"
+
+namespace clustercert::controller {
+
+// Assembles the certificate of one run and decides its verdict.
+//
+// Certified means: every node answered, no check of severity error failed or
+// stayed unknown, and every phase the plan asked for actually ran. A phase
+// the plan requests that this build cannot run is recorded as skipped with
+// its reason and keeps the run from being certified: a certificate never
+// claims more than was measured.
+struct RunRecord {
+  absl::Time started;
+  absl::Time finished;
+  std::vector<v1::PhaseResult> phases;
+  std::vector<v1::Finding> checks;
+};
+
+v1::Certificate BuildCertificate(const plan::Plan& plan, const std::vector<NodeState>& nodes,
+                                 const RunRecord& record);
+
+// The phases this build cannot run yet, as skipped results with the reason;
+// a phase the plan does not ask for is skipped for that reason instead.
+std::vector<v1::PhaseResult> UnimplementedPhases(const plan::Plan& plan);
+
+}  // namespace clustercert::controller

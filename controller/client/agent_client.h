@@ -1,0 +1,35 @@
+#pragma once
+
+#include <functional>
+#include <memory>
+#include <string>
+
+#include "absl/status/statusor.h"
+#include "absl/time/time.h"
+#include "clustercert/v1/node_agent.pb.h"
+
+namespace clustercert::controller {
+
+// When a call left and its answer arrived, on the controller's clock: the
+// connect phase turns these into a clock-offset estimate per node.
+struct CallTiming {
+  absl::Time sent;
+  absl::Time received;
+};
+
+template <typename Response>
+using AgentCallback = std::function<void(absl::StatusOr<Response>, CallTiming)>;
+
+// One node-agent, as the controller's phases see it. Calls are asynchronous
+// so the controller can drive a thousand agents without a thread each; the
+// callback runs on a client thread and must not block. Every call carries
+// its timeout. gRPC in production (GrpcAgentClient); fakes in tests.
+class AgentClient {
+ public:
+  virtual ~AgentClient() = default;
+  virtual void GetVersion(absl::Duration timeout, AgentCallback<v1::GetVersionResponse> done) = 0;
+  virtual void GetInventory(const v1::GetInventoryRequest& request, absl::Duration timeout,
+                            AgentCallback<v1::GetInventoryResponse> done) = 0;
+};
+
+}  // namespace clustercert::controller

@@ -1,0 +1,64 @@
+#include "controller/commands/certification_run.h"
+
+#include "absl/strings/str_cat.h"
+#include "controller/certificate/certificate_builder.h"
+#include "controller/checks/cluster_checks.h"
+#include "controller/checks/node_checks.h"
+#include "controller/commands/command_support.h"
+#include "controller/phases/connect_phase.h"
+#include "controller/phases/inventory_phase.h"
+
+namespace clustercert::controller {
+
+CertificationResult RunCertification(const plan::Plan& plan, std::vector<NodeState>& nodes,
+                                      Progress& progress,
+                                      const std::function<absl::Time()>& now) {
+  CertificationResult result;
+  RunRecord record;
+  record.started = now();
+
+  absl::Time phase_start = now();
+  result.reachable = RunConnectPhase(nodes, plan.agents, progress);
+  v1::PhaseResult connect;
+  connect.set_name("connect");
+  connect.set_status(result.reachable == static_cast<int>(nodes.size()) ? "pass" : "fail");
+  connect.set_detail(absl::StrCat(result.reachable, " of ", nodes.size(), " agent(s) answered"));
+  connect.set_duration_ms(absl::ToInt64Milliseconds(now() - phase_start));
+  record.phases.push_back(connect);
+
+  phase_start = now();
+  v1::PhaseResult inventory;
+  inventory.set_name("inventory");
+  if (result.reachable == 0) {
+    inventory.set_status("skipped");
+    inventory.set_detail("skipped: no agent answered");
+    for (const NodeState& state : nodes) {
+      result.checks.push_back(checks::ReachabilityFinding(state.node, false, state.error));
+    }
+  } else {
+    result.checks = RunInventoryPhase(nodes, plan, progress);
+    int blocking = 0;
+    for (const auto& check : result.checks) blocking += checks::BlocksCertification(check) ? 1 : 0;
+    inventory.set_status(blocking == 0 ? "pass" : "fail");
+    inventory.set_detail(absl::StrCat(result.checks.size(), " check(s), ", blocking,
+                                      " blocking certification"));
+  }
+  inventory.set_duration_ms(absl::ToInt64Milliseconds(now() - phase_start));
+  record.phases.push_back(inventory);
+
+  for (auto& phase : UnimplementedPhases(plan)) {
+    progress.Line(phase.name(), phase.detail());
+    record.phases.push_back(std::move(phase));
+  }
+  record.checks = result.checks;
+  record.finished = now();
+  result.certificate = BuildCertificate(plan, nodes, record);
+  return result;
+}
+
+int ExitCodeFor(const CertificationResult& result, size_t node_count) {
+  if (node_count > 0 && result.reachable == 0) return kExitCannotRun;
+  return result.certificate.verdict() == "certified" ? kExitCertified : kExitNotCertified;
+}
+
+}  // namespace clustercert::controller

@@ -1,0 +1,30 @@
+#pragma once
+
+#include <functional>
+#include <vector>
+
+#include "absl/time/time.h"
+#include "clustercert/v1/certificate.pb.h"
+#include "controller/phases/node_state.h"
+#include "controller/phases/progress.h"
+#include "controller/plan/plan.h"
+
+namespace clustercert::controller {
+
+// The phases of `controller run` in order, without any printing or files:
+// connect, inventory, the phases this build cannot run yet (skipped with
+// their reason), then the certificate. Tests drive it with fake clients.
+struct CertificationResult {
+  v1::Certificate certificate;
+  std::vector<v1::Finding> checks;
+  int reachable = 0;
+};
+
+CertificationResult RunCertification(const plan::Plan& plan, std::vector<NodeState>& nodes,
+                                      Progress& progress,
+                                      const std::function<absl::Time()>& now);
+
+// The exit status for a finished run (0, 1 or 3).
+int ExitCodeFor(const CertificationResult& result, size_t node_count);
+
+}  // namespace clustercert::controller

@@ -1,0 +1,48 @@
+#pragma once
+
+#include <functional>
+#include <memory>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "absl/status/statusor.h"
+#include "controller/client/agent_client.h"
+#include "controller/phases/node_state.h"
+#include "controller/phases/progress.h"
+#include "controller/plan/plan.h"
+
+namespace clustercert::controller {
+
+// Exit status, as DESIGN.md promises scripts.
+enum ExitCode : int {
+  kExitCertified = 0,
+  kExitNotCertified = 1,  // ran, but a check failed or a node was unreachable
+  kExitUsage = 2,         // bad plan or command line; nothing ran
+  kExitCannotRun = 3,     // no agent reachable, or an internal error
+};
+
+// What every subcommand may be given on the command line.
+struct CommandOptions {
+  std::string out;       // --out: overrides the plan's certificate.out
+  bool json = false;     // --json: machine-readable stdout
+  bool color = false;    // resolved from --color and the terminal
+  bool quiet = false;    // --quiet: no progress lines
+};
+
+// Makes the client for one plan node; gRPC in production, fakes in tests.
+using ClientFactory =
+    std::function<absl::StatusOr<std::unique_ptr<AgentClient>>(const plan::Node& node)>;
+
+// Loads and validates the plan, printing "file:line:col: message" lines to
+// stderr on failure.
+std::optional<plan::Plan> LoadPlanOrReport(const std::string& path);
+
+// The gRPC client factory for a plan's agents (credentials from the plan).
+absl::StatusOr<ClientFactory> GrpcClientFactoryFor(const plan::Plan& plan);
+
+// One NodeState per plan node, each with its client.
+absl::StatusOr<std::vector<NodeState>> MakeNodeStates(const plan::Plan& plan,
+                                                      const ClientFactory& factory);
+
+}  // namespace clustercert::controller

@@ -1,0 +1,90 @@
+#include "controller/commands/finding_table.h"
+
+#include <algorithm>
+
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_format.h"
+
+namespace clustercert::controller {
+namespace {
+
+constexpr const char* kReset = "\033[0m";
+
+const char* StatusColor(const std::string& status, const std::string& severity) {
+  if (status == "pass") return "\033[32m";
+  if (status == "skipped") return "\033[90m";
+  if (severity == "warning") return "\033[33m";
+  return "\033[31m";
+}
+
+std::string StatusLabel(const v1::Finding& f) {
+  if (f.status() == "pass") return "PASS";
+  if (f.status() == "skipped") return "SKIP";
+  if (f.status() == "unknown") return f.severity() == "warning" ? "UNKNOWN?" : "UNKNOWN";
+  return f.severity() == "warning" ? "WARN" : "FAIL";
+}
+
+std::string Clip(const std::string& text, size_t width) {
+  if (text.size() <= width) return text;
+  return text.substr(0, width - 1) + "~";
+}
+
+std::string DeviceLabel(const v1::Finding& f) {
+  if (f.device().empty()) return "-";
+  if (f.port() == 0) return f.device();
+  return absl::StrCat(f.device(), "/", f.port());
+}
+
+void RenderTable(std::string& out, const std::string& title,
+                 const std::vector<const v1::Finding*>& rows, bool color) {
+  out += title + "\n";
+  size_t id_w = 5, dev_w = 6, obs_w = 8;
+  for (const auto* f : rows) {
+    id_w = std::max(id_w, f->id().size());
+    dev_w = std::max(dev_w, std::min<size_t>(DeviceLabel(*f).size(), 24));
+    obs_w = std::max(obs_w, std::min<size_t>(f->observed().size(), 40));
+  }
+  out += absl::StrFormat("  %-*s  %-*s  %-8s  %-*s  %s\n", id_w, "CHECK", dev_w, "DEVICE",
+                         "STATUS", obs_w, "OBSERVED", "EXPECTED");
+  for (const auto* f : rows) {
+    std::string label = StatusLabel(*f);
+    std::string padded = absl::StrFormat("%-8s", label);
+    if (color) padded = absl::StrCat(StatusColor(f->status(), f->severity()), padded, kReset);
+    out += absl::StrFormat("  %-*s  %-*s  %s  %-*s  %s\n", id_w, f->id(), dev_w,
+                           Clip(DeviceLabel(*f), 24), padded, obs_w, Clip(f->observed(), 40),
+                           f->expected());
+  }
+  for (const auto* f : rows) {
+    if (f->status() == "pass") continue;
+    out += absl::StrCat("  - ", f->message());
+    if (!f->remedy().empty()) out += absl::StrCat(" ", f->remedy());
+    out += "\n";
+  }
+  out += "\n";
+}
+
+}  // namespace
+
+std::string RenderFindingTables(const std::vector<NodeState>& nodes,
+                                const std::vector<v1::Finding>& checks, bool color) {
+  std::string out;
+  for (const NodeState& state : nodes) {
+    std::vector<const v1::Finding*> rows;
+    for (const auto& f : checks) {
+      if (f.node() == state.node.name) rows.push_back(&f);
+    }
+    std::string title = absl::StrCat(state.node.name, "  (", state.node.agent);
+    if (state.reachable) absl::StrAppend(&title, ", agent ", state.version.agent_version());
+    absl::StrAppend(&title, ")");
+    if (color) title = absl::StrCat("\033[1m", title, kReset);
+    RenderTable(out, title, rows, color);
+  }
+  std::vector<const v1::Finding*> cluster_rows;
+  for (const auto& f : checks) {
+    if (f.node().empty()) cluster_rows.push_back(&f);
+  }
+  if (!cluster_rows.empty()) RenderTable(out, color ? "\033[1mcluster\033[0m" : "cluster", cluster_rows, color);
+  return out;
+}
+
+}  // namespace clustercert::controller

@@ -1,0 +1,57 @@
+#include "controller/commands/inventory_command.h"
+
+#include <cstdio>
+
+#include "absl/time/clock.h"
+#include "controller/certificate/certificate_writer.h"
+#include "controller/commands/certification_run.h"
+#include "controller/checks/node_checks.h"
+#include "controller/commands/finding_table.h"
+
+namespace clustercert::controller {
+
+int RunInventoryCommand(const std::vector<std::string>& args, const CommandOptions& options,
+                        const ClientFactory* factory_override) {
+  if (args.size() != 1) {
+    std::fprintf(stderr, "usage: controller inventory PLAN.yaml [--json]\n");
+    return kExitUsage;
+  }
+  auto plan = LoadPlanOrReport(args[0]);
+  if (!plan) return kExitUsage;
+  absl::StatusOr<ClientFactory> factory =
+      factory_override ? absl::StatusOr<ClientFactory>(*factory_override) : GrpcClientFactoryFor(*plan);
+  if (!factory.ok()) {
+    std::fprintf(stderr, "controller: %s\n", std::string(factory.status().message()).c_str());
+    return kExitCannotRun;
+  }
+  auto nodes = MakeNodeStates(*plan, *factory);
+  if (!nodes.ok()) {
+    std::fprintf(stderr, "controller: %s\n", std::string(nodes.status().message()).c_str());
+    return kExitCannotRun;
+  }
+  Progress progress(stderr, options.quiet);
+  auto result = RunCertification(*plan, *nodes, progress, [] { return absl::Now(); });
+  if (options.json) {
+    // The certificate model is the machine-readable inventory: nodes with
+    // inventories, then every check.
+    v1::Certificate report = result.certificate;
+    report.clear_verdict();
+    report.clear_verdict_reasons();
+    auto json = CertificateJson(report);
+    if (!json.ok()) {
+      std::fprintf(stderr, "controller: %s\n", std::string(json.status().message()).c_str());
+      return kExitCannotRun;
+    }
+    std::printf("%s\n", json->c_str());
+  } else {
+    std::printf("%s", RenderFindingTables(*nodes, result.checks, options.color).c_str());
+  }
+  // Only the inventory is judged here: phases this command does not run
+  // (pairwise, ...) do not change its exit status.
+  if (!nodes->empty() && result.reachable == 0) return kExitCannotRun;
+  bool clean = result.reachable == static_cast<int>(nodes->size());
+  for (const auto& check : result.checks) clean = clean && !checks::BlocksCertification(check);
+  return clean ? kExitCertified : kExitNotCertified;
+}
+
+}  // namespace clustercert::controller

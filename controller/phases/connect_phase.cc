@@ -1,0 +1,107 @@
+#include "controller/phases/connect_phase.h"
+
+#include <thread>
+
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_format.h"
+#include "common/version.h"
+#include "controller/phases/fan_out.h"
+
+namespace clustercert::controller {
+namespace {
+
+bool Retryable(const absl::Status& status) {
+  return absl::IsUnavailable(status) || absl::IsDeadlineExceeded(status);
+}
+
+std::string Seconds(double s) { return absl::StrFormat("%g s", s); }
+
+}  // namespace
+
+int RunConnectPhase(std::vector<NodeState>& nodes, const plan::AgentSettings& settings,
+                    Progress& progress) {
+  const absl::Duration timeout = absl::Seconds(settings.connect_timeout_s);
+  std::vector<size_t> pending;
+  for (size_t i = 0; i < nodes.size(); ++i) pending.push_back(i);
+  std::vector<absl::Status> last_error(nodes.size());
+
+  for (int attempt = 0; attempt <= settings.retries && !pending.empty(); ++attempt) {
+    if (attempt > 0) {
+      progress.Line("connect", absl::StrCat("retrying ", pending.size(), " node(s), attempt ",
+                                            attempt + 1, " of ", settings.retries + 1));
+      std::this_thread::sleep_for(std::chrono::milliseconds(250 * attempt));
+    }
+    std::vector<absl::StatusOr<v1::GetVersionResponse>> results(pending.size(),
+                                                                absl::UnknownError("no answer"));
+    std::vector<CallTiming> timings(pending.size());
+    FanOut(pending.size(), [&](size_t k, std::function<void()> finished) {
+      nodes[pending[k]].client->GetVersion(
+          timeout, [&, k, finished](absl::StatusOr<v1::GetVersionResponse> result,
+                                    CallTiming timing) {
+            results[k] = std::move(result);
+            timings[k] = timing;
+            finished();
+          });
+    });
+
+    std::vector<size_t> retry;
+    for (size_t k = 0; k < pending.size(); ++k) {
+      NodeState& state = nodes[pending[k]];
+      const std::string& where = state.node.agent;
+      if (!results[k].ok()) {
+        last_error[pending[k]] = results[k].status();
+        if (Retryable(results[k].status())) retry.push_back(pending[k]);
+        continue;
+      }
+      const v1::GetVersionResponse& version = *results[k];
+      if (version.api_version() != kApiVersion) {
+        state.error = absl::StrCat("agent at ", where, " speaks API v", version.api_version(),
+                                   " (agent ", version.agent_version(), "), this controller v",
+                                   kApiVersion, " (", kToolVersion,
+                                   "): install the same clustercert release on the node and here");
+        progress.Line("connect", absl::StrCat(state.node.name, " ", where, ": ", state.error));
+        continue;
+      }
+      state.reachable = true;
+      state.version = version;
+      const absl::Duration rtt = timings[k].received - timings[k].sent;
+      const absl::Time midpoint = timings[k].sent + rtt / 2;
+      state.clock = ClockSample{absl::FromUnixMicros(version.unix_time_us()) - midpoint, rtt / 2};
+      progress.Line("connect",
+                    absl::StrCat(state.node.name, " ", where, ": agent ", version.agent_version(),
+                                 " on ", version.hostname(), " as '", version.node_name(), "' (",
+                                 absl::FormatDuration(absl::Trunc(rtt, absl::Microseconds(10))),
+                                 ")"));
+      if (!version.node_name().empty() && version.node_name() != state.node.name) {
+        progress.Line("connect", absl::StrCat("warning: ", where, " calls itself '",
+                                              version.node_name(), "' but the plan names it '",
+                                              state.node.name,
+                                              "': check the plan's agent address for this node"));
+      }
+    }
+    pending = std::move(retry);
+  }
+
+  int reachable = 0;
+  for (size_t i = 0; i < nodes.size(); ++i) {
+    NodeState& state = nodes[i];
+    if (state.reachable) {
+      ++reachable;
+      continue;
+    }
+    if (state.error.empty()) {
+      const absl::Status& status = last_error[i];
+      state.error = absl::StrCat(
+          "agent at ", state.node.agent, " did not answer (",
+          absl::StatusCodeToString(status.code()), ": ", status.message(), ") after ",
+          settings.retries + 1, " attempt(s) of ", Seconds(settings.connect_timeout_s),
+          ": check that node-agent runs on ", state.node.name,
+          " (systemctl status clustercert-agent), that it listens on ", state.node.agent,
+          " and that the management network and firewall let this host reach it");
+      progress.Line("connect", absl::StrCat(state.node.name, ": unreachable: ", state.error));
+    }
+  }
+  return reachable;
+}
+
+}  // namespace clustercert::controller

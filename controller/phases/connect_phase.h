@@ -1,0 +1,19 @@
+#pragma once
+
+#include <vector>
+
+#include "controller/phases/node_state.h"
+#include "controller/phases/progress.h"
+#include "controller/plan/plan.h"
+
+namespace clustercert::controller {
+
+// Phase 1: reach every agent with GetVersion, in rounds. A node that does not
+// answer (UNAVAILABLE, DEADLINE_EXCEEDED) is retried in the next round, up to
+// agents.retries times, with a short pause between rounds; other errors and
+// an agent speaking another API version are final. Fills reachable, error,
+// version and clock on each NodeState. Returns the number reachable.
+int RunConnectPhase(std::vector<NodeState>& nodes, const plan::AgentSettings& settings,
+                    Progress& progress);
+
+}  // namespace clustercert::controller

@@ -1,0 +1,36 @@
+#pragma once
+
+#include <memory>
+#include <optional>
+#include <string>
+
+#include "absl/time/time.h"
+#include "clustercert/v1/inventory.pb.h"
+#include "clustercert/v1/node_agent.pb.h"
+#include "controller/client/agent_client.h"
+#include "controller/plan/plan.h"
+
+namespace clustercert::controller {
+
+// The agent's clock against the controller's, from one GetVersion round trip:
+// offset = agent time - midpoint of the call; the true offset lies within
+// +/- uncertainty (half the round trip).
+struct ClockSample {
+  absl::Duration offset;
+  absl::Duration uncertainty;
+};
+
+// Everything the phases learn about one plan node, in order.
+struct NodeState {
+  plan::Node node;
+  std::unique_ptr<AgentClient> client;
+
+  bool reachable = false;
+  std::string error;                 // why connect or inventory failed
+  v1::GetVersionResponse version;
+  std::optional<ClockSample> clock;
+
+  std::optional<v1::Inventory> inventory;
+};
+
+}  // namespace clustercert::controller

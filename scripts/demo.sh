@@ -1,0 +1,47 @@
+#!/usr/bin/env bash
+# The demo: installs what is missing, builds, starts 4 node-agents on
+# loopback (this host's real /sys and /proc), runs `controller run
+# plans/local.yaml`, stops the agents and prints where the certificate is.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+
+bash scripts/build.sh
+
+run_dir=$(mktemp -d)
+pids=()
+cleanup() {
+  for pid in "${pids[@]}"; do kill -TERM "$pid" 2>/dev/null || true; done
+  for pid in "${pids[@]}"; do wait "$pid" 2>/dev/null || true; done
+  rm -rf "$run_dir"
+}
+trap cleanup EXIT
+
+for i in 1 2 3 4; do
+  port=$((17070 + i))
+  if (exec 3<>"/dev/tcp/127.0.0.1/$port") 2>/dev/null; then
+    echo "demo: 127.0.0.1:$port is already in use; stop whatever listens there (ss -ltnp | grep $port) and rerun" >&2
+    exit 3
+  fi
+  build/bin/node-agent --listen "127.0.0.1:$port" --node-name "local$i" --insecure \
+    --port-file "$run_dir/local$i.port" 2>"$run_dir/local$i.log" &
+  pids+=($!)
+done
+for i in 1 2 3 4; do
+  for _ in $(seq 100); do [ -s "$run_dir/local$i.port" ] && break; sleep 0.05; done
+  if [ ! -s "$run_dir/local$i.port" ]; then
+    echo "demo: agent local$i did not start:" >&2
+    cat "$run_dir/local$i.log" >&2
+    exit 3
+  fi
+done
+echo "demo: 4 agents listening on 127.0.0.1:17071-17074"
+
+set +e
+build/bin/controller run plans/local.yaml --out certs
+rc=$?
+set -e
+latest=$(ls -td certs/*/ 2>/dev/null | head -1)
+if [ -n "$latest" ]; then
+  echo "demo: certificate written to ${latest}certificate.json (exit $rc)"
+fi
+exit $rc

@@ -1,0 +1,100 @@
+#include "agent/service/agent_handlers.h"
+
+#include "agent/service/agent_options.h"
+#include "common/version.h"
+#include "gtest/gtest.h"
+
+namespace clustercert::agent {
+namespace {
+
+// Hands back a canned inventory and remembers what it was asked.
+class CannedInventory final : public InventorySource {
+ public:
+  absl::StatusOr<v1::Inventory> Collect(const std::string& dialed_host) override {
+    last_dialed_host = dialed_host;
+    if (!error.ok()) return error;
+    v1::Inventory inventory;
+    inventory.set_hostname("gpu-host-7");
+    inventory.add_netdevs()->set_name("eno1");
+    return inventory;
+  }
+  std::string last_dialed_host;
+  absl::Status error;
+};
+
+class AgentHandlersTest : public ::testing::Test {
+ protected:
+  absl::Time now_ = absl::FromUnixSeconds(1'800'000'000);
+  CannedInventory inventory_;
+  AgentHandlers handlers_{{"node1", "gpu-host-7"}, inventory_, [this] { return now_; }};
+};
+
+TEST_F(AgentHandlersTest, VersionNamesNodeApiAndClock) {
+  now_ += absl::Seconds(3);
+  auto version = handlers_.GetVersion({});
+  EXPECT_EQ(version.agent_version(), kToolVersion);
+  EXPECT_EQ(version.api_version(), kApiVersion);
+  EXPECT_EQ(version.node_name(), "node1");
+  EXPECT_EQ(version.uptime_ms(), 3000);
+  EXPECT_EQ(version.unix_time_us(), absl::ToUnixMicros(now_));
+}
+
+TEST_F(AgentHandlersTest, InventoryIsStampedWithNodeAndVersion) {
+  v1::GetInventoryRequest request;
+  request.set_dialed_host("192.168.100.11");
+  auto response = handlers_.GetInventory(request);
+  ASSERT_TRUE(response.ok()) << response.status();
+  EXPECT_EQ(inventory_.last_dialed_host, "192.168.100.11");
+  EXPECT_EQ(response->inventory().node_name(), "node1");
+  EXPECT_EQ(response->inventory().agent_version(), kToolVersion);
+  EXPECT_EQ(response->inventory().collected_unix_ms(), absl::ToUnixMillis(now_));
+  EXPECT_EQ(response->inventory().netdevs(0).name(), "eno1");
+}
+
+TEST_F(AgentHandlersTest, CollectorErrorIsReturnedNotSwallowed) {
+  inventory_.error = absl::UnavailableError("sysfs root vanished");
+  auto response = handlers_.GetInventory({});
+  EXPECT_FALSE(response.ok());
+  EXPECT_EQ(response.status().message(), "sysfs root vanished");
+}
+
+TEST(AgentOptionsTest, RequiresTlsOrExplicitInsecure) {
+  AgentFlags flags;
+  flags.listen = "127.0.0.1:7070";
+  auto options = ValidateAgentFlags(flags, "host");
+  ASSERT_FALSE(options.ok());
+  EXPECT_NE(options.status().message().find("--insecure"), absl::string_view::npos);
+  flags.insecure = true;
+  options = ValidateAgentFlags(flags, "host");
+  ASSERT_TRUE(options.ok()) << options.status();
+  EXPECT_EQ(options->node_name, "host");
+  EXPECT_EQ(options->listen.port, 7070);
+}
+
+TEST(AgentOptionsTest, RejectsBothTlsAndInsecureAndPartialTls) {
+  AgentFlags flags;
+  flags.listen = "127.0.0.1:7070";
+  flags.insecure = true;
+  flags.tls_cert = "/etc/clustercert/agent.pem";
+  EXPECT_FALSE(ValidateAgentFlags(flags, "host").ok());
+  flags.insecure = false;
+  auto options = ValidateAgentFlags(flags, "host");
+  ASSERT_FALSE(options.ok());
+  EXPECT_NE(options.status().message().find("--tls-key"), absl::string_view::npos);
+}
+
+TEST(AgentOptionsTest, RejectsBadListenAndMissingRoot) {
+  AgentFlags flags;
+  flags.insecure = true;
+  flags.listen = "7070";
+  EXPECT_FALSE(ValidateAgentFlags(flags, "host").ok());
+  flags.listen = "127.0.0.1:0";
+  EXPECT_TRUE(ValidateAgentFlags(flags, "host").ok());
+  flags.sysfs_root = "/nonexistent/fixture";
+  auto options = ValidateAgentFlags(flags, "host");
+  ASSERT_FALSE(options.ok());
+  EXPECT_NE(options.status().message().find("/nonexistent/fixture"), absl::string_view::npos);
+}
+
+}  // namespace
+}  // namespace clustercert::agent
