@@ -9,29 +9,18 @@
 #include <memory>
 #include <thread>
 
-#include "absl/flags/flag.h"
-#include "absl/flags/parse.h"
-#include "absl/flags/usage.h"
+#include "absl/strings/numbers.h"
 #include "absl/time/clock.h"
 #include "agent/inventory/inventory_collector.h"
 #include "agent/service/agent_handlers.h"
 #include "agent/service/agent_options.h"
 #include "agent/service/node_agent_service.h"
+#include "common/command_line.h"
 #include "common/sysfs_view.h"
 #include "common/tls_files.h"
 #include "common/version.h"
 #include "grpcpp/grpcpp.h"
 #include "spdlog/spdlog.h"
-
-ABSL_FLAG(std::string, listen, "", "management-plane HOST:PORT to serve gRPC on, e.g. 192.168.100.11:7070");
-ABSL_FLAG(std::string, node_name, "", "this node's name as the plan spells it (default: the hostname)");
-ABSL_FLAG(std::string, sysfs_root, "/", "directory under which /sys and /proc are read (a fixture or capture in tests)");
-ABSL_FLAG(std::string, tls_cert, "", "PEM certificate of this agent (mutual TLS)");
-ABSL_FLAG(std::string, tls_key, "", "PEM private key of this agent");
-ABSL_FLAG(std::string, tls_ca, "", "PEM CA that signed the controller's certificate");
-ABSL_FLAG(bool, insecure, false, "serve plaintext gRPC: loopback development only");
-ABSL_FLAG(std::string, port_file, "", "write the port actually bound here (useful with --listen HOST:0)");
-ABSL_FLAG(int, worker_threads, 2, "threads that run inventory collection off the gRPC threads");
 
 namespace {
 
@@ -45,10 +34,33 @@ std::string Hostname() {
 
 int main(int argc, char** argv) {
   using namespace clustercert;
-  absl::SetProgramUsageMessage(
-      "node-agent --listen HOST:PORT [--node-name NAME] [--sysfs-root DIR] "
-      "(--tls-cert F --tls-key F --tls-ca F | --insecure)");
-  absl::ParseCommandLine(argc, argv);
+  CommandLine command_line({
+      {"listen", true, "HOST:PORT", "management-plane address to serve gRPC on; HOST:0 picks a free port", ""},
+      {"node-name", true, "NAME", "this node's name as the plan spells it (default: the hostname)", ""},
+      {"sysfs-root", true, "DIR", "read /sys and /proc under DIR (a fixture or captured host)", "/"},
+      {"tls-cert", true, "FILE", "PEM certificate of this agent (mutual TLS)", ""},
+      {"tls-key", true, "FILE", "PEM private key of this agent", ""},
+      {"tls-ca", true, "FILE", "PEM CA that signed the controller's certificate", ""},
+      {"insecure", false, "", "serve plaintext gRPC: loopback development only", ""},
+      {"port-file", true, "FILE", "write the port actually bound to FILE", ""},
+      {"worker-threads", true, "N", "threads that run collection off the gRPC threads", "2"},
+      {"help", false, "", "print this help", ""},
+  });
+  if (auto parsed = command_line.Parse(argc, argv); !parsed.ok()) {
+    std::fprintf(stderr, "node-agent: %s\n", std::string(parsed.message()).c_str());
+    return 2;
+  }
+  if (command_line.GetBool("help")) {
+    std::printf("node-agent %s\nusage: node-agent --listen HOST:PORT (--tls-cert F --tls-key F "
+                "--tls-ca F | --insecure) [flags]\n%s",
+                kToolVersion, command_line.Help().c_str());
+    return 0;
+  }
+  if (!command_line.positional().empty()) {
+    std::fprintf(stderr, "node-agent: unexpected argument '%s'; every option is a --flag (see --help)\n",
+                 command_line.positional()[0].c_str());
+    return 2;
+  }
 
   // Shutdown is driven by a thread that waits for the signals, never by a
   // handler: block them here, before any other thread exists.
@@ -60,15 +72,19 @@ int main(int argc, char** argv) {
   signal(SIGPIPE, SIG_IGN);
 
   agent::AgentFlags flags;
-  flags.listen = absl::GetFlag(FLAGS_listen);
-  flags.node_name = absl::GetFlag(FLAGS_node_name);
-  flags.sysfs_root = absl::GetFlag(FLAGS_sysfs_root);
-  flags.tls_cert = absl::GetFlag(FLAGS_tls_cert);
-  flags.tls_key = absl::GetFlag(FLAGS_tls_key);
-  flags.tls_ca = absl::GetFlag(FLAGS_tls_ca);
-  flags.insecure = absl::GetFlag(FLAGS_insecure);
-  flags.port_file = absl::GetFlag(FLAGS_port_file);
-  flags.worker_threads = absl::GetFlag(FLAGS_worker_threads);
+  flags.listen = command_line.Get("listen");
+  flags.node_name = command_line.Get("node-name");
+  flags.sysfs_root = command_line.Get("sysfs-root");
+  flags.tls_cert = command_line.Get("tls-cert");
+  flags.tls_key = command_line.Get("tls-key");
+  flags.tls_ca = command_line.Get("tls-ca");
+  flags.insecure = command_line.GetBool("insecure");
+  flags.port_file = command_line.Get("port-file");
+  if (!absl::SimpleAtoi(command_line.Get("worker-threads"), &flags.worker_threads)) {
+    std::fprintf(stderr, "node-agent: --worker-threads must be a number, got '%s'\n",
+                 command_line.Get("worker-threads").c_str());
+    return 2;
+  }
   auto options = agent::ValidateAgentFlags(flags, Hostname());
   if (!options.ok()) {
     std::fprintf(stderr, "node-agent: %s\n", std::string(options.status().message()).c_str());

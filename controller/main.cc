@@ -7,19 +7,12 @@
 #include <string>
 #include <vector>
 
-#include "absl/flags/flag.h"
-#include "absl/flags/parse.h"
-#include "absl/flags/usage.h"
+#include "common/command_line.h"
 #include "common/version.h"
 #include "controller/commands/command_support.h"
 #include "controller/commands/inventory_command.h"
 #include "controller/commands/plan_check_command.h"
 #include "controller/commands/run_command.h"
-
-ABSL_FLAG(std::string, out, "", "directory for the certificate (overrides the plan's certificate.out)");
-ABSL_FLAG(bool, json, false, "machine-readable output on stdout");
-ABSL_FLAG(std::string, color, "auto", "auto | always | never");
-ABSL_FLAG(bool, quiet, false, "no progress lines on stderr");
 
 namespace {
 
@@ -41,15 +34,28 @@ bool UseColor(const std::string& mode) {
 
 int main(int argc, char** argv) {
   using namespace clustercert::controller;
-  absl::SetProgramUsageMessage(kUsage);
-  std::vector<char*> positional = absl::ParseCommandLine(argc, argv);
-  std::vector<std::string> args(positional.begin() + 1, positional.end());
+  clustercert::CommandLine command_line({
+      {"out", true, "DIR", "directory for the certificate (overrides the plan's certificate.out)", ""},
+      {"json", false, "", "machine-readable output on stdout", ""},
+      {"color", true, "WHEN", "auto | always | never", "auto"},
+      {"quiet", false, "", "no progress lines on stderr", ""},
+      {"help", false, "", "print this help", ""},
+  });
+  if (auto parsed = command_line.Parse(argc, argv); !parsed.ok()) {
+    std::fprintf(stderr, "controller: %s\n%s", std::string(parsed.message()).c_str(), kUsage);
+    return kExitUsage;
+  }
+  if (command_line.GetBool("help")) {
+    std::printf("%sflags:\n%s", kUsage, command_line.Help().c_str());
+    return 0;
+  }
+  const std::vector<std::string>& args = command_line.positional();
 
   CommandOptions options;
-  options.out = absl::GetFlag(FLAGS_out);
-  options.json = absl::GetFlag(FLAGS_json);
-  options.quiet = absl::GetFlag(FLAGS_quiet);
-  const std::string color = absl::GetFlag(FLAGS_color);
+  options.out = command_line.Get("out");
+  options.json = command_line.GetBool("json");
+  options.quiet = command_line.GetBool("quiet");
+  const std::string color = command_line.Get("color");
   if (color != "auto" && color != "always" && color != "never") {
     std::fprintf(stderr, "controller: --color is '%s'; use auto, always or never\n", color.c_str());
     return kExitUsage;

@@ -4,7 +4,7 @@
 
 namespace clustercert::agent {
 
-AgentHandlers::AgentHandlers(AgentIdentity identity, InventorySource& inventory,
+AgentHandlers::AgentHandlers(AgentIdentity identity, inventory::InventorySource& inventory,
                              std::function<absl::Time()> now)
     : identity_(std::move(identity)), inventory_(inventory), now_(std::move(now)),
       started_(now_()) {}

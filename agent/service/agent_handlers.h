@@ -21,7 +21,7 @@ struct AgentIdentity {
 // with a fake InventorySource and a fixed clock.
 class AgentHandlers {
  public:
-  AgentHandlers(AgentIdentity identity, InventorySource& inventory,
+  AgentHandlers(AgentIdentity identity, inventory::InventorySource& inventory,
                 std::function<absl::Time()> now);
 
   v1::GetVersionResponse GetVersion(const v1::GetVersionRequest& request) const;
@@ -29,7 +29,7 @@ class AgentHandlers {
 
  private:
   AgentIdentity identity_;
-  InventorySource& inventory_;
+  inventory::InventorySource& inventory_;
   std::function<absl::Time()> now_;
   absl::Time started_;
   // One collection at a time: concurrent controllers get consistent reads and

@@ -8,7 +8,7 @@ namespace clustercert::agent {
 namespace {
 
 // Hands back a canned inventory and remembers what it was asked.
-class CannedInventory final : public InventorySource {
+class CannedInventory final : public inventory::InventorySource {
  public:
   absl::StatusOr<v1::Inventory> Collect(const std::string& dialed_host) override {
     last_dialed_host = dialed_host;

@@ -1,0 +1,169 @@
+#include "agent/inventory/inventory_collector.h"
+
+#include <unistd.h>
+
+#include <set>
+
+#include "agent/inventory/adjtimex_clock_source.h"
+#include "agent/inventory/clock_collector.h"
+#include "agent/inventory/dcb_capture_source.h"
+#include "agent/inventory/dcb_netlink_source.h"
+#include "agent/inventory/ifaddrs_address_source.h"
+#include "agent/inventory/management_interface.h"
+#include "agent/inventory/netdev_collector.h"
+#include "agent/inventory/pci_collector.h"
+#include "agent/inventory/pci_topology.h"
+#include "agent/inventory/process_command_runner.h"
+#include "agent/inventory/qos_collector.h"
+#include "agent/inventory/rdma_collector.h"
+#include "agent/inventory/stack_collector.h"
+#include "agent/inventory/verbs_port_attribute_source.h"
+#include "agent/inventory/unknowns.h"
+
+namespace clustercert::inventory {
+namespace {
+
+std::vector<RoceNetdev> RoceNetdevs(const std::vector<v1::RdmaDevice>& devices) {
+  std::vector<RoceNetdev> result;
+  std::set<std::string> seen;
+  for (const auto& device : devices) {
+    for (const auto& port : device.ports()) {
+      if (port.link_layer() != "Ethernet" || port.netdev().empty()) continue;
+      if (seen.insert(port.netdev()).second) result.push_back({port.netdev(), device.name()});
+    }
+  }
+  return result;
+}
+
+std::string Hostname() {
+  char name[256] = {};
+  return ::gethostname(name, sizeof(name) - 1) == 0 ? std::string(name) : std::string();
+}
+
+}  // namespace
+
+InventoryCollector::InventoryCollector(const SysfsView& view, InventoryProbes probes,
+                                       std::string listen_host)
+    : view_(view), probes_(probes), listen_host_(std::move(listen_host)) {}
+
+absl::StatusOr<v1::Inventory> InventoryCollector::Collect(const std::string& dialed_host) {
+  v1::Inventory inventory;
+  inventory.set_sysfs_root(view_.root().string());
+  if (view_.is_live()) inventory.set_hostname(Hostname());
+
+  NetdevCollector netdev_collector(view_);
+  auto netdevs = netdev_collector.Collect();
+  std::vector<v1::Netdev> netdev_list;
+  if (netdevs.ok()) {
+    netdev_list = std::move(*netdevs);
+  } else {
+    AddUnknown(inventory, "netdevs", "/sys/class/net", netdevs.status());
+  }
+
+  RdmaCollector rdma_collector(view_, view_.is_live() ? probes_.port_attributes : nullptr);
+  auto rdma = rdma_collector.Collect(MtuLookupFrom(netdev_list));
+  std::vector<v1::RdmaDevice> rdma_list;
+  if (rdma.ok()) {
+    rdma_list = std::move(*rdma);
+  } else {
+    AddUnknown(inventory, "rdma_devices", "/sys/class/infiniband", rdma.status());
+  }
+  LinkRdmaDevices(rdma_list, &netdev_list);
+
+  PciCollector pci_collector(view_);
+  auto pci = pci_collector.Collect(rdma_list);
+  std::vector<v1::PciFunction> pci_list;
+  if (pci.ok()) {
+    pci_list = std::move(*pci);
+  } else {
+    AddUnknown(inventory, "pci", "/sys/bus/pci/devices", pci.status());
+  }
+  std::vector<v1::Unknown> topology_unknowns;
+  for (auto& path : BuildGpuNicPaths(pci_list, &topology_unknowns)) {
+    *inventory.add_gpu_nic_paths() = std::move(path);
+  }
+  for (auto& unknown : topology_unknowns) *inventory.add_unknowns() = std::move(unknown);
+
+  if (probes_.commands) {
+    *inventory.mutable_stack() = StackCollector(view_, *probes_.commands).Collect();
+  } else {
+    AddUnknown(*inventory.mutable_stack(), "ofed_version", "ofed_info -s", "no command runner");
+  }
+
+  if (probes_.dcb) {
+    for (auto& qos : QosCollector(view_, *probes_.dcb).Collect(RoceNetdevs(rdma_list))) {
+      *inventory.add_qos() = std::move(qos);
+    }
+  }
+
+  if (probes_.gpus && view_.is_live()) {
+    *inventory.mutable_gpu_runtime() = probes_.gpus->Read();
+  } else {
+    inventory.mutable_gpu_runtime()->set_reason(
+        view_.is_live() ? "no GPU source" :
+                        "not queried: the sysfs root is a fixture or capture, and the CUDA "
+                        "runtime would describe this machine instead");
+  }
+
+  if (probes_.clock) {
+    *inventory.mutable_clock() = ClockCollector(*probes_.clock).Collect();
+  } else {
+    AddUnknown(*inventory.mutable_clock(), "synchronized", "adjtimex", "no clock source");
+  }
+
+  const std::string host = dialed_host.empty() ? listen_host_ : dialed_host;
+  inventory.set_management_address(host);
+  if (probes_.addresses && probes_.resolver) {
+    auto management = ManagementNetdev(host, *probes_.addresses, *probes_.resolver);
+    if (management.ok()) {
+      inventory.set_management_netdev(*management);
+    } else {
+      AddUnknown(inventory, "management_netdev", "getifaddrs", management.status().message());
+    }
+  } else {
+    AddUnknown(inventory, "management_netdev", "getifaddrs", "no address source");
+  }
+
+  for (auto& device : rdma_list) *inventory.add_rdma_devices() = std::move(device);
+  for (auto& netdev : netdev_list) *inventory.add_netdevs() = std::move(netdev);
+  for (auto& function : pci_list) *inventory.add_pci() = std::move(function);
+  return inventory;
+}
+
+namespace {
+
+// Owns the production probes for the collector's lifetime.
+class HostInventorySource final : public InventorySource {
+ public:
+  HostInventorySource(const SysfsView& view, const std::string& listen_host)
+      : gpus_(MakeGpuSource()),
+        dcb_(view.is_live() ? std::unique_ptr<DcbSource>(new DcbNetlinkSource())
+                            : std::unique_ptr<DcbSource>(new DcbCaptureSource(view))),
+        collector_(view,
+                   InventoryProbes{&verbs_, dcb_.get(), &clock_, gpus_.get(), &addresses_,
+                                   &resolver_, &commands_},
+                   listen_host) {}
+
+  absl::StatusOr<v1::Inventory> Collect(const std::string& dialed_host) override {
+    return collector_.Collect(dialed_host);
+  }
+
+ private:
+  VerbsPortAttributeSource verbs_;
+  AdjtimexClockSource clock_;
+  IfaddrsAddressSource addresses_;
+  GetaddrinfoHostResolver resolver_;
+  ProcessCommandRunner commands_;
+  std::unique_ptr<GpuSource> gpus_;
+  std::unique_ptr<DcbSource> dcb_;
+  InventoryCollector collector_;
+};
+
+}  // namespace
+
+std::unique_ptr<InventorySource> MakeInventoryCollector(const SysfsView& view,
+                                                        const std::string& listen_host) {
+  return std::make_unique<HostInventorySource>(view, listen_host);
+}
+
+}  // namespace clustercert::inventory

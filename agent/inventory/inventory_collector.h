@@ -1,0 +1,54 @@
+#pragma once
+
+#include <memory>
+#include <string>
+
+#include "agent/inventory/address_source.h"
+#include "agent/inventory/clock_source.h"
+#include "agent/inventory/command_runner.h"
+#include "agent/inventory/dcb_source.h"
+#include "agent/inventory/gpu_source.h"
+#include "agent/inventory/inventory_source.h"
+#include "agent/inventory/port_attribute_source.h"
+#include "common/sysfs_view.h"
+
+namespace clustercert::inventory {
+
+// The live probes the collector may consult besides the files. Each may be
+// null, in which case its facts are reported unknown with the reason.
+struct InventoryProbes {
+  PortAttributeSource* port_attributes = nullptr;  // consulted only on a live view
+  DcbSource* dcb = nullptr;
+  ClockSource* clock = nullptr;
+  GpuSource* gpus = nullptr;
+  AddressSource* addresses = nullptr;
+  HostResolver* resolver = nullptr;
+  CommandRunner* commands = nullptr;
+};
+
+// Assembles one host's Inventory from every collector, in dependency order:
+// netdevs (their MTUs feed the RoCE active MTU), RDMA devices, the
+// netdev<->RDMA links, PCIe functions and GPU<->NIC paths, the stack, RoCE
+// QoS on the Ethernet RDMA ports, GPUs, clock, management interface. No
+// collector's failure stops the others: it becomes an Unknown entry.
+class InventoryCollector final : public InventorySource {
+ public:
+  InventoryCollector(const SysfsView& view, InventoryProbes probes, std::string listen_host);
+
+  absl::StatusOr<v1::Inventory> Collect(const std::string& dialed_host) override;
+
+ private:
+  const SysfsView& view_;
+  InventoryProbes probes_;
+  std::string listen_host_;
+};
+
+// Production wiring. On a live view ("/") the probes are the real ones
+// (verbs, DCB netlink, adjtimex, CUDA, getifaddrs, ofed_info); on a fixture or
+// captured tree, PFC/DSCP come from the tree's clustercert-capture/ files,
+// verbs and CUDA are not asked (they would describe this machine, not the
+// tree), while the clock and addresses stay this machine's own.
+std::unique_ptr<InventorySource> MakeInventoryCollector(const SysfsView& view,
+                                                        const std::string& listen_host);
+
+}  // namespace clustercert::inventory
