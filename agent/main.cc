@@ -20,6 +20,7 @@
 #include "common/tls_files.h"
 #include "common/version.h"
 #include "grpcpp/grpcpp.h"
+#include "spdlog/sinks/stdout_color_sinks.h"
 #include "spdlog/spdlog.h"
 
 namespace {
@@ -61,6 +62,9 @@ int main(int argc, char** argv) {
                  command_line.positional()[0].c_str());
     return 2;
   }
+
+  // Logs go to stderr (journald keeps it); stdout stays free for output.
+  spdlog::set_default_logger(spdlog::stderr_color_mt("node-agent"));
 
   // Shutdown is driven by a thread that waits for the signals, never by a
   // handler: block them here, before any other thread exists.

@@ -5,6 +5,7 @@
 #include <set>
 
 #include "agent/inventory/adjtimex_clock_source.h"
+#include "agent/inventory/captured_port_attribute_source.h"
 #include "agent/inventory/clock_collector.h"
 #include "agent/inventory/dcb_capture_source.h"
 #include "agent/inventory/dcb_netlink_source.h"
@@ -60,7 +61,7 @@ absl::StatusOr<v1::Inventory> InventoryCollector::Collect(const std::string& dia
     AddUnknown(inventory, "netdevs", "/sys/class/net", netdevs.status());
   }
 
-  RdmaCollector rdma_collector(view_, view_.is_live() ? probes_.port_attributes : nullptr);
+  RdmaCollector rdma_collector(view_, probes_.port_attributes);
   auto rdma = rdma_collector.Collect(MtuLookupFrom(netdev_list));
   std::vector<v1::RdmaDevice> rdma_list;
   if (rdma.ok()) {
@@ -136,11 +137,15 @@ namespace {
 class HostInventorySource final : public InventorySource {
  public:
   HostInventorySource(const SysfsView& view, const std::string& listen_host)
-      : gpus_(MakeGpuSource()),
+      : port_attributes_(view.is_live()
+                             ? std::unique_ptr<PortAttributeSource>(new VerbsPortAttributeSource())
+                             : std::unique_ptr<PortAttributeSource>(
+                                   new CapturedPortAttributeSource(view))),
+        gpus_(MakeGpuSource()),
         dcb_(view.is_live() ? std::unique_ptr<DcbSource>(new DcbNetlinkSource())
                             : std::unique_ptr<DcbSource>(new DcbCaptureSource(view))),
         collector_(view,
-                   InventoryProbes{&verbs_, dcb_.get(), &clock_, gpus_.get(), &addresses_,
+                   InventoryProbes{port_attributes_.get(), dcb_.get(), &clock_, gpus_.get(), &addresses_,
                                    &resolver_, &commands_},
                    listen_host) {}
 
@@ -149,7 +154,7 @@ class HostInventorySource final : public InventorySource {
   }
 
  private:
-  VerbsPortAttributeSource verbs_;
+  std::unique_ptr<PortAttributeSource> port_attributes_;
   AdjtimexClockSource clock_;
   IfaddrsAddressSource addresses_;
   GetaddrinfoHostResolver resolver_;

@@ -17,7 +17,7 @@ namespace clustercert::inventory {
 // The live probes the collector may consult besides the files. Each may be
 // null, in which case its facts are reported unknown with the reason.
 struct InventoryProbes {
-  PortAttributeSource* port_attributes = nullptr;  // consulted only on a live view
+  PortAttributeSource* port_attributes = nullptr;  // verbs when live, a capture otherwise
   DcbSource* dcb = nullptr;
   ClockSource* clock = nullptr;
   GpuSource* gpus = nullptr;
@@ -45,9 +45,9 @@ class InventoryCollector final : public InventorySource {
 
 // Production wiring. On a live view ("/") the probes are the real ones
 // (verbs, DCB netlink, adjtimex, CUDA, getifaddrs, ofed_info); on a fixture or
-// captured tree, PFC/DSCP come from the tree's clustercert-capture/ files,
-// verbs and CUDA are not asked (they would describe this machine, not the
-// tree), while the clock and addresses stay this machine's own.
+// captured tree, port attributes, PFC/DSCP and the OFED version come from the
+// tree's clustercert-capture/ files, CUDA is not asked (it would describe this
+// machine, not the tree), while the clock and addresses stay this machine's.
 std::unique_ptr<InventorySource> MakeInventoryCollector(const SysfsView& view,
                                                         const std::string& listen_host);
 

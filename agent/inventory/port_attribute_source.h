@@ -19,12 +19,13 @@ struct PortAttributes {
   uint32_t sm_lid = 0;
   std::string link_layer;  // "InfiniBand", "Ethernet", "Unspecified"
   uint32_t gid_table_len = 0;
+  std::string source;  // "ibv_query_port", or the captured file it was read from
 };
 
 // The hardware boundary for port attributes. The live implementation asks
-// libibverbs (ibv_query_port); RdmaCollector only consults it when its
-// SysfsView is the running host, so fixtures never reach hardware, and tests
-// can pass a fake.
+// libibverbs (ibv_query_port) and is only wired in when the SysfsView is the
+// running host; a captured tree gets CapturedPortAttributeSource (its
+// `ibv_devinfo -v` text), so fixtures never reach hardware; tests pass fakes.
 class PortAttributeSource {
  public:
   virtual ~PortAttributeSource() = default;

@@ -324,11 +324,12 @@ std::string RdmaCollector::NetdevOfPciFunction(const std::string& pci_address,
 void RdmaCollector::FillActiveMtu(const std::string& device, const std::string& port_dir,
                                   const NetdevMtuLookup& netdev_mtu, v1::RdmaPort* port) const {
   std::string verbs_failure;
-  if (view_.is_live() && port_attributes_ != nullptr) {
+  if (port_attributes_ != nullptr) {
     auto attributes = port_attributes_->Query(device, port->port());
     if (attributes.ok()) {
       port->set_active_mtu(attributes->active_mtu_bytes);
-      port->set_active_mtu_source("ibv_query_port");
+      port->set_active_mtu_source(attributes->source.empty() ? "ibv_query_port"
+                                                             : attributes->source);
       return;
     }
     verbs_failure = std::string(attributes.status().message());
@@ -357,7 +358,8 @@ void RdmaCollector::FillActiveMtu(const std::string& device, const std::string& 
   }
   if (verbs_failure.empty()) {
     AddUnknown(*port, "active_mtu", port_dir,
-               "not in sysfs; needs ibv_query_port on a live device");
+               "not in sysfs; needs ibv_query_port on a live device or a captured "
+               "clustercert-capture/ibv_devinfo");
   } else {
     AddUnknown(*port, "active_mtu",
                absl::StrCat("ibv_query_port(", device, ", ", port->port(), ")"), verbs_failure);

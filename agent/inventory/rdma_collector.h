@@ -24,13 +24,13 @@ absl::StatusOr<uint32_t> RoceActiveMtuForNetdevMtu(uint32_t netdev_mtu);
 // because rate, state, GIDs and MTU are what a certificate checks first, and
 // each must either be read or explained by an Unknown entry, never guessed.
 //
-// The active MTU is not in sysfs: on a live host (view.is_live()) it comes
-// from `port_attributes` (ibv_query_port); otherwise, for RoCE ports, it is
-// derived from the port's netdev MTU; InfiniBand ports without a live answer
-// leave it unset with an Unknown.
+// The active MTU is not in sysfs: it comes from `port_attributes` when one is
+// given (ibv_query_port on a live host, a captured `ibv_devinfo -v` for a
+// tree); otherwise, for RoCE ports, it is derived from the port's netdev MTU;
+// InfiniBand ports without an answer leave it unset with an Unknown.
 class RdmaCollector {
  public:
-  // `port_attributes` may be null; it is only consulted when view.is_live().
+  // `port_attributes` may be null. The caller picks it to match the view.
   RdmaCollector(const SysfsView& view, PortAttributeSource* port_attributes)
       : view_(view), port_attributes_(port_attributes) {}
 

@@ -117,6 +117,7 @@ absl::StatusOr<PortAttributes> VerbsPortAttributeSource::Query(const std::string
                                             "): max_mtu: ", max.status().message()));
   }
   attributes.active_mtu_bytes = *active;
+  attributes.source = "ibv_query_port";
   attributes.max_mtu_bytes = *max;
   attributes.state = static_cast<uint32_t>(attr.state);
   attributes.phys_state = attr.phys_state;

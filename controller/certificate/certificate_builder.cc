@@ -56,7 +56,9 @@ v1::Certificate BuildCertificate(const plan::Plan& plan, const std::vector<NodeS
   int blocking = 0;
   for (const auto& check : record.checks) {
     *certificate.add_checks() = check;
-    if (check.status() != "pass") *certificate.add_findings() = check;
+    if (check.status() == "fail" || check.status() == "unknown") {
+      *certificate.add_findings() = check;
+    }
     if (checks::BlocksCertification(check)) ++blocking;
   }
   for (const NodeState& state : nodes) {

@@ -64,6 +64,11 @@ v1::Finding ClockOffsetFinding(const plan::Plan& plan, const std::vector<NodeClo
   v1::Finding finding = Base("clock.offset", "");
   const double limit_ms = plan.expect.clock_offset_ms;
   finding.set_expected(absl::StrFormat("spread <= %g ms", limit_ms));
+  if (plan.nodes.size() < 2) {
+    finding.set_status("skipped");
+    finding.set_message("The plan has one node: there is no offset between nodes to measure.");
+    return finding;
+  }
   if (samples.size() < 2) {
     finding.set_status("unknown");
     finding.set_observed(absl::StrCat("unknown: ", samples.size(), " node clock(s) sampled"));

@@ -27,8 +27,8 @@ struct NodeClockOffset {
 
 // clock.offset: the spread of the agents' clocks (max - min offset against
 // the controller) stays within expect.clock_offset_ms. It fails only when the
-// spread exceeds the limit by more than the measurement's uncertainty, and is
-// unknown when fewer than two nodes were sampled.
+// spread exceeds the limit by more than the measurement's uncertainty; it is
+// skipped for a one-node plan and unknown when fewer than two nodes answered.
 v1::Finding ClockOffsetFinding(const plan::Plan& plan, const std::vector<NodeClockOffset>& samples);
 
 }  // namespace clustercert::checks

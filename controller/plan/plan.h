@@ -143,6 +143,10 @@ struct Plan {
   Collectives collectives;
   Uplink uplink;
   CertificateSettings certificate;
+  // Where each key's value sits in the file, by path ("fabric.link_rate_gbps",
+  // "nodes[2].rails[1]"), so a finding can cite the plan line that set it.
+  // Only keys present in the file are listed.
+  std::map<std::string, SourceLocation> locations;
 };
 
 const char* FabricTypeName(FabricType type);  // "roce" | "infiniband" | "ethernet"

@@ -117,7 +117,7 @@ class LoopbackClusterTest : public ::testing::Test {
     return certificate;
   }
 
-  static std::multiset<std::string> NonPassIds(const v1::Certificate& c, const std::string& node) {
+  static std::multiset<std::string> FindingIds(const v1::Certificate& c, const std::string& node) {
     std::multiset<std::string> ids;
     for (const auto& f : c.findings()) {
       if (f.node() == node) ids.insert(f.id());
@@ -161,8 +161,8 @@ TEST_F(LoopbackClusterTest, BrokenNodeIsNamedWithEachFaultAndRemedy) {
   ASSERT_EQ(run.exit_code, 1) << run.out << run.err;
   v1::Certificate certificate = LoadCertificate(run);
   EXPECT_EQ(certificate.verdict(), "not-certified");
-  EXPECT_TRUE(NonPassIds(certificate, "node1").empty());
-  EXPECT_EQ(NonPassIds(certificate, "node2"),
+  EXPECT_TRUE(FindingIds(certificate, "node1").empty());
+  EXPECT_EQ(FindingIds(certificate, "node2"),
             (std::multiset<std::string>{"port.rate", "mtu.netdev", "mtu.active", "qos.pfc",
                                         "gpudirect.peermem", "pcie.nic", "pcie.nic"}));
   for (const auto& f : certificate.findings()) {
@@ -184,9 +184,9 @@ TEST_F(LoopbackClusterTest, UnreachableNodeFailsAloneWithinTheDeadline) {
   ASSERT_EQ(run.exit_code, 1) << run.out << run.err;
   EXPECT_LT(run.seconds, 15.0);
   v1::Certificate certificate = LoadCertificate(run);
-  EXPECT_EQ(NonPassIds(certificate, "node4"), (std::multiset<std::string>{"connect.reachable"}));
+  EXPECT_EQ(FindingIds(certificate, "node4"), (std::multiset<std::string>{"connect.reachable"}));
   for (const char* healthy : {"node1", "node2", "node3"}) {
-    EXPECT_TRUE(NonPassIds(certificate, healthy).empty()) << healthy;
+    EXPECT_TRUE(FindingIds(certificate, healthy).empty()) << healthy;
   }
   EXPECT_FALSE(certificate.nodes(3).reachable());
   EXPECT_NE(certificate.nodes(3).error().find("did not answer"), std::string::npos);

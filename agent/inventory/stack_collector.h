@@ -1,0 +1,80 @@
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "absl/status/statusor.h"
+#include "absl/strings/string_view.h"
+#include "absl/time/time.h"
+#include "agent/inventory/command_runner.h"
+#include "clustercert/v1/inventory.pb.h"
+#include "common/sysfs_view.h"
+
+namespace clustercert::inventory {
+
+// One line of /proc/modules: "mlx5_ib 434176 0 - Live 0x0000000000000000".
+struct ProcModule {
+  std::string name;
+  uint64_t size_bytes = 0;
+  std::string state;  // "Live", "Loading", "Unloading"; empty when the line has no state column
+};
+
+// /proc/modules as parsed: the well-formed lines, and a description of each
+// line that was not ("line 3: 'garbage'"), so a caller can say what it skipped.
+struct ProcModules {
+  std::vector<ProcModule> modules;
+  std::vector<std::string> bad_lines;
+};
+
+ProcModules ParseProcModules(absl::string_view text);
+
+// The version ofed_info -s prints, without its trailing ':'
+// ("MLNX_OFED_LINUX-5.8-1.1.2.1:\n" -> "MLNX_OFED_LINUX-5.8-1.1.2.1");
+// InvalidArgument for empty or multi-word text.
+absl::StatusOr<std::string> ParseOfedInfo(absl::string_view text);
+
+// The rdma-core release in a libibverbs file name: the soname's ABI numbers
+// come first, the package version after them ("libibverbs.so.1.14.44.0" ->
+// "44.0", MLNX_OFED's "libibverbs.so.1.14.58mlnx43" -> "58mlnx43").
+absl::StatusOr<std::string> RdmaCoreVersionFromLibraryName(absl::string_view file_name);
+
+// The real path of the libibverbs this process has loaded (dladdr on
+// ibv_get_device_list, then realpath), e.g.
+// "/usr/lib/x86_64-linux-gnu/libibverbs.so.1.14.44.0".
+absl::StatusOr<std::string> LoadedLibibverbsPath();
+
+// The kernel modules Stack reports, loaded or not.
+inline constexpr const char* kStackModules[] = {
+    "mlx5_core", "mlx5_ib", "ib_core", "ib_uverbs", "rdma_rxe", "nvidia", "nvidia_peermem"};
+
+// Fills v1::Stack: the RDMA/GPU kernel modules (from /proc/modules), GPUDirect
+// peer memory (nvidia_peermem's or the legacy nv_mem sysfs version file, or
+// nvidia_peermem in /proc/modules), the MLNX_OFED release and the rdma-core
+// release.
+//
+// On a live view ofed_info -s runs through `runner` and rdma-core is read from
+// the libibverbs this agent loaded. On a captured tree ofed_info's output is
+// read from /clustercert-capture/ofed_info, and rdma-core is left unknown:
+// the library loaded here belongs to the machine running the collector, not to
+// the captured host.
+class StackCollector {
+ public:
+  static constexpr absl::Duration kOfedInfoTimeout = absl::Seconds(10);
+
+  // `runner` is used only when `view.is_live()`; both must outlive the collector.
+  StackCollector(const SysfsView& view, CommandRunner& runner);
+
+  v1::Stack Collect() const;
+
+ private:
+  void CollectModules(v1::Stack& stack, const absl::StatusOr<ProcModules>& proc_modules) const;
+  void CollectPeermem(v1::Stack& stack, const absl::StatusOr<ProcModules>& proc_modules) const;
+  void CollectOfed(v1::Stack& stack) const;
+  void CollectRdmaCore(v1::Stack& stack) const;
+
+  const SysfsView& view_;
+  CommandRunner& runner_;
+};
+
+}  // namespace clustercert::inventory

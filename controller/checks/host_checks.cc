@@ -1,0 +1,178 @@
+#include "controller/checks/host_checks.h"
+
+#include <string>
+#include <vector>
+
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_join.h"
+#include "absl/strings/str_replace.h"
+#include "absl/strings/string_view.h"
+
+namespace clustercert::checks {
+namespace {
+
+constexpr char kModulesRemedy[] =
+    "Load the kernel RDMA stack: sudo modprobe ib_uverbs (userspace verbs, so perftest and NCCL, "
+    "need it; it pulls in ib_core) together with the NIC driver (mlx5_core, mlx5_ib); with "
+    "MLNX_OFED run sudo /etc/init.d/openibd restart && sudo systemctl enable openibd so it loads "
+    "at every boot.";
+
+constexpr char kOfedRemedy[] =
+    "For anything carrying NCCL traffic in production install MLNX_OFED: sudo ./mlnxofedinstall "
+    "--add-kernel-support --with-nvmf --force, then sudo /etc/init.d/openibd restart && sudo "
+    "systemctl enable openibd. Upstream mlx5 works but lacks mlxconfig, the bundled perftest and "
+    "a kernel-side nvidia-peermem tested against the same OFED tree; without "
+    "--add-kernel-support the DKMS build fails silently on a kernel outside the OFED matrix and "
+    "you end up on the inbox mlx5 without knowing it (check with dpkg -l | grep -E "
+    "'libibverbs|rdma-core|mlnx-ofed').";
+
+constexpr char kPeermemRemedy[] =
+    "Load GPUDirect RDMA's peer-memory module: sudo modprobe nvidia-peermem, check lsmod | grep "
+    "nvidia_peermem, and persist it with echo nvidia-peermem | sudo tee "
+    "/etc/modules-load.d/nvidia-peermem.conf. If it will not load, reinstall in the order "
+    "MLNX_OFED, then the NVIDIA driver, then nvidia-peermem: it is built against the OFED headers "
+    "at install time. (On recent kernels DMA-BUF is NVIDIA's recommended alternative.) Without it "
+    "GPU buffers go through host memory, up to 5x slower.";
+
+constexpr char kMissingGpuRemedy[] =
+    "Find the missing GPU: check nvidia-smi and dmesg for Xid 79 ('fallen off the bus'), reseat "
+    "the card and its power cables, and check the BIOS (Above 4G decoding, slot bifurcation); if "
+    "the node really has fewer GPUs, correct the plan's gpus.";
+
+constexpr char kExtraGpuRemedy[] =
+    "The node has more GPUs than the plan lists: correct the plan's gpus so collectives and "
+    "topology checks cover every GPU.";
+
+// Module names as lsmod prints them ("ib_core"); /sys/module uses the same form.
+std::string NormalizeModule(absl::string_view name) {
+  return absl::StrReplaceAll(name, {{"-", "_"}});
+}
+
+v1::Finding CheckModules(const CheckContext& context) {
+  FindingBuilder builder = context.Builder("stack.modules", Severity::kError);
+  const v1::Stack& stack = context.inventory().stack();
+  std::vector<std::string> loaded, not_loaded, unreported;
+  for (absl::string_view required : {"ib_core", "ib_uverbs"}) {
+    const v1::KernelModule* found = nullptr;
+    for (const v1::KernelModule& module : stack.modules()) {
+      if (NormalizeModule(module.name()) == required) found = &module;
+    }
+    if (found == nullptr) {
+      unreported.emplace_back(required);
+    } else if (found->loaded()) {
+      loaded.emplace_back(required);
+    } else {
+      not_loaded.emplace_back(required);
+    }
+  }
+  const std::string expected = "ib_core, ib_uverbs loaded";
+  if (!not_loaded.empty()) {
+    std::string observed = absl::StrCat(absl::StrJoin(not_loaded, ", "), " not loaded");
+    return builder.Fail(observed, expected,
+                        absl::StrCat(builder.subject(), " has ", observed,
+                                     ", plan expects ib_core and ib_uverbs loaded."),
+                        kModulesRemedy);
+  }
+  if (!unreported.empty()) {
+    return builder.Unknown(ExplainMissing(stack, {"modules"}),
+                           absl::StrCat("state of module ", absl::StrJoin(unreported, ", ")),
+                           expected);
+  }
+  return builder.Pass(
+      expected, expected,
+      absl::StrCat(builder.subject(), " has ib_core and ib_uverbs loaded, as the plan expects."));
+}
+
+v1::Finding CheckOfed(const CheckContext& context) {
+  FindingBuilder builder = context.Builder("stack.ofed", Severity::kWarning);
+  if (!context.plan().expect.ofed) return builder.Skipped("plan sets expect.ofed: false");
+  const v1::Stack& stack = context.inventory().stack();
+  if (!stack.ofed_version().empty()) {
+    return builder.Pass(stack.ofed_version(), "MLNX_OFED",
+                        absl::StrCat(builder.subject(), " runs ", stack.ofed_version(),
+                                     ", plan expects MLNX_OFED."));
+  }
+  // An empty version is "not installed" unless the agent says it could not tell.
+  if (HasUnknown(stack, {"ofed_version", "ofed"})) {
+    return builder.Unknown(ExplainMissing(stack, {"ofed_version", "ofed"}), "MLNX_OFED version",
+                           "MLNX_OFED");
+  }
+  std::string observed = stack.rdma_core_version().empty()
+                             ? std::string("no MLNX_OFED")
+                             : absl::StrCat("upstream rdma-core ", stack.rdma_core_version());
+  return builder.Fail(
+      observed, "MLNX_OFED",
+      absl::StrCat(builder.subject(), " runs ", observed,
+                   " without MLNX_OFED, plan expects MLNX_OFED for NCCL production."),
+      kOfedRemedy);
+}
+
+v1::Finding CheckPeermem(const CheckContext& context) {
+  FindingBuilder builder = context.Builder("gpudirect.peermem", Severity::kError);
+  if (!context.is_rdma()) return context.SkippedOnEthernet("gpudirect.peermem", Severity::kError);
+  if (!context.plan().expect.nvidia_peermem) {
+    return builder.Skipped("plan sets expect.nvidia_peermem: false");
+  }
+  if (context.node().gpus <= 0) return builder.Skipped("plan lists no GPUs for this node");
+  const v1::Stack& stack = context.inventory().stack();
+  if (stack.peermem_loaded()) {
+    std::string observed = stack.peermem_source().empty()
+                               ? std::string("loaded")
+                               : absl::StrCat("loaded (", stack.peermem_source(), ")");
+    return builder.Pass(
+        observed, "loaded",
+        absl::StrCat(builder.subject(), " has nvidia_peermem loaded, as the plan expects."));
+  }
+  if (HasUnknown(stack, {"peermem_loaded", "peermem"})) {
+    return builder.Unknown(ExplainMissing(stack, {"peermem_loaded", "peermem"}),
+                           "nvidia_peermem state", "loaded");
+  }
+  std::string observed = stack.peermem_source().empty()
+                             ? std::string("not loaded")
+                             : absl::StrCat("not loaded (", stack.peermem_source(), ")");
+  return builder.Fail(observed, "loaded",
+                      absl::StrCat(builder.subject(),
+                                   " does not have nvidia_peermem loaded, plan expects it loaded "
+                                   "for GPUDirect RDMA."),
+                      kPeermemRemedy);
+}
+
+v1::Finding CheckGpuCount(const CheckContext& context) {
+  FindingBuilder builder = context.Builder("gpu.count", Severity::kError);
+  const int planned = context.node().gpus;
+  if (planned <= 0) return builder.Skipped("plan lists no GPUs for this node");
+  const int found = static_cast<int>(context.GpuFunctions().size());
+  std::string expected = absl::StrCat(planned, " GPUs");
+  std::string observed = absl::StrCat(found, " GPUs on PCIe");
+  if (found == 0 && HasUnknown(context.inventory(), {"pci"})) {
+    return builder.Unknown(ExplainMissing(context.inventory(), {"pci"}), "GPU count", expected);
+  }
+  if (found == planned) {
+    return builder.Pass(
+        observed, expected,
+        absl::StrCat(builder.subject(), " has ", observed, ", as the plan expects."));
+  }
+  std::string message =
+      absl::StrCat(builder.subject(), " has ", observed, ", plan expects ", planned, ".");
+  if (found < planned) return builder.Fail(observed, expected, message, kMissingGpuRemedy);
+  return builder.FailWith(Severity::kWarning, observed, expected, message, kExtraGpuRemedy);
+}
+
+}  // namespace
+
+void AppendStackChecks(const CheckContext& context, std::vector<v1::Finding>& findings) {
+  if (!context.is_rdma()) {
+    findings.push_back(context.SkippedOnEthernet("stack.modules", Severity::kError));
+    findings.push_back(context.SkippedOnEthernet("stack.ofed", Severity::kWarning));
+    return;
+  }
+  findings.push_back(CheckModules(context));
+  findings.push_back(CheckOfed(context));
+}
+
+void AppendGpuChecks(const CheckContext& context, std::vector<v1::Finding>& findings) {
+  findings.push_back(CheckPeermem(context));
+  findings.push_back(CheckGpuCount(context));
+}
+
+}  // namespace clustercert::checks

@@ -1,0 +1,22 @@
+#pragma once
+
+#include <vector>
+
+#include "clustercert/v1/certificate.pb.h"
+#include "controller/checks/check_context.h"
+
+namespace clustercert::checks {
+
+// The host software stack, first in the seed's triage order:
+//   stack.modules (error, roce/infiniband): ib_core and ib_uverbs loaded.
+//   stack.ofed (warning, roce/infiniband, when expect.ofed): MLNX_OFED installed.
+void AppendStackChecks(const CheckContext& context, std::vector<v1::Finding>& findings);
+
+// The GPU side of the node:
+//   gpudirect.peermem (error, when expect.nvidia_peermem and the plan lists
+//     GPUs): nvidia_peermem (or legacy nv_mem) loaded.
+//   gpu.count (when the plan lists GPUs): the number of GPU PCI functions
+//     equals node.gpus; fewer is an error, more a warning (the plan is stale).
+void AppendGpuChecks(const CheckContext& context, std::vector<v1::Finding>& findings);
+
+}  // namespace clustercert::checks

@@ -1,0 +1,20 @@
+#pragma once
+
+#include "controller/plan/map_reader.h"
+#include "controller/plan/plan.h"
+
+namespace clustercert::plan {
+
+// Parsers for the sections that describe the cluster and how to reach it:
+// fabric, nodes, expect, agents and certificate. Each reads its section from
+// the plan's top-level map, stores what is valid into the Plan (absent keys
+// keep plan.h's defaults), reports everything else, and checks the section's
+// own keys. Rules that span sections live in plan_validator.h.
+
+void ParseFabricSection(MapReader& top, Fabric* fabric);
+void ParseNodesSection(MapReader& top, std::vector<Node>* nodes);
+void ParseExpectSection(MapReader& top, Expectations* expect);
+void ParseAgentsSection(MapReader& top, AgentSettings* agents);
+void ParseCertificateSection(MapReader& top, CertificateSettings* certificate);
+
+}  // namespace clustercert::plan

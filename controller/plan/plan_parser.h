@@ -1,0 +1,26 @@
+#pragma once
+
+#include <string>
+
+#include "absl/status/statusor.h"
+#include "absl/strings/string_view.h"
+#include "controller/plan/plan.h"
+
+namespace clustercert::plan {
+
+// Parses a plan (docs/plan.md is the reference for every key). Every mistake
+// in the file is collected: the result is either a Plan with no error, or an
+// InvalidArgument status whose message holds one "file:line:col: message"
+// line per error (1-based, sorted by position), each message a sentence that
+// names the key, the value seen and what is allowed. Unknown keys, wrong
+// types, impossible values and YAML syntax errors are all errors; nothing is
+// silently ignored. Sets Plan::path to `file_name`, Plan::sha256 to the
+// lowercase hex SHA-256 of `yaml_text`, and Plan::locations. Never throws.
+absl::StatusOr<Plan> ParsePlan(absl::string_view yaml_text, absl::string_view file_name);
+
+// Reads the file at `path` and parses it with ParsePlan, naming it `path` in
+// errors. A file that cannot be read gives "PATH: cannot read plan: REASON"
+// with the matching code (NotFound for a missing file).
+absl::StatusOr<Plan> LoadPlan(const std::string& path);
+
+}  // namespace clustercert::plan

@@ -1,0 +1,266 @@
+#include "controller/plan/plan_validator.h"
+
+#include <algorithm>
+#include <initializer_list>
+#include <string>
+#include <unordered_map>
+#include <vector>
+
+#include "absl/strings/match.h"
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_join.h"
+#include "controller/plan/closest_key.h"
+#include "controller/plan/host_port.h"
+
+namespace clustercert::plan {
+namespace {
+
+std::string NodePath(size_t index) { return absl::StrCat("nodes[", index, "]"); }
+
+// Shows at most this many node names in one message.
+constexpr size_t kMaxNamesShown = 8;
+
+// The position of the first of `paths` present in the file; the top of the
+// file when none is (a default value).
+SourceLocation LocationOf(const Plan& plan, std::initializer_list<std::string> paths) {
+  for (const std::string& path : paths) {
+    auto it = plan.locations.find(path);
+    if (it != plan.locations.end()) return it->second;
+  }
+  SourceLocation top;
+  top.file = plan.path;
+  top.line = 1;
+  top.column = 1;
+  return top;
+}
+
+std::string NodeLabel(const Plan& plan, size_t index) {
+  const std::string& name = plan.nodes[index].name;
+  return name.empty() ? NodePath(index) : name;
+}
+
+// "node local1 has" / "nodes local1, local2 have".
+std::string NodesPhrase(const std::vector<std::string>& names, absl::string_view singular,
+                        absl::string_view plural) {
+  std::vector<std::string> shown(names.begin(),
+                                 names.begin() + std::min(names.size(), kMaxNamesShown));
+  std::string list = absl::StrJoin(shown, ", ");
+  if (names.size() > kMaxNamesShown) {
+    absl::StrAppend(&list, " and ", names.size() - kMaxNamesShown, " more");
+  }
+  return names.size() == 1 ? absl::StrCat("node ", list, " ", singular)
+                           : absl::StrCat("nodes ", list, " ", plural);
+}
+
+// True when node `index`'s gpus value may not be what the engineer meant:
+// gpus itself was wrong, or an unknown key such as a misspelt "gpu:" left it
+// at its default (both already reported).
+bool GpusUncertain(const PlanErrorList& errors, size_t index) {
+  const std::string node = NodePath(index);
+  return errors.AnyErrorPath([&node](absl::string_view path) {
+    if (!absl::StartsWith(path, node)) return false;
+    absl::string_view rest = path.substr(node.size());
+    if (rest.empty()) return true;
+    for (absl::string_view known : {".name", ".agent", ".data_ip", ".rails"}) {
+      if (absl::StartsWith(rest, known)) return false;
+    }
+    return rest.front() == '.';
+  });
+}
+
+// Nodes whose gpus value is certain and below `gpus`.
+std::vector<std::string> NodesWithFewerGpus(const Plan& plan, const PlanErrorList& errors,
+                                            int gpus) {
+  std::vector<std::string> names;
+  for (size_t i = 0; i < plan.nodes.size(); ++i) {
+    if (plan.nodes[i].gpus < gpus && !GpusUncertain(errors, i)) {
+      names.push_back(NodeLabel(plan, i));
+    }
+  }
+  return names;
+}
+
+std::vector<std::string> NodesWithoutGpus(const Plan& plan, const PlanErrorList& errors) {
+  return NodesWithFewerGpus(plan, errors, 1);
+}
+
+// True when some node may be missing from plan.nodes or misnamed: the nodes
+// list, an entry or a name was reported as wrong.
+bool NodeNamesUncertain(const PlanErrorList& errors) {
+  return errors.AnyErrorPath([](absl::string_view path) {
+    if (path == "nodes") return true;
+    if (!absl::StartsWith(path, "nodes[")) return false;
+    const size_t dot = path.find('.');
+    return dot == absl::string_view::npos || path.substr(dot) == ".name";
+  });
+}
+
+// Linear in the number of nodes: a plan may hold 1,024 of them.
+void CheckUniqueNodes(const Plan& plan, PlanErrorList* errors) {
+  std::unordered_map<std::string, size_t> first_with_name;
+  std::unordered_map<std::string, size_t> first_with_agent;
+  for (size_t i = 0; i < plan.nodes.size(); ++i) {
+    const Node& node = plan.nodes[i];
+    if (!node.name.empty()) {
+      const auto [it, inserted] = first_with_name.try_emplace(node.name, i);
+      if (!inserted) {
+        const size_t j = it->second;
+        const std::string path = NodePath(i) + ".name";
+        errors->Add(
+            LocationOf(plan, {path}), path,
+            absl::StrCat(path, " is ", node.name, ", already the name of ", NodePath(j), " (line ",
+                         plan.nodes[j].location.line, "); node names must be unique."));
+      }
+    }
+    const absl::StatusOr<HostPort> agent = ParseHostPort(node.agent);
+    if (node.agent.empty() || !agent.ok()) continue;
+    const auto [it, inserted] = first_with_agent.try_emplace(agent->ToString(), i);
+    if (!inserted) {
+      const size_t j = it->second;
+      const std::string path = NodePath(i) + ".agent";
+      errors->Add(LocationOf(plan, {path}), path,
+                  absl::StrCat(path, " is ", node.agent, ", already the agent of ",
+                               NodeLabel(plan, j), " (line ", plan.nodes[j].location.line,
+                               "); each node needs its own agent address."));
+    }
+  }
+}
+
+// True when the file's nodes[index] was not a map (already reported); the
+// Plan holds a placeholder there.
+bool EntryFailed(const PlanErrorList& errors, size_t index) {
+  const std::string node = NodePath(index);
+  return errors.AnyErrorPath([&node](absl::string_view path) { return path == node; });
+}
+
+void CheckFabric(const Plan& plan, PlanErrorList* errors) {
+  if (errors->HasErrorAt("fabric.type")) return;
+  const std::string type = FabricTypeName(plan.fabric.type);
+  if (plan.fabric.type != FabricType::kRoce && plan.locations.count("fabric.roce") != 0) {
+    errors->Add(LocationOf(plan, {"fabric.roce"}), "fabric.roce",
+                absl::StrCat("fabric.roce is set but fabric.type is ", type,
+                             "; RoCE settings apply only to type roce (remove fabric.roce)."));
+  }
+  if (plan.fabric.type == FabricType::kEthernet) return;
+  for (size_t i = 0; i < plan.nodes.size(); ++i) {
+    const std::string path = NodePath(i) + ".rails";
+    if (!plan.nodes[i].rails.empty() || errors->HasErrorAt(path) || EntryFailed(*errors, i)) {
+      continue;
+    }
+    errors->Add(
+        LocationOf(plan, {path, NodePath(i)}), path,
+        absl::StrCat(NodePath(i), " (", NodeLabel(plan, i), ") has no rails; fabric.type is ", type,
+                     ", so each node must list the RDMA devices to test (e.g. "
+                     "rails: [mlx5_0, mlx5_1])."));
+  }
+}
+
+void CheckPairwise(const Plan& plan, PlanErrorList* errors) {
+  const Pairwise& pairwise = plan.pairwise;
+  if (!pairwise.enabled) return;
+  if (pairwise.engine == PairwiseEngine::kVerbs && plan.fabric.type == FabricType::kEthernet &&
+      !errors->HasErrorAt("fabric.type") && !errors->HasErrorAt("pairwise.engine")) {
+    std::vector<std::string> without_rails;
+    for (size_t i = 0; i < plan.nodes.size(); ++i) {
+      if (plan.nodes[i].rails.empty() && !errors->HasErrorAt(NodePath(i) + ".rails") &&
+          !EntryFailed(*errors, i)) {
+        without_rails.push_back(NodeLabel(plan, i));
+      }
+    }
+    if (!without_rails.empty()) {
+      const bool set = plan.locations.count("pairwise.engine") != 0;
+      errors->Add(LocationOf(plan, {"pairwise.engine", "pairwise"}), "pairwise.engine",
+                  absl::StrCat("pairwise.engine is verbs", set ? "" : " (the default)", " but ",
+                               NodesPhrase(without_rails, "has", "have"),
+                               " no rails (fabric.type is ethernet); use engine: tcp, or list "
+                               "each node's RDMA devices under rails."));
+    }
+  }
+  if (!errors->HasErrorAt("pairwise.pattern") && !errors->HasErrorAt("pairwise.k")) {
+    const bool k_batch = pairwise.pattern == PairwisePattern::kKBatch;
+    if (k_batch && plan.locations.count("pairwise.k") == 0) {
+      errors->Add(LocationOf(plan, {"pairwise.pattern", "pairwise"}), "pairwise.k",
+                  "pairwise.pattern is k-batch but pairwise.k is missing; k-batch needs k, the "
+                  "number of nodes per batch (2 or more).");
+    }
+    if (!k_batch && plan.locations.count("pairwise.k") != 0) {
+      errors->Add(LocationOf(plan, {"pairwise.k"}), "pairwise.k",
+                  absl::StrCat("pairwise.k is ", pairwise.k, " but pairwise.pattern is ",
+                               pairwise.pattern == PairwisePattern::kRing ? "ring" : "all-pairs",
+                               "; k applies only to pattern k-batch (remove k or set pattern: "
+                               "k-batch)."));
+    }
+  }
+  if (errors->HasErrorAt("pairwise.memory")) return;
+  for (size_t i = 0; i < pairwise.memory.size(); ++i) {
+    if (pairwise.memory[i] != "cuda") continue;
+    const std::vector<std::string> without_gpus = NodesWithoutGpus(plan, *errors);
+    if (without_gpus.empty()) break;
+    const std::string path = absl::StrCat("pairwise.memory[", i, "]");
+    errors->Add(
+        LocationOf(plan, {path, "pairwise.memory"}), path,
+        absl::StrCat("pairwise.memory includes cuda but ", NodesPhrase(without_gpus, "has", "have"),
+                     " gpus: 0; cuda tests need a GPU on every node (set the node's "
+                     "gpus, or remove cuda)."));
+  }
+}
+
+void CheckCollectives(const Plan& plan, PlanErrorList* errors) {
+  const Collectives& collectives = plan.collectives;
+  if (!collectives.enabled || collectives.backend != CollectiveBackend::kNccl ||
+      errors->HasErrorAt("collectives.backend")) {
+    return;
+  }
+  const bool set = plan.locations.count("collectives.backend") != 0;
+  const std::vector<std::string> without_gpus = NodesWithoutGpus(plan, *errors);
+  if (!without_gpus.empty()) {
+    errors->Add(LocationOf(plan, {"collectives.backend", "collectives"}), "collectives.backend",
+                absl::StrCat("collectives.backend is nccl", set ? "" : " (the default)", " but ",
+                             NodesPhrase(without_gpus, "has", "have"),
+                             " gpus: 0; NCCL needs a GPU per rank (use backend: gloo on "
+                             "CPU-only nodes)."));
+    return;
+  }
+  if (collectives.ranks_per_node == 0 || errors->HasErrorAt("collectives.ranks_per_node")) return;
+  const std::vector<std::string> short_of_gpus =
+      NodesWithFewerGpus(plan, *errors, collectives.ranks_per_node);
+  if (short_of_gpus.empty()) return;
+  errors->Add(LocationOf(plan, {"collectives.ranks_per_node"}), "collectives.ranks_per_node",
+              absl::StrCat("collectives.ranks_per_node is ", collectives.ranks_per_node, " but ",
+                           NodesPhrase(short_of_gpus, "has", "have"),
+                           " fewer GPUs; NCCL runs one rank per GPU (lower ranks_per_node, or "
+                           "0 for one rank per GPU)."));
+}
+
+void CheckUplink(const Plan& plan, PlanErrorList* errors) {
+  if (!plan.uplink.enabled || NodeNamesUncertain(*errors)) return;
+  std::vector<std::string> names;
+  for (const Node& node : plan.nodes) {
+    if (!node.name.empty()) names.push_back(node.name);
+  }
+  for (size_t i = 0; i < plan.uplink.targets.size(); ++i) {
+    const UplinkTarget& target = plan.uplink.targets[i];
+    if (target.type != "agent" || target.node.empty()) continue;
+    if (std::find(names.begin(), names.end(), target.node) != names.end()) continue;
+    const std::string path = absl::StrCat("uplink.targets[", i, "].node");
+    std::string message = absl::StrCat(path, " is ", target.node,
+                                       ", which is not a node of this plan; an agent target "
+                                       "must name one of the plan's nodes");
+    const std::string suggestion = ClosestKey(target.node, names);
+    absl::StrAppend(&message,
+                    suggestion.empty() ? "." : absl::StrCat(" (did you mean ", suggestion, "?)."));
+    errors->Add(LocationOf(plan, {path}), path, std::move(message));
+  }
+}
+
+}  // namespace
+
+void ValidatePlan(const Plan& plan, PlanErrorList* errors) {
+  CheckUniqueNodes(plan, errors);
+  CheckFabric(plan, errors);
+  CheckPairwise(plan, errors);
+  CheckCollectives(plan, errors);
+  CheckUplink(plan, errors);
+}
+
+}  // namespace clustercert::plan

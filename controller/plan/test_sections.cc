@@ -1,0 +1,324 @@
+#include "controller/plan/test_sections.h"
+
+#include <algorithm>
+#include <cstdint>
+#include <limits>
+#include <map>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "absl/strings/ascii.h"
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_join.h"
+
+namespace clustercert::plan {
+namespace {
+
+constexpr int64_t kMaxBytes = std::numeric_limits<int64_t>::max();
+constexpr absl::string_view kSizeRule =
+    "a byte count: a whole number, optionally with a binary suffix K, M or G (8, 64K, 8G)";
+
+// A list of distinct values from `allowed`; nullopt when the list is wrong.
+std::optional<std::vector<std::string>> ReadChoiceList(FieldReader& reader, const YamlField& field,
+                                                       const std::vector<std::string>& allowed) {
+  const std::string rule =
+      absl::StrCat("a non-empty list of distinct values from ", absl::StrJoin(allowed, ", "));
+  std::optional<std::vector<YamlField>> items = reader.Items(field, rule);
+  if (!items.has_value()) return std::nullopt;
+  if (items->empty()) {
+    reader.Reject(field, rule);
+    return std::nullopt;
+  }
+  std::vector<std::string> values;
+  bool ok = true;
+  for (const YamlField& item : *items) {
+    std::optional<std::string> value = reader.Enum(item, allowed);
+    if (!value.has_value()) {
+      ok = false;
+    } else if (std::find(values.begin(), values.end(), *value) != values.end()) {
+      reader.Report(item, absl::StrCat(item.path, " is ", *value, ", already listed in ",
+                                       field.path, "; list each value once."));
+      ok = false;
+    } else {
+      values.push_back(*value);
+    }
+  }
+  if (!ok) return std::nullopt;
+  return values;
+}
+
+void ParseSizes(MapReader& collectives, SizeSweep* sizes) {
+  std::optional<MapReader> section = collectives.Map(
+      "sizes", "a map with min, max and factor (e.g. {min: 8, max: 8G, factor: 2})");
+  if (!section.has_value()) return;
+  std::optional<YamlField> min_field = section->Get("min");
+  std::optional<YamlField> max_field = section->Get("max");
+  const bool min_ok = section->ByteSize("min", 1, kMaxBytes,
+                                        absl::StrCat(kSizeRule, ", at least 1"), &sizes->min_bytes);
+  const bool max_ok = section->ByteSize("max", 1, kMaxBytes,
+                                        absl::StrCat(kSizeRule, ", at least 1"), &sizes->max_bytes);
+  section->Int("factor", 2, 1024,
+               "an integer from 2 to 1024 (each size is the previous one times factor)",
+               &sizes->factor);
+  const bool min_fine = min_ok || !min_field.has_value();
+  const bool max_fine = max_ok || !max_field.has_value();
+  if (min_fine && max_fine && sizes->min_bytes > sizes->max_bytes) {
+    const YamlField& at = max_field.has_value() ? *max_field : *min_field;
+    const std::string max_text = max_field.has_value() ? max_field->value.Scalar() : "8G";
+    const std::string min_text = min_field.has_value() ? min_field->value.Scalar() : "8";
+    section->reader()->Report(
+        at, absl::StrCat(section->PathOf("min"), " is ", min_text, " but ", section->PathOf("max"),
+                         " is ", max_text, max_field.has_value() ? "" : " (the default)",
+                         "; min must not be larger than max."));
+  }
+  section->Finish();
+}
+
+bool IsEnvName(const std::string& name) {
+  if (name.empty() || absl::ascii_isdigit(static_cast<unsigned char>(name[0]))) return false;
+  for (char c : name) {
+    if (!absl::ascii_isalnum(static_cast<unsigned char>(c)) && c != '_') return false;
+  }
+  return true;
+}
+
+// env is free-form: any variable name, each value a scalar.
+void ParseEnv(MapReader& collectives, std::map<std::string, std::string>* env) {
+  constexpr absl::string_view kEnvRule =
+      "a map of environment variables to values (e.g. {NCCL_IB_GID_INDEX: 3})";
+  std::optional<YamlField> field = collectives.Get("env");
+  if (!field.has_value() || field->value.IsNull()) return;
+  FieldReader& reader = *collectives.reader();
+  if (!field->value.IsMap()) {
+    reader.Reject(*field, kEnvRule);
+    return;
+  }
+  for (auto it = field->value.begin(); it != field->value.end(); ++it) {
+    const YAML::Node key = it->first;
+    const YAML::Node value = it->second;
+    const SourceLocation key_at = reader.Locate(key.Mark());
+    const std::string name = key.IsScalar() ? key.Scalar() : "";
+    const std::string path = absl::StrCat(field->path, ".", name);
+    if (!IsEnvName(name)) {
+      reader.ReportAt(key_at, path,
+                      absl::StrCat(field->path, " has the key ", name.empty() ? "(not text)" : name,
+                                   "; variable names are letters, digits and '_', not starting "
+                                   "with a digit (e.g. NCCL_IB_HCA)."));
+      continue;
+    }
+    const bool empty = !value.IsDefined() || value.IsNull();
+    YamlField entry{value, path, empty ? key_at : reader.Locate(value.Mark())};
+    reader.Record(entry);
+    if (env->count(name) != 0) {
+      reader.Report(entry, absl::StrCat(path,
+                                        " is given twice; a key may appear only once in a "
+                                        "map."));
+      continue;
+    }
+    std::optional<std::string> text =
+        reader.String(entry, "a single value: text or a number (e.g. \"mlx5_0,mlx5_1\" or 3)",
+                      /*allow_empty=*/true);
+    if (text.has_value()) (*env)[name] = *text;
+  }
+}
+
+void ParseTarget(FieldReader& reader, const YamlField& item, UplinkTarget* target) {
+  MapReader entry(&reader, item);
+  std::optional<YamlField> type = entry.Require("type", "one of agent, http, tcp");
+  std::optional<YamlField> node = entry.Get("node");
+  std::optional<YamlField> url = entry.Get("url");
+  std::optional<YamlField> address = entry.Get("address");
+  if (type.has_value()) {
+    if (std::optional<std::string> value = reader.Enum(*type, {"agent", "http", "tcp"})) {
+      target->type = *value;
+    }
+  }
+  struct KeyOfType {
+    const char* key;
+    const char* type;
+    const std::optional<YamlField>* field;
+  };
+  const KeyOfType keys[] = {
+      {"node", "agent", &node}, {"url", "http", &url}, {"address", "tcp", &address}};
+  for (const KeyOfType& key : keys) {
+    const bool wanted = target->type == key.type;
+    if (!target->type.empty() && key.field->has_value() && !wanted) {
+      reader.ReportAt(
+          *entry.KeyLocation(key.key), entry.PathOf(key.key),
+          absl::StrCat(entry.PathOf(key.key), " does not apply to a target of type ", target->type,
+                       "; ", key.key, " belongs to targets of type ", key.type, "."));
+    }
+    if (wanted && !key.field->has_value()) {
+      reader.ReportAt(item.at, entry.PathOf(key.key),
+                      absl::StrCat(entry.PathOf(key.key), " is missing; a target of type ",
+                                   key.type, " needs ", key.key, "."));
+    }
+  }
+  if (target->type == "agent" && node.has_value()) {
+    if (std::optional<std::string> value =
+            reader.Name(*node, "the name of a node in the plan's nodes list")) {
+      target->node = *value;
+    }
+  }
+  if (target->type == "http" && url.has_value()) {
+    constexpr absl::string_view kUrlRule =
+        "a URL starting with http:// or https:// (e.g. http://10.10.9.1:9000/bucket/shard.tar)";
+    std::optional<std::string> value = reader.String(*url, kUrlRule);
+    if (value.has_value()) {
+      const size_t scheme = value->find("://");
+      const std::string prefix = absl::AsciiStrToLower(value->substr(0, scheme));
+      if (scheme == std::string::npos || (prefix != "http" && prefix != "https") ||
+          value->size() == scheme + 3) {
+        reader.Reject(*url, kUrlRule);
+      } else {
+        target->url = *value;
+      }
+    }
+  }
+  if (target->type == "tcp" && address.has_value()) {
+    constexpr absl::string_view kAddressRule =
+        "host:port of a TCP sink with a port from 1 to 65535 (e.g. 10.10.9.1:5201)";
+    if (reader.Endpoint(*address, kAddressRule).has_value()) {
+      target->address = address->value.Scalar();
+    }
+  }
+  entry.Finish();
+}
+
+void ParseTargets(MapReader& uplink, std::vector<UplinkTarget>* targets) {
+  constexpr absl::string_view kTargetsRule =
+      "a list of targets, each a map with type (agent, http or tcp) and its node, url or "
+      "address";
+  std::optional<YamlField> field = uplink.Get("targets");
+  if (!field.has_value()) return;
+  FieldReader& reader = *uplink.reader();
+  std::optional<std::vector<YamlField>> items = reader.Items(*field, kTargetsRule);
+  if (!items.has_value()) return;
+  for (const YamlField& item : *items) {
+    if (!item.value.IsMap()) {
+      reader.Reject(item, "a map with type (agent, http or tcp) and its node, url or address");
+      continue;
+    }
+    UplinkTarget target;
+    ParseTarget(reader, item, &target);
+    targets->push_back(target);
+  }
+}
+
+void ParseFlows(MapReader& uplink, std::vector<int>* flows) {
+  constexpr absl::string_view kFlowsRule =
+      "a non-empty list of flow counts, each an integer from 1 to 1024 (e.g. [1, 8])";
+  std::optional<YamlField> field = uplink.Get("flows");
+  if (!field.has_value()) return;
+  FieldReader& reader = *uplink.reader();
+  std::optional<std::vector<YamlField>> items = reader.Items(*field, kFlowsRule);
+  if (!items.has_value()) return;
+  if (items->empty()) {
+    reader.Reject(*field, kFlowsRule);
+    return;
+  }
+  std::vector<int> values;
+  for (const YamlField& item : *items) {
+    std::optional<int64_t> value =
+        reader.Int(item, 1, 1024, "an integer from 1 to 1024 (parallel TCP flows)");
+    if (value.has_value()) values.push_back(static_cast<int>(*value));
+  }
+  if (values.size() == items->size()) *flows = values;
+}
+
+}  // namespace
+
+void ParsePairwiseSection(MapReader& top, Pairwise* pairwise) {
+  std::optional<MapReader> section = top.Map(
+      "pairwise", "a map with engine, pattern, tests, memory, duration_s and the thresholds");
+  if (!section.has_value()) return;
+  pairwise->enabled = true;
+  FieldReader& reader = *section->reader();
+  std::string engine;
+  if (section->Enum("engine", {"verbs", "tcp"}, &engine)) {
+    pairwise->engine = engine == "verbs" ? PairwiseEngine::kVerbs : PairwiseEngine::kTcp;
+  }
+  std::string pattern;
+  if (section->Enum("pattern", {"all-pairs", "ring", "k-batch"}, &pattern)) {
+    pairwise->pattern = pattern == "all-pairs" ? PairwisePattern::kAllPairs
+                        : pattern == "ring"    ? PairwisePattern::kRing
+                                               : PairwisePattern::kKBatch;
+  }
+  section->Int("k", 2, 1024, "an integer from 2 to 1024 (nodes per batch for pattern k-batch)",
+               &pairwise->k);
+  if (std::optional<YamlField> tests = section->Get("tests")) {
+    if (auto values = ReadChoiceList(
+            reader, *tests,
+            {"write_bw", "send_bw", "read_bw", "write_lat", "send_lat", "read_lat"})) {
+      pairwise->tests = *values;
+    }
+  }
+  if (std::optional<YamlField> memory = section->Get("memory")) {
+    if (auto values = ReadChoiceList(reader, *memory, {"host", "cuda"})) {
+      pairwise->memory = *values;
+    }
+  }
+  section->Number("duration_s", NumberRange::PositiveAtMost(3600),
+                  "a positive number of seconds, at most 3600 (per test; e.g. 10)",
+                  &pairwise->duration_s);
+  section->ByteSize("message_bytes", 1, int64_t{1} << 30,
+                    absl::StrCat(kSizeRule, ", from 1 to 1G (perftest's -s; e.g. 8M)"),
+                    &pairwise->message_bytes);
+  section->Number("min_fraction_of_line_rate", NumberRange::PositiveAtMost(1),
+                  "a number above 0 and at most 1 (the share of link_rate_gbps a pair must "
+                  "reach; e.g. 0.80)",
+                  &pairwise->min_fraction_of_line_rate);
+  section->Number("max_latency_us", NumberRange::Positive(),
+                  "a positive number of microseconds (e.g. 5 for RoCE through one switch)",
+                  &pairwise->max_latency_us);
+  section->Finish();
+}
+
+void ParseCollectivesSection(MapReader& top, Collectives* collectives) {
+  std::optional<MapReader> section =
+      top.Map("collectives", "a map with backend, sizes, ranks_per_node, min_busbw_gbytes and env");
+  if (!section.has_value()) return;
+  collectives->enabled = true;
+  std::string backend;
+  if (section->Enum("backend", {"nccl", "gloo"}, &backend)) {
+    collectives->backend = backend == "nccl" ? CollectiveBackend::kNccl : CollectiveBackend::kGloo;
+  }
+  ParseSizes(*section, &collectives->sizes);
+  section->Int("ranks_per_node", 0, 1024,
+               "an integer from 0 to 1024 (ranks on each node; 0 means one per GPU)",
+               &collectives->ranks_per_node);
+  section->Number("min_busbw_gbytes", NumberRange::NonNegative(),
+                  "a number of GB/s, 0 or more (the allreduce busbw floor at large sizes; 0 "
+                  "turns the check off; about 22 on 200 Gb/s)",
+                  &collectives->min_busbw_gbytes);
+  ParseEnv(*section, &collectives->env);
+  section->Finish();
+}
+
+void ParseUplinkSection(MapReader& top, Uplink* uplink) {
+  std::optional<MapReader> section =
+      top.Map("uplink", "a map with capacity_gbps, workload, targets and flows");
+  if (!section.has_value()) return;
+  uplink->enabled = true;
+  section->Number("capacity_gbps", NumberRange::Positive(),
+                  "a positive number of Gb/s (the cluster's uplink to storage/ingest, e.g. 25)",
+                  &uplink->capacity_gbps);
+  if (std::optional<MapReader> workload = section->Map(
+          "workload", "a map with gpus_per_node, ingest_gbytes_per_gpu and checkpoint_gbytes")) {
+    workload->Int("gpus_per_node", 0, 64, "an integer from 0 to 64",
+                  &uplink->workload.gpus_per_node);
+    workload->Number("ingest_gbytes_per_gpu", NumberRange::NonNegative(),
+                     "a number of GB/s, 0 or more (data each GPU reads while training)",
+                     &uplink->workload.ingest_gbytes_per_gpu);
+    workload->Number("checkpoint_gbytes", NumberRange::NonNegative(),
+                     "a number of GB, 0 or more (the size of one checkpoint)",
+                     &uplink->workload.checkpoint_gbytes);
+    workload->Finish();
+  }
+  ParseTargets(*section, &uplink->targets);
+  ParseFlows(*section, &uplink->flows);
+  section->Finish();
+}
+
+}  // namespace clustercert::plan
