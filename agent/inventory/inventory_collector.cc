@@ -61,6 +61,22 @@ absl::StatusOr<v1::Inventory> InventoryCollector::Collect(const std::string& dia
     AddUnknown(inventory, "netdevs", "/sys/class/net", netdevs.status());
   }
 
+  // Addresses are only this machine's: a fixture's netdevs get none.
+  if (view_.is_live() && probes_.addresses) {
+    auto addresses = probes_.addresses->List();
+    if (addresses.ok()) {
+      for (auto& netdev : netdev_list) {
+        for (const auto& address : *addresses) {
+          if (address.netdev == netdev.name() && address.address.find(':') == std::string::npos) {
+            netdev.add_ipv4(address.address);
+          }
+        }
+      }
+    } else {
+      AddUnknown(inventory, "netdevs.ipv4", "getifaddrs", addresses.status());
+    }
+  }
+
   RdmaCollector rdma_collector(view_, probes_.port_attributes);
   auto rdma = rdma_collector.Collect(MtuLookupFrom(netdev_list));
   std::vector<v1::RdmaDevice> rdma_list;

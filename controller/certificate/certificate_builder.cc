@@ -68,7 +68,6 @@ v1::Certificate BuildCertificate(const plan::Plan& plan, const std::vector<NodeS
     reasons.push_back(absl::StrCat(blocking, " check(s) of severity error failed or are unknown"));
   }
   for (const auto& phase : record.phases) {
-    if (phase.status() == "fail") reasons.push_back(absl::StrCat("phase ", phase.name(), " failed"));
     if (phase.status() == "skipped" &&
         phase.detail().find("is not in clustercert") != std::string::npos) {
       reasons.push_back(absl::StrCat("the plan asks for the ", phase.name(),

@@ -63,9 +63,26 @@ v1::Finding CheckDataNetdevMtu(const CheckContext& context) {
   }
   const v1::Netdev* netdev = context.FindNetdevWithAddress(data_ip);
   if (netdev == nullptr) {
-    return context.Builder("mtu.netdev", Severity::kError)
-        .Unknown(MissingBecause(absl::StrCat("no netdev reports the data_ip ", data_ip)),
-                 "data netdev MTU", absl::StrCat(context.fabric().min_netdev_mtu));
+    FindingBuilder builder = context.Builder("mtu.netdev", Severity::kError);
+    const std::string expected = absl::StrCat(context.fabric().min_netdev_mtu);
+    bool addresses_reported = false;
+    for (const v1::Netdev& any : context.inventory().netdevs()) {
+      addresses_reported = addresses_reported || any.ipv4_size() > 0;
+    }
+    if (addresses_reported) {
+      return builder.Fail(
+          absl::StrCat("no interface has ", data_ip), absl::StrCat("data netdev, MTU ", expected),
+          absl::StrCat(builder.subject(), " has no interface with the plan's data_ip ", data_ip,
+                       ", so its data netdev cannot be found."),
+          absl::StrCat("Configure ", data_ip, " on the node's data interface (ip addr add ",
+                       data_ip, "/24 dev <data netdev>) or correct the plan's data_ip."));
+    }
+    return builder.Unknown(
+        MissingBecause(absl::StrCat("the agent reported no interface addresses to find the data_ip ",
+                                    data_ip)),
+        "data netdev MTU", expected,
+        "Interface addresses are only reported by an agent reading the live host (--sysfs-root /); "
+        "run it there and re-run.");
   }
   FindingBuilder builder = context.Builder("mtu.netdev", Severity::kError, netdev->name());
   return EvaluateNetdevMtu(context, builder, netdev->name());

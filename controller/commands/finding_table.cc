@@ -50,12 +50,18 @@ void RenderTable(std::string& out, const std::string& title,
     std::string label = StatusLabel(*f);
     std::string padded = absl::StrFormat("%-8s", label);
     if (color) padded = absl::StrCat(StatusColor(f->status(), f->severity()), padded, kReset);
+    if (f->status() == "skipped") {
+      // Not applicable: the reason is the whole story, no remedy below.
+      out += absl::StrFormat("  %-*s  %-*s  %s  %s\n", id_w, f->id(), dev_w,
+                             Clip(DeviceLabel(*f), 24), padded, f->message());
+      continue;
+    }
     out += absl::StrFormat("  %-*s  %-*s  %s  %-*s  %s\n", id_w, f->id(), dev_w,
                            Clip(DeviceLabel(*f), 24), padded, obs_w, Clip(f->observed(), 40),
                            f->expected());
   }
   for (const auto* f : rows) {
-    if (f->status() == "pass") continue;
+    if (f->status() == "pass" || f->status() == "skipped") continue;
     out += absl::StrCat("  - ", f->message());
     if (!f->remedy().empty()) out += absl::StrCat(" ", f->remedy());
     out += "\n";
