@@ -1,40 +1,117 @@
 #include "common/host_port.h"
 
+#include <arpa/inet.h>
+
+#include <string>
+
+#include "absl/strings/ascii.h"
 #include "absl/strings/match.h"
-#include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
 
 namespace clustercert {
+namespace {
+
+bool IsIpv4(const std::string& text) {
+  in_addr address;
+  return inet_pton(AF_INET, text.c_str(), &address) == 1;
+}
+
+bool IsIpv6(std::string text) {
+  // A zone ("fe80::1%eth0") names a local interface; the address before it
+  // is what must be well formed.
+  const size_t zone = text.find('%');
+  if (zone != std::string::npos) {
+    if (zone + 1 == text.size()) return false;
+    text.resize(zone);
+  }
+  in6_addr address;
+  return inet_pton(AF_INET6, text.c_str(), &address) == 1;
+}
+
+bool LooksLikeIpv4(absl::string_view host) {
+  for (char c : host) {
+    if (!absl::ascii_isdigit(static_cast<unsigned char>(c)) && c != '.') return false;
+  }
+  return true;
+}
+
+absl::Status CheckHostName(absl::string_view host) {
+  if (host.empty()) return absl::InvalidArgumentError("the host is empty");
+  for (char c : host) {
+    if (!absl::ascii_isalnum(static_cast<unsigned char>(c)) && c != '.' && c != '-' && c != '_') {
+      return absl::InvalidArgumentError(
+          absl::StrCat("the host contains '", std::string(1, c), "'"));
+    }
+  }
+  if (LooksLikeIpv4(host) && !IsIpv4(std::string(host))) {
+    return absl::InvalidArgumentError(absl::StrCat(host, " is not a valid IPv4 address"));
+  }
+  return absl::OkStatus();
+}
+
+absl::StatusOr<int> ParsePort(absl::string_view text) {
+  if (text.empty()) return absl::InvalidArgumentError("the port is missing");
+  if (text.size() > 5) {
+    return absl::InvalidArgumentError(absl::StrCat("the port ", text, " is outside 1..65535"));
+  }
+  int port = 0;
+  for (char c : text) {
+    if (!absl::ascii_isdigit(static_cast<unsigned char>(c))) {
+      return absl::InvalidArgumentError(absl::StrCat("the port ", text, " is not a number"));
+    }
+    port = port * 10 + (c - '0');
+  }
+  if (port < 1 || port > 65535) {
+    return absl::InvalidArgumentError(absl::StrCat("the port ", text, " is outside 1..65535"));
+  }
+  return port;
+}
+
+}  // namespace
+
+std::string HostPort::ToString() const {
+  if (host.find(':') != std::string::npos) return absl::StrCat("[", host, "]:", port);
+  return absl::StrCat(host, ":", port);
+}
+
+bool IsIpAddress(absl::string_view text) {
+  const std::string host(text);
+  return IsIpv4(host) || IsIpv6(host);
+}
 
 absl::StatusOr<HostPort> ParseHostPort(absl::string_view text) {
   HostPort result;
   absl::string_view port_text;
-  if (absl::StartsWith(text, "[")) {
-    auto close = text.find(']');
-    if (close == absl::string_view::npos || close + 1 >= text.size() || text[close + 1] != ':') {
-      return absl::InvalidArgumentError(absl::StrCat(
-          "'", text, "' is not [IPv6]:port; write an IPv6 address as [::1]:7070"));
+  if (!text.empty() && text.front() == '[') {
+    const size_t close = text.find(']');
+    if (close == absl::string_view::npos) {
+      return absl::InvalidArgumentError("the '[' before the IPv6 address is never closed");
     }
-    result.host = std::string(text.substr(1, close - 1));
-    port_text = text.substr(close + 2);
+    result.host = absl::AsciiStrToLower(text.substr(1, close - 1));
+    if (!IsIpv6(result.host)) {
+      return absl::InvalidArgumentError(absl::StrCat(result.host, " is not a valid IPv6 address"));
+    }
+    absl::string_view rest = text.substr(close + 1);
+    if (rest.empty() || rest.front() != ':') {
+      return absl::InvalidArgumentError("the port is missing");
+    }
+    port_text = rest.substr(1);
   } else {
-    auto colon = text.rfind(':');
-    if (colon == absl::string_view::npos || colon == 0) {
-      return absl::InvalidArgumentError(
-          absl::StrCat("'", text, "' is not host:port; write it like 192.168.100.11:7070"));
+    const size_t colon = text.rfind(':');
+    if (colon == absl::string_view::npos) {
+      return absl::InvalidArgumentError("the port is missing");
     }
-    if (text.substr(0, colon).find(':') != absl::string_view::npos) {
-      return absl::InvalidArgumentError(
-          absl::StrCat("'", text, "' looks like a bare IPv6 address; bracket it: [::1]:7070"));
+    absl::string_view host = text.substr(0, colon);
+    if (host.find(':') != absl::string_view::npos) {
+      return absl::InvalidArgumentError("an IPv6 address needs brackets, as in [fd00::11]:7070");
     }
-    result.host = std::string(text.substr(0, colon));
+    if (absl::Status status = CheckHostName(host); !status.ok()) return status;
+    result.host = absl::AsciiStrToLower(host);
     port_text = text.substr(colon + 1);
   }
-  if (result.host.empty() || !absl::SimpleAtoi(port_text, &result.port) || result.port < 1 ||
-      result.port > 65535) {
-    return absl::InvalidArgumentError(absl::StrCat(
-        "'", text, "' has no valid port; the port must be a number from 1 to 65535"));
-  }
+  absl::StatusOr<int> port = ParsePort(port_text);
+  if (!port.ok()) return port.status();
+  result.port = *port;
   return result;
 }
 

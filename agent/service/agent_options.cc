@@ -20,7 +20,9 @@ absl::StatusOr<AgentOptions> ValidateAgentFlags(const AgentFlags& flags,
     listen = HostPort{flags.listen.substr(0, flags.listen.size() - 2), 0};
   }
   if (!listen.ok()) {
-    return absl::InvalidArgumentError(absl::StrCat("--listen ", listen.status().message()));
+    return absl::InvalidArgumentError(absl::StrCat(
+        "--listen ", flags.listen, ": ", listen.status().message(),
+        "; write it as HOST:PORT, e.g. 192.168.100.11:7070 (HOST:0 picks a free port)"));
   }
   options.listen = *listen;
   options.listen_text = flags.listen;

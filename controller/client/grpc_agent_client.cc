@@ -1,5 +1,6 @@
 #include "controller/client/grpc_agent_client.h"
 
+#include "absl/strings/str_cat.h"
 #include "absl/time/clock.h"
 #include "common/grpc_status.h"
 #include "common/tls_files.h"
@@ -62,7 +63,13 @@ absl::StatusOr<GrpcAgentClientFactory> GrpcAgentClientFactory::Create(
     const plan::AgentSettings& settings) {
   if (settings.insecure) return GrpcAgentClientFactory(grpc::InsecureChannelCredentials());
   auto material = LoadTlsMaterial(TlsPaths{settings.tls.ca, settings.tls.cert, settings.tls.key});
-  if (!material.ok()) return material.status();
+  if (!material.ok()) {
+    return absl::Status(material.status().code(),
+                        absl::StrCat(material.status().message(),
+                                     " (the plan's agents.tls names the controller's CA, "
+                                     "certificate and key; agents.insecure: true is for loopback "
+                                     "development only)"));
+  }
   return GrpcAgentClientFactory(MutualTlsChannelCredentials(*material));
 }
 

@@ -42,4 +42,30 @@ absl::StatusOr<std::vector<NodeState>> MakeNodeStates(const plan::Plan& plan,
   return nodes;
 }
 
+std::optional<PreparedRun> PrepareRun(const std::vector<std::string>& args, const char* usage,
+                                      const ClientFactory* factory_override, int* exit_code) {
+  if (args.size() != 1) {
+    std::fprintf(stderr, "%s\n", usage);
+    *exit_code = kExitUsage;
+    return std::nullopt;
+  }
+  auto plan = LoadPlanOrReport(args[0]);
+  if (!plan) {
+    *exit_code = kExitUsage;
+    return std::nullopt;
+  }
+  absl::StatusOr<ClientFactory> factory = factory_override
+                                              ? absl::StatusOr<ClientFactory>(*factory_override)
+                                              : GrpcClientFactoryFor(*plan);
+  absl::StatusOr<std::vector<NodeState>> nodes =
+      factory.ok() ? MakeNodeStates(*plan, *factory)
+                   : absl::StatusOr<std::vector<NodeState>>(factory.status());
+  if (!nodes.ok()) {
+    std::fprintf(stderr, "controller: %s\n", std::string(nodes.status().message()).c_str());
+    *exit_code = kExitCannotRun;
+    return std::nullopt;
+  }
+  return PreparedRun{std::move(*plan), std::move(*nodes)};
+}
+
 }  // namespace clustercert::controller

@@ -45,4 +45,16 @@ absl::StatusOr<ClientFactory> GrpcClientFactoryFor(const plan::Plan& plan);
 absl::StatusOr<std::vector<NodeState>> MakeNodeStates(const plan::Plan& plan,
                                                       const ClientFactory& factory);
 
+// A validated plan with a client per node: what `run` and `inventory` start from.
+struct PreparedRun {
+  plan::Plan plan;
+  std::vector<NodeState> nodes;
+};
+
+// Checks the arguments (exactly one: the plan), loads the plan and makes the
+// clients (gRPC unless `factory_override` is given). On failure prints why
+// (`usage` for bad arguments) and sets *exit_code (2 or 3).
+std::optional<PreparedRun> PrepareRun(const std::vector<std::string>& args, const char* usage,
+                                      const ClientFactory* factory_override, int* exit_code);
+
 }  // namespace clustercert::controller

@@ -12,25 +12,14 @@ namespace clustercert::controller {
 
 int RunInventoryCommand(const std::vector<std::string>& args, const CommandOptions& options,
                         const ClientFactory* factory_override) {
-  if (args.size() != 1) {
-    std::fprintf(stderr, "usage: controller inventory PLAN.yaml [--json]\n");
-    return kExitUsage;
-  }
-  auto plan = LoadPlanOrReport(args[0]);
-  if (!plan) return kExitUsage;
-  absl::StatusOr<ClientFactory> factory =
-      factory_override ? absl::StatusOr<ClientFactory>(*factory_override) : GrpcClientFactoryFor(*plan);
-  if (!factory.ok()) {
-    std::fprintf(stderr, "controller: %s\n", std::string(factory.status().message()).c_str());
-    return kExitCannotRun;
-  }
-  auto nodes = MakeNodeStates(*plan, *factory);
-  if (!nodes.ok()) {
-    std::fprintf(stderr, "controller: %s\n", std::string(nodes.status().message()).c_str());
-    return kExitCannotRun;
-  }
+  int exit_code = 0;
+  auto prepared = PrepareRun(args, "usage: controller inventory PLAN.yaml [--json]",
+                             factory_override, &exit_code);
+  if (!prepared) return exit_code;
+  std::vector<NodeState>& nodes = prepared->nodes;
+
   Progress progress(stderr, options.quiet);
-  auto result = RunCertification(*plan, *nodes, progress, [] { return absl::Now(); });
+  auto result = RunCertification(prepared->plan, nodes, progress, [] { return absl::Now(); });
   if (options.json) {
     // The certificate model is the machine-readable inventory: nodes with
     // inventories, then every check.
@@ -44,12 +33,12 @@ int RunInventoryCommand(const std::vector<std::string>& args, const CommandOptio
     }
     std::printf("%s\n", json->c_str());
   } else {
-    std::printf("%s", RenderFindingTables(*nodes, result.checks, options.color).c_str());
+    std::printf("%s", RenderFindingTables(nodes, result.checks, options.color).c_str());
   }
   // Only the inventory is judged here: phases this command does not run
   // (pairwise, ...) do not change its exit status.
-  if (!nodes->empty() && result.reachable == 0) return kExitCannotRun;
-  bool clean = result.reachable == static_cast<int>(nodes->size());
+  if (!nodes.empty() && result.reachable == 0) return kExitCannotRun;
+  bool clean = result.reachable == static_cast<int>(nodes.size());
   for (const auto& check : result.checks) clean = clean && !checks::BlocksCertification(check);
   return clean ? kExitCertified : kExitNotCertified;
 }

@@ -12,28 +12,17 @@ namespace clustercert::controller {
 
 int RunRunCommand(const std::vector<std::string>& args, const CommandOptions& options,
                   const ClientFactory* factory_override) {
-  if (args.size() != 1) {
-    std::fprintf(stderr, "usage: controller run PLAN.yaml [--out DIR]\n");
-    return kExitUsage;
-  }
-  auto plan = LoadPlanOrReport(args[0]);
-  if (!plan) return kExitUsage;
-  absl::StatusOr<ClientFactory> factory =
-      factory_override ? absl::StatusOr<ClientFactory>(*factory_override) : GrpcClientFactoryFor(*plan);
-  if (!factory.ok()) {
-    std::fprintf(stderr, "controller: %s\n", std::string(factory.status().message()).c_str());
-    return kExitCannotRun;
-  }
-  auto nodes = MakeNodeStates(*plan, *factory);
-  if (!nodes.ok()) {
-    std::fprintf(stderr, "controller: %s\n", std::string(nodes.status().message()).c_str());
-    return kExitCannotRun;
-  }
+  int exit_code = 0;
+  auto prepared = PrepareRun(args, "usage: controller run PLAN.yaml [--out DIR]",
+                             factory_override, &exit_code);
+  if (!prepared) return exit_code;
+  const plan::Plan& plan = prepared->plan;
+  std::vector<NodeState>& nodes = prepared->nodes;
 
   Progress progress(stderr, options.quiet);
-  auto result = RunCertification(*plan, *nodes, progress, [] { return absl::Now(); });
+  auto result = RunCertification(plan, nodes, progress, [] { return absl::Now(); });
 
-  const std::string out_dir = options.out.empty() ? plan->certificate.out : options.out;
+  const std::string out_dir = options.out.empty() ? plan.certificate.out : options.out;
   auto path = WriteCertificate(result.certificate, out_dir, absl::Now());
   if (!path.ok()) {
     std::fprintf(stderr, "controller: %s\n", std::string(path.status().message()).c_str());
@@ -44,7 +33,7 @@ int RunRunCommand(const std::vector<std::string>& args, const CommandOptions& op
     std::printf("{\"verdict\": \"%s\", \"certificate\": \"%s\"}\n",
                 result.certificate.verdict().c_str(), path->c_str());
   } else {
-    std::printf("%s", RenderFindingTables(*nodes, result.checks, options.color).c_str());
+    std::printf("%s", RenderFindingTables(nodes, result.checks, options.color).c_str());
     std::printf("verdict: %s", result.certificate.verdict().c_str());
     if (result.certificate.verdict_reasons_size() > 0) {
       std::vector<std::string> reasons(result.certificate.verdict_reasons().begin(),
@@ -53,7 +42,7 @@ int RunRunCommand(const std::vector<std::string>& args, const CommandOptions& op
     }
     std::printf("\ncertificate: %s\n", path->c_str());
   }
-  return ExitCodeFor(result, nodes->size());
+  return ExitCodeFor(result, nodes.size());
 }
 
 }  // namespace clustercert::controller

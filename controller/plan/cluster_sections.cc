@@ -5,7 +5,7 @@
 #include <vector>
 
 #include "absl/strings/str_cat.h"
-#include "controller/plan/host_port.h"
+#include "common/host_port.h"
 
 namespace clustercert::plan {
 namespace {

@@ -7,7 +7,7 @@
 #include <vector>
 
 #include "absl/strings/string_view.h"
-#include "controller/plan/host_port.h"
+#include "common/host_port.h"
 #include "controller/plan/plan.h"
 #include "controller/plan/plan_error_list.h"
 #include "yaml-cpp/yaml.h"

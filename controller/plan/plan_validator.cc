@@ -10,7 +10,7 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
 #include "controller/plan/closest_key.h"
-#include "controller/plan/host_port.h"
+#include "common/host_port.h"
 
 namespace clustercert::plan {
 namespace {

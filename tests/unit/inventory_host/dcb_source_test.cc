@@ -8,6 +8,7 @@
 #include "agent/inventory/dcb_netlink_source.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
+#include "tests/support/temp_tree.h"
 
 namespace clustercert::inventory {
 namespace {
@@ -15,24 +16,7 @@ namespace {
 namespace fs = std::filesystem;
 using ::testing::HasSubstr;
 
-// A throwaway host tree under the system temp directory.
-class TempTree {
- public:
-  TempTree() {
-    std::string pattern = (fs::temp_directory_path() / "dcb_source_XXXXXX").string();
-    root_ = ::mkdtemp(pattern.data());
-  }
-  ~TempTree() { fs::remove_all(root_); }
-  void Write(const std::string& path, const std::string& text) const {
-    fs::path file = root_ / path;
-    fs::create_directories(file.parent_path());
-    std::ofstream(file) << text;
-  }
-  const fs::path& root() const { return root_; }
-
- private:
-  fs::path root_;
-};
+using ::clustercert::testing::TempTree;
 
 TEST(ParsePfcPrioritiesTest, CommaSeparatedPrioritiesBecomeAMask) {
   EXPECT_EQ(*ParsePfcPriorities("3"), 0x08);

@@ -11,6 +11,7 @@
 
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
+#include "tests/support/temp_tree.h"
 
 namespace clustercert::inventory {
 namespace {
@@ -28,24 +29,7 @@ constexpr char kRealModules[] =
     "nvidia_peermem 16384 0 - Live 0x0000000000000000 (OE)\n"
     "nvidia 56737792 23 nvidia_peermem,nvidia_modeset, Live 0x0000000000000000 (POE)\n";
 
-// A throwaway host tree under the system temp directory.
-class TempTree {
- public:
-  TempTree() {
-    std::string pattern = (fs::temp_directory_path() / "stack_collector_XXXXXX").string();
-    root_ = ::mkdtemp(pattern.data());
-  }
-  ~TempTree() { fs::remove_all(root_); }
-  void Write(const std::string& path, const std::string& text) const {
-    fs::path file = root_ / path;
-    fs::create_directories(file.parent_path());
-    std::ofstream(file) << text;
-  }
-  const fs::path& root() const { return root_; }
-
- private:
-  fs::path root_;
-};
+using ::clustercert::testing::TempTree;
 
 // Answers every command with one canned result and remembers what was asked.
 class FakeCommandRunner : public CommandRunner {

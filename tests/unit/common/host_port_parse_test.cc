@@ -1,8 +1,8 @@
-#include "controller/plan/host_port.h"
+#include "common/host_port.h"
 
 #include "gtest/gtest.h"
 
-namespace clustercert::plan {
+namespace clustercert {
 namespace {
 
 TEST(HostPortTest, ParsesIpv4HostNamesAndBracketedIpv6) {
@@ -53,4 +53,4 @@ TEST(HostPortTest, IsIpAddress) {
 }
 
 }  // namespace
-}  // namespace clustercert::plan
+}  // namespace clustercert
