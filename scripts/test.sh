@@ -10,8 +10,8 @@ ctest --test-dir build --output-on-failure -j "$jobs"
 
 if [ "${1:-}" != "--no-sanitize" ]; then
   bash scripts/build.sh --sanitize
-  # gRPC's and protobuf's own allocations live until exit; leaks are checked
-  # in our code by the unit suites, not in third-party singletons.
-  ASAN_OPTIONS=detect_leaks=0:abort_on_error=1 UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1 \
+  # LeakSanitizer is on: a leak makes a suite, or an agent or controller the
+  # integration tests start, exit non-zero.
+  ASAN_OPTIONS=detect_leaks=1:abort_on_error=1 UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1 \
     ctest --test-dir build-asan --output-on-failure -j "$jobs"
 fi
