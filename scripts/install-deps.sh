@@ -8,7 +8,7 @@ packages=(
   build-essential cmake ninja-build pkg-config
   libgrpc++-dev protobuf-compiler-grpc libprotobuf-dev protobuf-compiler
   libabsl-dev libyaml-cpp-dev libspdlog-dev libfmt-dev
-  libibverbs-dev librdmacm-dev ibverbs-providers rdma-core
+  libibverbs-dev librdmacm-dev ibverbs-providers
   libssl-dev openssl
   libgtest-dev libgmock-dev libbenchmark-dev
   iproute2 procps
