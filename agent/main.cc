@@ -36,9 +36,12 @@ std::string Hostname() {
 int main(int argc, char** argv) {
   using namespace clustercert;
   CommandLine command_line({
-      {"listen", true, "HOST:PORT", "management-plane address to serve gRPC on; HOST:0 picks a free port", ""},
-      {"node-name", true, "NAME", "this node's name as the plan spells it (default: the hostname)", ""},
-      {"sysfs-root", true, "DIR", "read /sys and /proc under DIR (a fixture or captured host)", "/"},
+      {"listen", true, "HOST:PORT",
+       "management-plane address to serve gRPC on; HOST:0 picks a free port", ""},
+      {"node-name", true, "NAME", "this node's name as the plan spells it (default: the hostname)",
+       ""},
+      {"sysfs-root", true, "DIR", "read /sys and /proc under DIR (a fixture or captured host)",
+       "/"},
       {"tls-cert", true, "FILE", "PEM certificate of this agent (mutual TLS)", ""},
       {"tls-key", true, "FILE", "PEM private key of this agent", ""},
       {"tls-ca", true, "FILE", "PEM CA that signed the controller's certificate", ""},
@@ -52,13 +55,15 @@ int main(int argc, char** argv) {
     return 2;
   }
   if (command_line.GetBool("help")) {
-    std::printf("node-agent %s\nusage: node-agent --listen HOST:PORT (--tls-cert F --tls-key F "
-                "--tls-ca F | --insecure) [flags]\n%s",
-                kToolVersion, command_line.Help().c_str());
+    std::printf(
+        "node-agent %s\nusage: node-agent --listen HOST:PORT (--tls-cert F --tls-key F "
+        "--tls-ca F | --insecure) [flags]\n%s",
+        kToolVersion, command_line.Help().c_str());
     return 0;
   }
   if (!command_line.positional().empty()) {
-    std::fprintf(stderr, "node-agent: unexpected argument '%s'; every option is a --flag (see --help)\n",
+    std::fprintf(stderr,
+                 "node-agent: unexpected argument '%s'; every option is a --flag (see --help)\n",
                  command_line.positional()[0].c_str());
     return 2;
   }
@@ -99,9 +104,10 @@ int main(int argc, char** argv) {
   if (options->insecure) {
     credentials = grpc::InsecureServerCredentials();
     if (!IsLoopbackHost(options->listen.host)) {
-      spdlog::warn("serving plaintext gRPC on {}: anyone on that network can query this host; "
-                   "use mutual TLS (deploy/pki.sh) outside loopback development",
-                   options->listen_text);
+      spdlog::warn(
+          "serving plaintext gRPC on {}: anyone on that network can query this host; "
+          "use mutual TLS (deploy/pki.sh) outside loopback development",
+          options->listen_text);
     }
   } else {
     auto material = LoadTlsMaterial(options->tls);

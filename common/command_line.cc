@@ -39,8 +39,8 @@ absl::Status CommandLine::Parse(int argc, const char* const* argv) {
     if (spec == nullptr) {
       std::vector<std::string> known;
       for (const auto& s : specs_) known.push_back("--" + s.name);
-      return absl::InvalidArgumentError(absl::StrCat("unknown flag --", name, "; known flags: ",
-                                                     absl::StrJoin(known, ", ")));
+      return absl::InvalidArgumentError(
+          absl::StrCat("unknown flag --", name, "; known flags: ", absl::StrJoin(known, ", ")));
     }
     if (!spec->takes_value) {
       if (inline_value && value != "true" && value != "false") {
@@ -52,8 +52,8 @@ absl::Status CommandLine::Parse(int argc, const char* const* argv) {
     }
     if (!inline_value) {
       if (i + 1 >= argc) {
-        return absl::InvalidArgumentError(absl::StrCat("--", name, " needs a value (",
-                                                       spec->value_name, ")"));
+        return absl::InvalidArgumentError(
+            absl::StrCat("--", name, " needs a value (", spec->value_name, ")"));
       }
       value = argv[++i];
     }

@@ -15,7 +15,7 @@ namespace clustercert {
 class CommandLine {
  public:
   struct FlagSpec {
-    std::string name;        // without the leading dashes
+    std::string name;  // without the leading dashes
     bool takes_value = true;
     std::string value_name;  // for help, e.g. HOST:PORT
     std::string help;

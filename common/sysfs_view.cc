@@ -77,9 +77,9 @@ absl::StatusOr<std::string> SysfsView::ReadText(absl::string_view path) const {
     content.append(buffer, static_cast<size_t>(n));
   }
   ::close(fd);
-  while (!content.empty() && (content.back() == '\n' || content.back() == ' ' ||
-                              content.back() == '\t' || content.back() == '\r' ||
-                              content.back() == '\0')) {
+  while (!content.empty() &&
+         (content.back() == '\n' || content.back() == ' ' || content.back() == '\t' ||
+          content.back() == '\r' || content.back() == '\0')) {
     content.pop_back();
   }
   return content;
@@ -129,7 +129,8 @@ absl::StatusOr<std::string> SysfsView::Resolve(absl::string_view path) const {
     std::error_code ec;
     const auto host = HostPath(current);
     auto status = std::filesystem::symlink_status(host, ec);
-    if (ec || !std::filesystem::is_symlink(status)) continue;  // a missing tail is the caller's error
+    if (ec || !std::filesystem::is_symlink(status))
+      continue;  // a missing tail is the caller's error
     if (++hops > kMaxSymlinkHops) return ErrnoStatus(ELOOP, path);
     auto target = std::filesystem::read_symlink(host, ec);
     if (ec) return ErrnoStatus(ec.value(), path);

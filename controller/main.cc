@@ -35,7 +35,8 @@ bool UseColor(const std::string& mode) {
 int main(int argc, char** argv) {
   using namespace clustercert::controller;
   clustercert::CommandLine command_line({
-      {"out", true, "DIR", "directory for the certificate (overrides the plan's certificate.out)", ""},
+      {"out", true, "DIR", "directory for the certificate (overrides the plan's certificate.out)",
+       ""},
       {"json", false, "", "machine-readable output on stdout", ""},
       {"color", true, "WHEN", "auto | always | never", "auto"},
       {"quiet", false, "", "no progress lines on stderr", ""},

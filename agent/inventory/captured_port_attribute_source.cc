@@ -44,8 +44,9 @@ absl::StatusOr<std::map<std::pair<std::string, uint32_t>, PortAttributes>> Parse
     } else if (key == "port") {
       uint32_t number = 0;
       if (hca.empty() || !absl::SimpleAtoi(value, &number)) {
-        return absl::InvalidArgumentError(absl::StrCat(
-            "line ", line_number, ": unparsable: '", trimmed, "' (expected 'port: N' after hca_id)"));
+        return absl::InvalidArgumentError(absl::StrCat("line ", line_number, ": unparsable: '",
+                                                       trimmed,
+                                                       "' (expected 'port: N' after hca_id)"));
       }
       current = &ports[{hca, number}];
       current->source = "captured ibv_devinfo -v";

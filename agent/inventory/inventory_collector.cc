@@ -18,8 +18,8 @@
 #include "agent/inventory/qos_collector.h"
 #include "agent/inventory/rdma_collector.h"
 #include "agent/inventory/stack_collector.h"
-#include "agent/inventory/verbs_port_attribute_source.h"
 #include "agent/inventory/unknowns.h"
+#include "agent/inventory/verbs_port_attribute_source.h"
 
 namespace clustercert::inventory {
 namespace {
@@ -117,9 +117,9 @@ absl::StatusOr<v1::Inventory> InventoryCollector::Collect(const std::string& dia
     *inventory.mutable_gpu_runtime() = probes_.gpus->Read();
   } else {
     inventory.mutable_gpu_runtime()->set_reason(
-        view_.is_live() ? "no GPU source" :
-                        "not queried: the sysfs root is a fixture or capture, and the CUDA "
-                        "runtime would describe this machine instead");
+        view_.is_live() ? "no GPU source"
+                        : "not queried: the sysfs root is a fixture or capture, and the CUDA "
+                          "runtime would describe this machine instead");
   }
 
   if (probes_.clock) {
@@ -153,16 +153,16 @@ namespace {
 class HostInventorySource final : public InventorySource {
  public:
   HostInventorySource(const SysfsView& view, const std::string& listen_host)
-      : port_attributes_(view.is_live()
-                             ? std::unique_ptr<PortAttributeSource>(new VerbsPortAttributeSource())
-                             : std::unique_ptr<PortAttributeSource>(
-                                   new CapturedPortAttributeSource(view))),
+      : port_attributes_(
+            view.is_live()
+                ? std::unique_ptr<PortAttributeSource>(new VerbsPortAttributeSource())
+                : std::unique_ptr<PortAttributeSource>(new CapturedPortAttributeSource(view))),
         gpus_(MakeGpuSource()),
         dcb_(view.is_live() ? std::unique_ptr<DcbSource>(new DcbNetlinkSource())
                             : std::unique_ptr<DcbSource>(new DcbCaptureSource(view))),
         collector_(view,
-                   InventoryProbes{port_attributes_.get(), dcb_.get(), &clock_, gpus_.get(), &addresses_,
-                                   &resolver_, &commands_},
+                   InventoryProbes{port_attributes_.get(), dcb_.get(), &clock_, gpus_.get(),
+                                   &addresses_, &resolver_, &commands_},
                    listen_host) {}
 
   absl::StatusOr<v1::Inventory> Collect(const std::string& dialed_host) override {

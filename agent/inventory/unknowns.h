@@ -1,9 +1,9 @@
 #pragma once
 
 #include <string>
-#include "absl/strings/string_view.h"
 
 #include "absl/status/status.h"
+#include "absl/strings/string_view.h"
 #include "common/sysfs_view.h"
 
 namespace clustercert::inventory {

@@ -6,7 +6,9 @@ namespace clustercert::agent {
 
 AgentHandlers::AgentHandlers(AgentIdentity identity, inventory::InventorySource& inventory,
                              std::function<absl::Time()> now)
-    : identity_(std::move(identity)), inventory_(inventory), now_(std::move(now)),
+    : identity_(std::move(identity)),
+      inventory_(inventory),
+      now_(std::move(now)),
       started_(now_()) {}
 
 v1::GetVersionResponse AgentHandlers::GetVersion(const v1::GetVersionRequest&) const {

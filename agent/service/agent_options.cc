@@ -11,11 +11,13 @@ absl::StatusOr<AgentOptions> ValidateAgentFlags(const AgentFlags& flags,
   AgentOptions options;
   if (flags.listen.empty()) {
     return absl::InvalidArgumentError(
-        "--listen is required: give the management-plane address, e.g. --listen 192.168.100.11:7070 "
+        "--listen is required: give the management-plane address, e.g. --listen "
+        "192.168.100.11:7070 "
         "(or 127.0.0.1:7070 for loopback development)");
   }
   auto listen = ParseHostPort(flags.listen);
-  if (!listen.ok() && flags.listen.size() > 2 && flags.listen.substr(flags.listen.size() - 2) == ":0") {
+  if (!listen.ok() && flags.listen.size() > 2 &&
+      flags.listen.substr(flags.listen.size() - 2) == ":0") {
     // Port 0 asks the kernel for a free port (tests); ParseHostPort rejects it.
     listen = HostPort{flags.listen.substr(0, flags.listen.size() - 2), 0};
   }
@@ -30,23 +32,25 @@ absl::StatusOr<AgentOptions> ValidateAgentFlags(const AgentFlags& flags,
   options.node_name = flags.node_name.empty() ? hostname : flags.node_name;
   if (options.node_name.empty()) {
     return absl::InvalidArgumentError(
-        "--node-name is empty and the hostname could not be read: pass --node-name as the plan names "
+        "--node-name is empty and the hostname could not be read: pass --node-name as the plan "
+        "names "
         "this node");
   }
 
   options.sysfs_root = flags.sysfs_root.empty() ? "/" : flags.sysfs_root;
   std::error_code ec;
   if (!std::filesystem::is_directory(options.sysfs_root, ec)) {
-    return absl::InvalidArgumentError(absl::StrCat(
-        "--sysfs-root ", options.sysfs_root,
-        " is not a directory: give / on a real host or a fixture/capture tree"));
+    return absl::InvalidArgumentError(
+        absl::StrCat("--sysfs-root ", options.sysfs_root,
+                     " is not a directory: give / on a real host or a fixture/capture tree"));
   }
 
   const bool any_tls = !flags.tls_cert.empty() || !flags.tls_key.empty() || !flags.tls_ca.empty();
   const bool all_tls = !flags.tls_cert.empty() && !flags.tls_key.empty() && !flags.tls_ca.empty();
   if (flags.insecure && any_tls) {
     return absl::InvalidArgumentError(
-        "--insecure and --tls-* were both given: choose mutual TLS (--tls-cert, --tls-key, --tls-ca) "
+        "--insecure and --tls-* were both given: choose mutual TLS (--tls-cert, --tls-key, "
+        "--tls-ca) "
         "or --insecure for loopback development, not both");
   }
   if (!flags.insecure && !all_tls) {
@@ -58,8 +62,8 @@ absl::StatusOr<AgentOptions> ValidateAgentFlags(const AgentFlags& flags,
   options.tls = TlsPaths{flags.tls_ca, flags.tls_cert, flags.tls_key};
   options.port_file = flags.port_file;
   if (flags.worker_threads < 1 || flags.worker_threads > 64) {
-    return absl::InvalidArgumentError(absl::StrCat("--worker-threads is ", flags.worker_threads,
-                                                   "; give a number from 1 to 64"));
+    return absl::InvalidArgumentError(
+        absl::StrCat("--worker-threads is ", flags.worker_threads, "; give a number from 1 to 64"));
   }
   options.worker_threads = flags.worker_threads;
   return options;

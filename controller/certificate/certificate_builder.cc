@@ -25,8 +25,7 @@ v1::PhaseResult Skipped(const char* name, bool requested) {
 
 std::vector<v1::PhaseResult> UnimplementedPhases(const plan::Plan& plan) {
   return {Skipped("pairwise", plan.pairwise.enabled),
-          Skipped("collectives", plan.collectives.enabled),
-          Skipped("uplink", plan.uplink.enabled)};
+          Skipped("collectives", plan.collectives.enabled), Skipped("uplink", plan.uplink.enabled)};
 }
 
 v1::Certificate BuildCertificate(const plan::Plan& plan, const std::vector<NodeState>& nodes,
@@ -70,8 +69,8 @@ v1::Certificate BuildCertificate(const plan::Plan& plan, const std::vector<NodeS
   for (const auto& phase : record.phases) {
     if (phase.status() == "skipped" &&
         phase.detail().find("is not in clustercert") != std::string::npos) {
-      reasons.push_back(absl::StrCat("the plan asks for the ", phase.name(),
-                                     " phase, which did not run"));
+      reasons.push_back(
+          absl::StrCat("the plan asks for the ", phase.name(), " phase, which did not run"));
     }
   }
   certificate.set_verdict(reasons.empty() ? "certified" : "not-certified");

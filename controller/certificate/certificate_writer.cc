@@ -19,8 +19,8 @@ absl::StatusOr<std::string> CertificateJson(const v1::Certificate& certificate) 
   std::string json;
   auto status = google::protobuf::util::MessageToJsonString(certificate, &json, options);
   if (!status.ok()) {
-    return absl::InternalError(absl::StrCat("cannot encode the certificate as JSON: ",
-                                            std::string(status.message())));
+    return absl::InternalError(
+        absl::StrCat("cannot encode the certificate as JSON: ", std::string(status.message())));
   }
   return json;
 }

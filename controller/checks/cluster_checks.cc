@@ -36,8 +36,8 @@ v1::Finding ReachabilityFinding(const plan::Node& node, bool reachable, const st
   finding.set_observed("unreachable");
   finding.set_message(absl::StrCat(node.name, " is unreachable: ", error, "."));
   finding.set_remedy(absl::StrCat(
-      "Start the agent on ", node.name, " (systemctl start clustercert-agent), check it listens on ",
-      node.agent,
+      "Start the agent on ", node.name,
+      " (systemctl start clustercert-agent), check it listens on ", node.agent,
       " and that the management network reaches it; the node counts as failed until it answers."));
   return finding;
 }
@@ -60,7 +60,8 @@ v1::Finding InventoryCollectedFinding(const plan::Node& node, const std::string&
   return finding;
 }
 
-v1::Finding ClockOffsetFinding(const plan::Plan& plan, const std::vector<NodeClockOffset>& samples) {
+v1::Finding ClockOffsetFinding(const plan::Plan& plan,
+                               const std::vector<NodeClockOffset>& samples) {
   v1::Finding finding = Base("clock.offset", "");
   const double limit_ms = plan.expect.clock_offset_ms;
   finding.set_expected(absl::StrFormat("spread <= %g ms", limit_ms));

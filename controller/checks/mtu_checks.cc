@@ -78,8 +78,8 @@ v1::Finding CheckDataNetdevMtu(const CheckContext& context) {
                        data_ip, "/24 dev <data netdev>) or correct the plan's data_ip."));
     }
     return builder.Unknown(
-        MissingBecause(absl::StrCat("the agent reported no interface addresses to find the data_ip ",
-                                    data_ip)),
+        MissingBecause(absl::StrCat(
+            "the agent reported no interface addresses to find the data_ip ", data_ip)),
         "data netdev MTU", expected,
         "Interface addresses are only reported by an agent reading the live host (--sysfs-root /); "
         "run it there and re-run.");

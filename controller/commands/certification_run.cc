@@ -11,8 +11,7 @@
 namespace clustercert::controller {
 
 CertificationResult RunCertification(const plan::Plan& plan, std::vector<NodeState>& nodes,
-                                      Progress& progress,
-                                      const std::function<absl::Time()>& now) {
+                                     Progress& progress, const std::function<absl::Time()>& now) {
   CertificationResult result;
   RunRecord record;
   record.started = now();
@@ -40,8 +39,8 @@ CertificationResult RunCertification(const plan::Plan& plan, std::vector<NodeSta
     int blocking = 0;
     for (const auto& check : result.checks) blocking += checks::BlocksCertification(check) ? 1 : 0;
     inventory.set_status(blocking == 0 ? "pass" : "fail");
-    inventory.set_detail(absl::StrCat(result.checks.size(), " check(s), ", blocking,
-                                      " blocking certification"));
+    inventory.set_detail(
+        absl::StrCat(result.checks.size(), " check(s), ", blocking, " blocking certification"));
   }
   inventory.set_duration_ms(absl::ToInt64Milliseconds(now() - phase_start));
   record.phases.push_back(inventory);

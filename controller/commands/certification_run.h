@@ -21,8 +21,7 @@ struct CertificationResult {
 };
 
 CertificationResult RunCertification(const plan::Plan& plan, std::vector<NodeState>& nodes,
-                                      Progress& progress,
-                                      const std::function<absl::Time()>& now);
+                                     Progress& progress, const std::function<absl::Time()>& now);
 
 // The exit status for a finished run (0, 1 or 3).
 int ExitCodeFor(const CertificationResult& result, size_t node_count);

@@ -11,7 +11,8 @@ std::optional<plan::Plan> LoadPlanOrReport(const std::string& path) {
   auto loaded = plan::LoadPlan(path);
   if (!loaded.ok()) {
     std::fprintf(stderr, "%s\n", std::string(loaded.status().message()).c_str());
-    std::fprintf(stderr, "controller: the plan has errors; nothing ran (docs/plan.md lists every key)\n");
+    std::fprintf(stderr,
+                 "controller: the plan has errors; nothing ran (docs/plan.md lists every key)\n");
     return std::nullopt;
   }
   return std::move(*loaded);
@@ -21,10 +22,10 @@ absl::StatusOr<ClientFactory> GrpcClientFactoryFor(const plan::Plan& plan) {
   auto factory = GrpcAgentClientFactory::Create(plan.agents);
   if (!factory.ok()) return factory.status();
   auto shared = std::make_shared<GrpcAgentClientFactory>(std::move(*factory));
-  return ClientFactory([shared](const plan::Node& node)
-                           -> absl::StatusOr<std::unique_ptr<AgentClient>> {
-    return shared->Connect(node.agent);
-  });
+  return ClientFactory(
+      [shared](const plan::Node& node) -> absl::StatusOr<std::unique_ptr<AgentClient>> {
+        return shared->Connect(node.agent);
+      });
 }
 
 absl::StatusOr<std::vector<NodeState>> MakeNodeStates(const plan::Plan& plan,

@@ -24,10 +24,10 @@ enum ExitCode : int {
 
 // What every subcommand may be given on the command line.
 struct CommandOptions {
-  std::string out;       // --out: overrides the plan's certificate.out
-  bool json = false;     // --json: machine-readable stdout
-  bool color = false;    // resolved from --color and the terminal
-  bool quiet = false;    // --quiet: no progress lines
+  std::string out;     // --out: overrides the plan's certificate.out
+  bool json = false;   // --json: machine-readable stdout
+  bool color = false;  // resolved from --color and the terminal
+  bool quiet = false;  // --quiet: no progress lines
 };
 
 // Makes the client for one plan node; gRPC in production, fakes in tests.

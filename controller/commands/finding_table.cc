@@ -44,8 +44,8 @@ void RenderTable(std::string& out, const std::string& title,
     dev_w = std::max(dev_w, std::min<size_t>(DeviceLabel(*f).size(), 24));
     obs_w = std::max(obs_w, std::min<size_t>(f->observed().size(), 40));
   }
-  out += absl::StrFormat("  %-*s  %-*s  %-8s  %-*s  %s\n", id_w, "CHECK", dev_w, "DEVICE",
-                         "STATUS", obs_w, "OBSERVED", "EXPECTED");
+  out += absl::StrFormat("  %-*s  %-*s  %-8s  %-*s  %s\n", id_w, "CHECK", dev_w, "DEVICE", "STATUS",
+                         obs_w, "OBSERVED", "EXPECTED");
   for (const auto* f : rows) {
     std::string label = StatusLabel(*f);
     std::string padded = absl::StrFormat("%-8s", label);
@@ -89,7 +89,8 @@ std::string RenderFindingTables(const std::vector<NodeState>& nodes,
   for (const auto& f : checks) {
     if (f.node().empty()) cluster_rows.push_back(&f);
   }
-  if (!cluster_rows.empty()) RenderTable(out, color ? "\033[1mcluster\033[0m" : "cluster", cluster_rows, color);
+  if (!cluster_rows.empty())
+    RenderTable(out, color ? "\033[1mcluster\033[0m" : "cluster", cluster_rows, color);
   return out;
 }
 

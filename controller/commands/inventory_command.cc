@@ -4,8 +4,8 @@
 
 #include "absl/time/clock.h"
 #include "controller/certificate/certificate_writer.h"
-#include "controller/commands/certification_run.h"
 #include "controller/checks/node_checks.h"
+#include "controller/commands/certification_run.h"
 #include "controller/commands/finding_table.h"
 
 namespace clustercert::controller {

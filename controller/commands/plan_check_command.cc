@@ -19,10 +19,10 @@ int RunPlanCheckCommand(const std::vector<std::string>& args, const CommandOptio
   if (plan->collectives.enabled) phases.push_back("collectives");
   if (plan->uplink.enabled) phases.push_back("uplink");
   if (options.json) {
-    std::printf("{\"plan\": \"%s\", \"valid\": true, \"cluster\": \"%s\", \"nodes\": %zu, "
-                "\"sha256\": \"%s\"}\n",
-                plan->path.c_str(), plan->cluster.c_str(), plan->nodes.size(),
-                plan->sha256.c_str());
+    std::printf(
+        "{\"plan\": \"%s\", \"valid\": true, \"cluster\": \"%s\", \"nodes\": %zu, "
+        "\"sha256\": \"%s\"}\n",
+        plan->path.c_str(), plan->cluster.c_str(), plan->nodes.size(), plan->sha256.c_str());
     return kExitCertified;
   }
   std::printf("%s: valid. Cluster %s, %zu node(s), fabric %s", plan->path.c_str(),

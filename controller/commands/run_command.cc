@@ -13,8 +13,8 @@ namespace clustercert::controller {
 int RunRunCommand(const std::vector<std::string>& args, const CommandOptions& options,
                   const ClientFactory* factory_override) {
   int exit_code = 0;
-  auto prepared = PrepareRun(args, "usage: controller run PLAN.yaml [--out DIR]",
-                             factory_override, &exit_code);
+  auto prepared =
+      PrepareRun(args, "usage: controller run PLAN.yaml [--out DIR]", factory_override, &exit_code);
   if (!prepared) return exit_code;
   const plan::Plan& plan = prepared->plan;
   std::vector<NodeState>& nodes = prepared->nodes;

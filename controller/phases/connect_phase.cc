@@ -36,8 +36,8 @@ int RunConnectPhase(std::vector<NodeState>& nodes, const plan::AgentSettings& se
     std::vector<CallTiming> timings(pending.size());
     FanOut(pending.size(), [&](size_t k, std::function<void()> finished) {
       nodes[pending[k]].client->GetVersion(
-          timeout, [&, k, finished](absl::StatusOr<v1::GetVersionResponse> result,
-                                    CallTiming timing) {
+          timeout,
+          [&, k, finished](absl::StatusOr<v1::GetVersionResponse> result, CallTiming timing) {
             results[k] = std::move(result);
             timings[k] = timing;
             finished();
@@ -67,16 +67,16 @@ int RunConnectPhase(std::vector<NodeState>& nodes, const plan::AgentSettings& se
       const absl::Duration rtt = timings[k].received - timings[k].sent;
       const absl::Time midpoint = timings[k].sent + rtt / 2;
       state.clock = ClockSample{absl::FromUnixMicros(version.unix_time_us()) - midpoint, rtt / 2};
-      progress.Line("connect",
-                    absl::StrCat(state.node.name, " ", where, ": agent ", version.agent_version(),
-                                 " on ", version.hostname(), " as '", version.node_name(), "' (",
-                                 absl::FormatDuration(absl::Trunc(rtt, absl::Microseconds(10))),
-                                 ")"));
+      progress.Line(
+          "connect",
+          absl::StrCat(state.node.name, " ", where, ": agent ", version.agent_version(), " on ",
+                       version.hostname(), " as '", version.node_name(), "' (",
+                       absl::FormatDuration(absl::Trunc(rtt, absl::Microseconds(10))), ")"));
       if (!version.node_name().empty() && version.node_name() != state.node.name) {
-        progress.Line("connect", absl::StrCat("warning: ", where, " calls itself '",
-                                              version.node_name(), "' but the plan names it '",
-                                              state.node.name,
-                                              "': check the plan's agent address for this node"));
+        progress.Line("connect",
+                      absl::StrCat("warning: ", where, " calls itself '", version.node_name(),
+                                   "' but the plan names it '", state.node.name,
+                                   "': check the plan's agent address for this node"));
       }
     }
     pending = std::move(retry);

@@ -26,12 +26,12 @@ void FetchInventories(std::vector<NodeState>& nodes, const plan::Plan& plan, Pro
                                       CallTiming timing) {
           if (result.ok()) {
             state.inventory = std::move(*result->mutable_inventory());
-            progress.Line("inventory",
-                          absl::StrCat(state.node.name, ": ", state.inventory->rdma_devices_size(),
-                                       " RDMA device(s), ", state.inventory->netdevs_size(),
-                                       " netdev(s), ", state.inventory->pci_size(),
-                                       " PCIe function(s), collected in ",
-                                       state.inventory->collect_micros() / 1000.0, " ms"));
+            progress.Line(
+                "inventory",
+                absl::StrCat(state.node.name, ": ", state.inventory->rdma_devices_size(),
+                             " RDMA device(s), ", state.inventory->netdevs_size(), " netdev(s), ",
+                             state.inventory->pci_size(), " PCIe function(s), collected in ",
+                             state.inventory->collect_micros() / 1000.0, " ms"));
           } else {
             state.error = absl::StrCat(absl::StatusCodeToString(result.status().code()), ": ",
                                        result.status().message());

@@ -26,7 +26,7 @@ struct NodeState {
   std::unique_ptr<AgentClient> client;
 
   bool reachable = false;
-  std::string error;                 // why connect or inventory failed
+  std::string error;  // why connect or inventory failed
   v1::GetVersionResponse version;
   std::optional<ClockSample> clock;
 

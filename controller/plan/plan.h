@@ -27,19 +27,19 @@ struct RoceSettings {
 
 struct Fabric {
   FabricType type = FabricType::kRoce;
-  double link_rate_gbps = 0;   // 0: not checked
-  int active_mtu = 4096;       // 256 | 512 | 1024 | 2048 | 4096
-  int min_netdev_mtu = 9000;   // RoCE / ethernet data netdevs
-  RoceSettings roce;           // used when type == kRoce
+  double link_rate_gbps = 0;  // 0: not checked
+  int active_mtu = 4096;      // 256 | 512 | 1024 | 2048 | 4096
+  int min_netdev_mtu = 9000;  // RoCE / ethernet data netdevs
+  RoceSettings roce;          // used when type == kRoce
 };
 
 struct Node {
   std::string name;
-  std::string agent;           // host:port of the node-agent (management plane)
-  std::string data_ip;         // optional
+  std::string agent;               // host:port of the node-agent (management plane)
+  std::string data_ip;             // optional
   std::vector<std::string> rails;  // RDMA devices to test, e.g. mlx5_0
   int gpus = 0;
-  SourceLocation location;     // of the node's entry, for messages
+  SourceLocation location;  // of the node's entry, for messages
 };
 
 struct PcieExpectation {
@@ -51,8 +51,8 @@ struct Expectations {
   bool nvidia_peermem = true;
   PcieExpectation pcie;
   double clock_offset_ms = 5;
-  bool ntp_synced = true;        // require the kernel clock to be NTP-disciplined
-  bool ofed = true;              // warn when running upstream rdma-core instead of MLNX_OFED
+  bool ntp_synced = true;  // require the kernel clock to be NTP-disciplined
+  bool ofed = true;        // warn when running upstream rdma-core instead of MLNX_OFED
   std::string max_gpu_nic_relation = "PHB";  // PIX | PXB | PHB | NODE | SYS
   bool gpu_nic_same_numa = true;
 };
@@ -65,7 +65,7 @@ struct TlsSettings {
 };
 
 struct AgentSettings {
-  bool insecure = false;        // plaintext gRPC: loopback development only
+  bool insecure = false;  // plaintext gRPC: loopback development only
   TlsSettings tls;
   double connect_timeout_s = 5;
   double call_timeout_s = 30;
@@ -76,12 +76,13 @@ enum class PairwiseEngine { kVerbs, kTcp };
 enum class PairwisePattern { kAllPairs, kRing, kKBatch };
 
 struct Pairwise {
-  bool enabled = false;          // true when the plan has a pairwise section
+  bool enabled = false;  // true when the plan has a pairwise section
   PairwiseEngine engine = PairwiseEngine::kVerbs;
   PairwisePattern pattern = PairwisePattern::kAllPairs;
-  int k = 0;                     // batch size for k-batch
-  std::vector<std::string> tests = {"write_bw", "write_lat"};  // write_bw | send_bw | read_bw | write_lat | send_lat
-  std::vector<std::string> memory = {"host"};                   // host | cuda
+  int k = 0;  // batch size for k-batch
+  std::vector<std::string> tests = {
+      "write_bw", "write_lat"};  // write_bw | send_bw | read_bw | write_lat | send_lat
+  std::vector<std::string> memory = {"host"};  // host | cuda
   double duration_s = 10;
   int64_t message_bytes = 8388608;
   double min_fraction_of_line_rate = 0.80;
@@ -100,16 +101,16 @@ struct Collectives {
   bool enabled = false;
   CollectiveBackend backend = CollectiveBackend::kNccl;
   SizeSweep sizes;
-  int ranks_per_node = 0;        // 0: the node's gpus
-  double min_busbw_gbytes = 0;   // 0: not checked
+  int ranks_per_node = 0;       // 0: the node's gpus
+  double min_busbw_gbytes = 0;  // 0: not checked
   std::map<std::string, std::string> env;
 };
 
 struct UplinkTarget {
-  std::string type;              // agent | http | tcp
-  std::string node;              // type agent
-  std::string url;               // type http
-  std::string address;           // type tcp host:port
+  std::string type;     // agent | http | tcp
+  std::string node;     // type agent
+  std::string url;      // type http
+  std::string address;  // type tcp host:port
 };
 
 struct UplinkWorkload {
@@ -128,12 +129,12 @@ struct Uplink {
 
 struct CertificateSettings {
   std::string out = "certs/";
-  std::string signing_key;       // empty: unsigned
+  std::string signing_key;  // empty: unsigned
 };
 
 struct Plan {
-  std::string path;              // as given on the command line
-  std::string sha256;            // of the file's bytes, hex
+  std::string path;    // as given on the command line
+  std::string sha256;  // of the file's bytes, hex
   std::string cluster;
   Fabric fabric;
   std::vector<Node> nodes;

@@ -9,8 +9,8 @@
 #include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
-#include "controller/plan/closest_key.h"
 #include "common/host_port.h"
+#include "controller/plan/closest_key.h"
 
 namespace clustercert::plan {
 namespace {

@@ -81,8 +81,7 @@ CommandResult RunCommand(std::vector<std::string> argv, const std::string& log_p
     kill(pid, SIGKILL);
     waitpid(pid, nullptr, 0);
   }
-  result.seconds =
-      std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+  result.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
   result.out = ReadFile(out);
   result.err = ReadFile(err);
   return result;

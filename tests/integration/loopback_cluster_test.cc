@@ -42,9 +42,8 @@ class LoopbackClusterTest : public ::testing::Test {
   int StartAgent(const std::string& name, const std::string& root,
                  std::vector<std::string> extra = {"--insecure"}) {
     const std::string port_file = (dir_ / (name + ".port")).string();
-    std::vector<std::string> argv = {NODE_AGENT_BIN, "--listen", "127.0.0.1:0", "--node-name",
-                                     name,           "--sysfs-root", root, "--port-file",
-                                     port_file};
+    std::vector<std::string> argv = {NODE_AGENT_BIN, "--listen", "127.0.0.1:0", "--node-name", name,
+                                     "--sysfs-root", root,       "--port-file", port_file};
     argv.insert(argv.end(), extra.begin(), extra.end());
     agents_[name] = std::make_unique<ChildProcess>(argv, (dir_ / name).string());
     for (int i = 0; i < 200; ++i) {
@@ -59,9 +58,9 @@ class LoopbackClusterTest : public ::testing::Test {
   // A port nothing listens on: bound once, then released.
   int DeadPort() {
     const std::string port_file = (dir_ / "dead.port").string();
-    ChildProcess agent({NODE_AGENT_BIN, "--listen", "127.0.0.1:0", "--insecure", "--port-file",
-                        port_file},
-                       (dir_ / "dead").string());
+    ChildProcess agent(
+        {NODE_AGENT_BIN, "--listen", "127.0.0.1:0", "--insecure", "--port-file", port_file},
+        (dir_ / "dead").string());
     for (int i = 0; i < 200 && ReadFile(port_file).empty(); ++i) {
       std::this_thread::sleep_for(std::chrono::milliseconds(25));
     }
@@ -212,19 +211,20 @@ TEST_F(LoopbackClusterTest, MalformedPlanExitsTwoAndNamesTheLine) {
 
 TEST_F(LoopbackClusterTest, MutualTlsAgentsAnswerAndPlaintextIsRefused) {
   const fs::path pki = dir_ / "pki";
-  CommandResult made = RunCommand(
-      {"/bin/bash", std::string(CLUSTERCERT_SOURCE_DIR) + "/deploy/pki.sh", pki.string(),
-       "node1=127.0.0.1"},
-      (dir_ / "pki").string());
+  CommandResult made =
+      RunCommand({"/bin/bash", std::string(CLUSTERCERT_SOURCE_DIR) + "/deploy/pki.sh", pki.string(),
+                  "node1=127.0.0.1"},
+                 (dir_ / "pki").string());
   ASSERT_EQ(made.exit_code, 0) << made.err;
-  const int port = StartAgent("node1", Fixture("roce-healthy"),
-                              {"--tls-cert", (pki / "node1.pem").string(), "--tls-key",
-                               (pki / "node1.key").string(), "--tls-ca", (pki / "ca.pem").string()});
-  const std::string tls = "tls: {ca: " + (pki / "ca.pem").string() + ", cert: " +
-                          (pki / "controller.pem").string() + ", key: " +
-                          (pki / "controller.key").string() + "}";
-  CommandResult secure = Controller(
-      {"inventory", WritePlan("tls.yaml", RocePlan(NodeLine("node1", port), tls))});
+  const int port =
+      StartAgent("node1", Fixture("roce-healthy"),
+                 {"--tls-cert", (pki / "node1.pem").string(), "--tls-key",
+                  (pki / "node1.key").string(), "--tls-ca", (pki / "ca.pem").string()});
+  const std::string tls = "tls: {ca: " + (pki / "ca.pem").string() +
+                          ", cert: " + (pki / "controller.pem").string() +
+                          ", key: " + (pki / "controller.key").string() + "}";
+  CommandResult secure =
+      Controller({"inventory", WritePlan("tls.yaml", RocePlan(NodeLine("node1", port), tls))});
   EXPECT_EQ(secure.exit_code, 0) << secure.out << secure.err;
 
   CommandResult plaintext =

@@ -31,8 +31,7 @@ class SyncedClock final : public inventory::ClockSource {
 };
 
 // The management network on eno1, as on every physical fixture host.
-class ManagementAddresses final : public inventory::AddressSource,
-                                  public inventory::HostResolver {
+class ManagementAddresses final : public inventory::AddressSource, public inventory::HostResolver {
  public:
   absl::StatusOr<std::vector<inventory::InterfaceAddress>> List() override {
     return std::vector<inventory::InterfaceAddress>{{"lo", "127.0.0.1"},
@@ -145,10 +144,10 @@ TEST(FixtureChecksTest, RxeVmAsARoceNodeShowsTheLabsRealLimits) {
   plan.fabric.link_rate_gbps = 100;
   auto checks = EvaluateNode(plan, plan.nodes[0], CollectFixture("rxe-vm"));
   auto ids = FindingIds(checks);
-  EXPECT_EQ(ids.count("port.rate"), 1u) << Describe(checks);   // 2.5 Gb/s (1X SDR)
-  EXPECT_EQ(ids.count("mtu.netdev"), 1u);                       // eth0 at 1500
+  EXPECT_EQ(ids.count("port.rate"), 1u) << Describe(checks);  // 2.5 Gb/s (1X SDR)
+  EXPECT_EQ(ids.count("mtu.netdev"), 1u);                     // eth0 at 1500
   EXPECT_EQ(ids.count("roce.gid"), 0u);
-  EXPECT_EQ(ids.count("pcie.nic"), 0u);                         // virtual: skipped
+  EXPECT_EQ(ids.count("pcie.nic"), 0u);  // virtual: skipped
 }
 
 }  // namespace
@@ -175,8 +174,7 @@ v1::Finding DataMtu(const std::vector<v1::Finding>& checks) {
 
 TEST(DataNetdevTest, DataIpOnNoInterfaceFailsWhenAddressesWereReported) {
   const plan::Plan plan = EthernetPlanWithDataIp("10.10.9.9");
-  const v1::Finding f =
-      DataMtu(EvaluateNode(plan, plan.nodes[0], testing::HealthyRoceInventory()));
+  const v1::Finding f = DataMtu(EvaluateNode(plan, plan.nodes[0], testing::HealthyRoceInventory()));
   EXPECT_EQ(f.status(), "fail");
   EXPECT_NE(f.remedy().find("ip addr add 10.10.9.9"), std::string::npos);
 }
@@ -192,8 +190,7 @@ TEST(DataNetdevTest, DataIpUnknownWhenTheAgentReportedNoAddresses) {
 
 TEST(DataNetdevTest, DataIpFoundChecksThatNetdevsMtu) {
   const plan::Plan plan = EthernetPlanWithDataIp("10.10.1.1");
-  const v1::Finding f =
-      DataMtu(EvaluateNode(plan, plan.nodes[0], testing::HealthyRoceInventory()));
+  const v1::Finding f = DataMtu(EvaluateNode(plan, plan.nodes[0], testing::HealthyRoceInventory()));
   EXPECT_EQ(f.status(), "pass");
   EXPECT_EQ(f.device(), "enp65s0np0");
 }

@@ -13,8 +13,8 @@ CommandLine Make() {
 
 TEST(CommandLineTest, DashedNamesBothValueFormsAndPositionals) {
   CommandLine cl = Make();
-  const char* argv[] = {"prog", "run", "--listen", "127.0.0.1:1", "plan.yaml", "--sysfs-root=/x",
-                        "--insecure"};
+  const char* argv[] = {
+      "prog", "run", "--listen", "127.0.0.1:1", "plan.yaml", "--sysfs-root=/x", "--insecure"};
   ASSERT_TRUE(cl.Parse(7, argv).ok());
   EXPECT_EQ(cl.Get("listen"), "127.0.0.1:1");
   EXPECT_EQ(cl.Get("sysfs-root"), "/x");

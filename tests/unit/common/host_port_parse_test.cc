@@ -1,5 +1,4 @@
 #include "common/host_port.h"
-
 #include "gtest/gtest.h"
 
 namespace clustercert {

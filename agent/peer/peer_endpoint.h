@@ -1,0 +1,40 @@
+#pragma once
+
+#include <memory>
+
+#include "absl/status/statusor.h"
+#include "absl/time/time.h"
+#include "clustercert/v1/peer.pb.h"
+
+namespace clustercert::peer {
+
+// One side of a peer test, owning every resource it made (sockets, buffers,
+// QPs, MRs) until it is destroyed. The controller drives both sides through
+// the same steps: Prepare (the engine) -> local_info() to the peer ->
+// Connect(peer's info) -> Run on both sides at once -> destroy.
+class PeerEndpoint {
+ public:
+  virtual ~PeerEndpoint() = default;
+
+  // What the peer needs to reach this endpoint.
+  virtual const v1::EndpointInfo& local_info() const = 0;
+
+  // Binds this endpoint to the peer. Must not block past `deadline`.
+  virtual absl::Status Connect(const v1::EndpointInfo& peer, absl::Time deadline) = 0;
+
+  // Runs the test: the client measures, the server serves (and, where it
+  // sees the data, measures too). Returns by `deadline` whatever happens;
+  // an overrun is DeadlineExceeded, never a hang.
+  virtual absl::StatusOr<v1::PeerTestResult> Run(absl::Time deadline) = 0;
+};
+
+// Makes endpoints of one engine (verbs, tcp). Rejects a spec it cannot honour
+// (unknown test, size or duration out of bounds) with InvalidArgument naming
+// the field, the value and the allowed range.
+class PeerEngine {
+ public:
+  virtual ~PeerEngine() = default;
+  virtual absl::StatusOr<std::unique_ptr<PeerEndpoint>> Prepare(const v1::PeerTestSpec& spec) = 0;
+};
+
+}  // namespace clustercert::peer
