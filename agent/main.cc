@@ -12,6 +12,10 @@
 #include "absl/strings/numbers.h"
 #include "absl/time/clock.h"
 #include "agent/inventory/inventory_collector.h"
+#include "agent/peer/endpoint_registry.h"
+#include "agent/peer/ethtool_stats_source.h"
+#include "agent/peer/port_counters.h"
+#include "agent/peer/tcp_engine.h"
 #include "agent/service/agent_handlers.h"
 #include "agent/service/agent_options.h"
 #include "agent/service/node_agent_service.h"
@@ -122,8 +126,16 @@ int main(int argc, char** argv) {
   auto collector = inventory::MakeInventoryCollector(view, options->listen.host);
   agent::AgentHandlers handlers({options->node_name, Hostname()}, *collector,
                                 [] { return absl::Now(); });
+  // Peer tests: the engines this build has, each endpoint under a lease the
+  // reaper enforces; port counters for the before/after deltas.
+  peer::TcpEngine tcp_engine;
+  peer::EndpointRegistry endpoints({{"tcp", &tcp_engine}}, [] { return absl::Now(); });
+  endpoints.StartReaper(absl::Seconds(1));
+  peer::IoctlEthtoolStatsSource ethtool;
+  peer::PortCounterReader counters(view, view.is_live() ? &ethtool : nullptr);
+
   WorkerPool pool(options->worker_threads);
-  agent::NodeAgentService service(handlers, pool);
+  agent::NodeAgentService service(handlers, endpoints, counters, pool);
 
   grpc::ServerBuilder builder;
   int bound_port = 0;

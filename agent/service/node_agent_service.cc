@@ -4,8 +4,14 @@
 
 namespace clustercert::agent {
 
-NodeAgentService::NodeAgentService(AgentHandlers& handlers, WorkerPool& pool)
-    : handlers_(handlers), pool_(pool) {}
+NodeAgentService::NodeAgentService(AgentHandlers& handlers, peer::EndpointRegistry& endpoints,
+                                   const peer::PortCounterReader& counters, WorkerPool& pool)
+    : handlers_(handlers), endpoints_(endpoints), counters_(counters), pool_(pool) {}
+
+NodeAgentService::~NodeAgentService() {
+  std::lock_guard<std::mutex> lock(runs_mutex_);
+  for (auto& run : runs_) run.thread.join();
+}
 
 grpc::ServerUnaryReactor* NodeAgentService::GetVersion(grpc::CallbackServerContext* context,
                                                        const v1::GetVersionRequest* request,
@@ -24,6 +30,75 @@ grpc::ServerUnaryReactor* NodeAgentService::GetInventory(grpc::CallbackServerCon
     auto result = handlers_.GetInventory(*request);
     if (result.ok()) *response = std::move(*result);
     reactor->Finish(ToGrpcStatus(result.status()));
+  });
+  return reactor;
+}
+
+grpc::ServerUnaryReactor* NodeAgentService::PrepareEndpoint(
+    grpc::CallbackServerContext* context, const v1::PrepareEndpointRequest* request,
+    v1::PrepareEndpointResponse* response) {
+  auto* reactor = context->DefaultReactor();
+  pool_.Submit([this, reactor, request, response] {
+    auto result = endpoints_.Prepare(*request);
+    if (result.ok()) *response = std::move(*result);
+    reactor->Finish(ToGrpcStatus(result.status()));
+  });
+  return reactor;
+}
+
+grpc::ServerUnaryReactor* NodeAgentService::ConnectEndpoint(
+    grpc::CallbackServerContext* context, const v1::ConnectEndpointRequest* request,
+    v1::ConnectEndpointResponse*) {
+  auto* reactor = context->DefaultReactor();
+  pool_.Submit([this, reactor, request] {
+    reactor->Finish(ToGrpcStatus(endpoints_.Connect(*request)));
+  });
+  return reactor;
+}
+
+grpc::ServerUnaryReactor* NodeAgentService::RunEndpoint(grpc::CallbackServerContext* context,
+                                                        const v1::RunEndpointRequest* request,
+                                                        v1::RunEndpointResponse* response) {
+  auto* reactor = context->DefaultReactor();
+  std::lock_guard<std::mutex> lock(runs_mutex_);
+  // Join the runs that have finished, so a long-lived agent keeps no dead threads.
+  for (auto it = runs_.begin(); it != runs_.end();) {
+    if (it->done->load()) {
+      it->thread.join();
+      it = runs_.erase(it);
+    } else {
+      ++it;
+    }
+  }
+  auto done = std::make_shared<std::atomic<bool>>(false);
+  runs_.push_back({std::thread([this, reactor, request, response, done] {
+                     auto result = endpoints_.Run(*request);
+                     if (result.ok()) *response->mutable_result() = std::move(*result);
+                     reactor->Finish(ToGrpcStatus(result.status()));
+                     done->store(true);
+                   }),
+                   done});
+  return reactor;
+}
+
+grpc::ServerUnaryReactor* NodeAgentService::CloseEndpoint(grpc::CallbackServerContext* context,
+                                                          const v1::CloseEndpointRequest* request,
+                                                          v1::CloseEndpointResponse*) {
+  auto* reactor = context->DefaultReactor();
+  pool_.Submit([this, reactor, request] {
+    reactor->Finish(ToGrpcStatus(endpoints_.Close(request->endpoint_id())));
+  });
+  return reactor;
+}
+
+grpc::ServerUnaryReactor* NodeAgentService::ReadPortCounters(
+    grpc::CallbackServerContext* context, const v1::ReadPortCountersRequest* request,
+    v1::ReadPortCountersResponse* response) {
+  auto* reactor = context->DefaultReactor();
+  pool_.Submit([this, reactor, request, response] {
+    *response->mutable_counters() =
+        counters_.Read(request->device(), request->port(), request->netdev());
+    reactor->Finish(grpc::Status::OK);
   });
   return reactor;
 }

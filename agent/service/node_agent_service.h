@@ -1,5 +1,13 @@
 #pragma once
 
+#include <atomic>
+#include <memory>
+#include <mutex>
+#include <thread>
+#include <vector>
+
+#include "agent/peer/endpoint_registry.h"
+#include "agent/peer/port_counters.h"
 #include "agent/service/agent_handlers.h"
 #include "clustercert/v1/node_agent.grpc.pb.h"
 #include "common/worker_pool.h"
@@ -7,10 +15,14 @@
 namespace clustercert::agent {
 
 // The gRPC adapter: each call is handed to the worker pool (so a slow sysfs
-// or verbs read never blocks a gRPC thread) and finished from there.
+// or verbs read never blocks a gRPC thread) and finished from there. A peer
+// test's run, which lasts as long as the test, gets a thread of its own, joined
+// when the service is destroyed.
 class NodeAgentService final : public v1::NodeAgent::CallbackService {
  public:
-  NodeAgentService(AgentHandlers& handlers, WorkerPool& pool);
+  NodeAgentService(AgentHandlers& handlers, peer::EndpointRegistry& endpoints,
+                   const peer::PortCounterReader& counters, WorkerPool& pool);
+  ~NodeAgentService() override;
 
   grpc::ServerUnaryReactor* GetVersion(grpc::CallbackServerContext* context,
                                        const v1::GetVersionRequest* request,
@@ -18,10 +30,33 @@ class NodeAgentService final : public v1::NodeAgent::CallbackService {
   grpc::ServerUnaryReactor* GetInventory(grpc::CallbackServerContext* context,
                                          const v1::GetInventoryRequest* request,
                                          v1::GetInventoryResponse* response) override;
+  grpc::ServerUnaryReactor* PrepareEndpoint(grpc::CallbackServerContext* context,
+                                            const v1::PrepareEndpointRequest* request,
+                                            v1::PrepareEndpointResponse* response) override;
+  grpc::ServerUnaryReactor* ConnectEndpoint(grpc::CallbackServerContext* context,
+                                            const v1::ConnectEndpointRequest* request,
+                                            v1::ConnectEndpointResponse* response) override;
+  grpc::ServerUnaryReactor* RunEndpoint(grpc::CallbackServerContext* context,
+                                        const v1::RunEndpointRequest* request,
+                                        v1::RunEndpointResponse* response) override;
+  grpc::ServerUnaryReactor* CloseEndpoint(grpc::CallbackServerContext* context,
+                                          const v1::CloseEndpointRequest* request,
+                                          v1::CloseEndpointResponse* response) override;
+  grpc::ServerUnaryReactor* ReadPortCounters(grpc::CallbackServerContext* context,
+                                             const v1::ReadPortCountersRequest* request,
+                                             v1::ReadPortCountersResponse* response) override;
 
  private:
   AgentHandlers& handlers_;
+  peer::EndpointRegistry& endpoints_;
+  const peer::PortCounterReader& counters_;
   WorkerPool& pool_;
+  struct RunThread {
+    std::thread thread;
+    std::shared_ptr<std::atomic<bool>> done;
+  };
+  std::mutex runs_mutex_;
+  std::vector<RunThread> runs_;
 };
 
 }  // namespace clustercert::agent

@@ -14,7 +14,7 @@ v1::PhaseResult Skipped(const char* name, bool requested) {
   phase.set_status("skipped");
   if (requested) {
     phase.set_detail(absl::StrCat("skipped: the ", name, " phase is not in clustercert ",
-                                  kToolVersion, "; this certificate covers connect and inventory"));
+                                  kToolVersion, "; this certificate covers connect, inventory and pairwise"));
   } else {
     phase.set_detail(absl::StrCat("skipped: the plan has no ", name, " section"));
   }
@@ -24,8 +24,7 @@ v1::PhaseResult Skipped(const char* name, bool requested) {
 }  // namespace
 
 std::vector<v1::PhaseResult> UnimplementedPhases(const plan::Plan& plan) {
-  return {Skipped("pairwise", plan.pairwise.enabled),
-          Skipped("collectives", plan.collectives.enabled), Skipped("uplink", plan.uplink.enabled)};
+  return {Skipped("collectives", plan.collectives.enabled), Skipped("uplink", plan.uplink.enabled)};
 }
 
 v1::Certificate BuildCertificate(const plan::Plan& plan, const std::vector<NodeState>& nodes,
@@ -50,6 +49,9 @@ v1::Certificate BuildCertificate(const plan::Plan& plan, const std::vector<NodeS
     node->set_agent_version(state.version.agent_version());
     if (state.inventory) *node->mutable_inventory() = *state.inventory;
   }
+
+  for (const auto& pair : record.pairs) *certificate.add_pairs() = pair;
+  for (const auto& suspect : record.suspects) *certificate.add_suspects() = suspect;
 
   std::vector<std::string> reasons;
   int blocking = 0;

@@ -21,6 +21,8 @@ struct RunRecord {
   absl::Time finished;
   std::vector<v1::PhaseResult> phases;
   std::vector<v1::Finding> checks;
+  std::vector<v1::PairResult> pairs;
+  std::vector<v1::Suspect> suspects;
 };
 
 v1::Certificate BuildCertificate(const plan::Plan& plan, const std::vector<NodeState>& nodes,

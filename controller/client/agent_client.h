@@ -30,6 +30,18 @@ class AgentClient {
   virtual void GetVersion(absl::Duration timeout, AgentCallback<v1::GetVersionResponse> done) = 0;
   virtual void GetInventory(const v1::GetInventoryRequest& request, absl::Duration timeout,
                             AgentCallback<v1::GetInventoryResponse> done) = 0;
+
+  // Peer-test endpoints (see NodeAgent in node_agent.proto).
+  virtual void PrepareEndpoint(const v1::PrepareEndpointRequest& request, absl::Duration timeout,
+                               AgentCallback<v1::PrepareEndpointResponse> done) = 0;
+  virtual void ConnectEndpoint(const v1::ConnectEndpointRequest& request, absl::Duration timeout,
+                               AgentCallback<v1::ConnectEndpointResponse> done) = 0;
+  virtual void RunEndpoint(const v1::RunEndpointRequest& request, absl::Duration timeout,
+                           AgentCallback<v1::RunEndpointResponse> done) = 0;
+  virtual void CloseEndpoint(const v1::CloseEndpointRequest& request, absl::Duration timeout,
+                             AgentCallback<v1::CloseEndpointResponse> done) = 0;
+  virtual void ReadPortCounters(const v1::ReadPortCountersRequest& request, absl::Duration timeout,
+                                AgentCallback<v1::ReadPortCountersResponse> done) = 0;
 };
 
 }  // namespace clustercert::controller

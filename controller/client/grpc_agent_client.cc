@@ -59,6 +59,51 @@ void GrpcAgentClient::GetInventory(const v1::GetInventoryRequest& request, absl:
       });
 }
 
+void GrpcAgentClient::PrepareEndpoint(const v1::PrepareEndpointRequest& request, absl::Duration timeout,
+                                AgentCallback<v1::PrepareEndpointResponse> done) {
+  StartCall<v1::PrepareEndpointRequest, v1::PrepareEndpointResponse>(
+      request, timeout, std::move(done),
+      [this](auto* context, auto* req, auto* response, auto callback) {
+        stub_->async()->PrepareEndpoint(context, req, response, std::move(callback));
+      });
+}
+
+void GrpcAgentClient::ConnectEndpoint(const v1::ConnectEndpointRequest& request, absl::Duration timeout,
+                                AgentCallback<v1::ConnectEndpointResponse> done) {
+  StartCall<v1::ConnectEndpointRequest, v1::ConnectEndpointResponse>(
+      request, timeout, std::move(done),
+      [this](auto* context, auto* req, auto* response, auto callback) {
+        stub_->async()->ConnectEndpoint(context, req, response, std::move(callback));
+      });
+}
+
+void GrpcAgentClient::RunEndpoint(const v1::RunEndpointRequest& request, absl::Duration timeout,
+                                AgentCallback<v1::RunEndpointResponse> done) {
+  StartCall<v1::RunEndpointRequest, v1::RunEndpointResponse>(
+      request, timeout, std::move(done),
+      [this](auto* context, auto* req, auto* response, auto callback) {
+        stub_->async()->RunEndpoint(context, req, response, std::move(callback));
+      });
+}
+
+void GrpcAgentClient::CloseEndpoint(const v1::CloseEndpointRequest& request, absl::Duration timeout,
+                                AgentCallback<v1::CloseEndpointResponse> done) {
+  StartCall<v1::CloseEndpointRequest, v1::CloseEndpointResponse>(
+      request, timeout, std::move(done),
+      [this](auto* context, auto* req, auto* response, auto callback) {
+        stub_->async()->CloseEndpoint(context, req, response, std::move(callback));
+      });
+}
+
+void GrpcAgentClient::ReadPortCounters(const v1::ReadPortCountersRequest& request, absl::Duration timeout,
+                                AgentCallback<v1::ReadPortCountersResponse> done) {
+  StartCall<v1::ReadPortCountersRequest, v1::ReadPortCountersResponse>(
+      request, timeout, std::move(done),
+      [this](auto* context, auto* req, auto* response, auto callback) {
+        stub_->async()->ReadPortCounters(context, req, response, std::move(callback));
+      });
+}
+
 absl::StatusOr<GrpcAgentClientFactory> GrpcAgentClientFactory::Create(
     const plan::AgentSettings& settings) {
   if (settings.insecure) return GrpcAgentClientFactory(grpc::InsecureChannelCredentials());

@@ -19,6 +19,16 @@ class GrpcAgentClient final : public AgentClient {
   void GetVersion(absl::Duration timeout, AgentCallback<v1::GetVersionResponse> done) override;
   void GetInventory(const v1::GetInventoryRequest& request, absl::Duration timeout,
                     AgentCallback<v1::GetInventoryResponse> done) override;
+  void PrepareEndpoint(const v1::PrepareEndpointRequest& request, absl::Duration timeout,
+                       AgentCallback<v1::PrepareEndpointResponse> done) override;
+  void ConnectEndpoint(const v1::ConnectEndpointRequest& request, absl::Duration timeout,
+                       AgentCallback<v1::ConnectEndpointResponse> done) override;
+  void RunEndpoint(const v1::RunEndpointRequest& request, absl::Duration timeout,
+                   AgentCallback<v1::RunEndpointResponse> done) override;
+  void CloseEndpoint(const v1::CloseEndpointRequest& request, absl::Duration timeout,
+                     AgentCallback<v1::CloseEndpointResponse> done) override;
+  void ReadPortCounters(const v1::ReadPortCountersRequest& request, absl::Duration timeout,
+                        AgentCallback<v1::ReadPortCountersResponse> done) override;
 
  private:
   std::shared_ptr<grpc::Channel> channel_;

@@ -7,11 +7,46 @@
 #include "controller/commands/command_support.h"
 #include "controller/phases/connect_phase.h"
 #include "controller/phases/inventory_phase.h"
+#include "controller/phases/pairwise_phase.h"
 
 namespace clustercert::controller {
 
+namespace {
+
+v1::PhaseResult RunPairwise(const plan::Plan& plan, std::vector<NodeState>& nodes,
+                            CertificationResult& result, RunRecord& record, Progress& progress,
+                            const std::function<absl::Time()>& now) {
+  v1::PhaseResult phase;
+  phase.set_name("pairwise");
+  const absl::Time start = now();
+  if (!plan.pairwise.enabled) {
+    phase.set_status("skipped");
+    phase.set_detail("skipped: the plan has no pairwise section");
+  } else if (result.reachable < 2) {
+    phase.set_status("fail");
+    phase.set_detail("fewer than two agents answered: no pair to test");
+  } else {
+    PairwiseOutcome outcome = RunPairwisePhase(nodes, plan, result.checks, progress);
+    int blocking = 0;
+    for (const auto& check : outcome.checks) blocking += checks::BlocksCertification(check) ? 1 : 0;
+    phase.set_status(blocking == 0 && outcome.rounds > 0 ? "pass" : "fail");
+    phase.set_detail(absl::StrCat(outcome.pairs.size(), " cell(s) in ", outcome.rounds,
+                                  " round(s), ", outcome.failing, " failing, ",
+                                  outcome.suspects.size(), " suspect(s)"));
+    for (auto& check : outcome.checks) result.checks.push_back(std::move(check));
+    record.pairs = std::move(outcome.pairs);
+    record.suspects = std::move(outcome.suspects);
+  }
+  phase.set_duration_ms(absl::ToInt64Milliseconds(now() - start));
+  progress.Line("pairwise", phase.detail());
+  return phase;
+}
+
+}  // namespace
+
 CertificationResult RunCertification(const plan::Plan& plan, std::vector<NodeState>& nodes,
-                                     Progress& progress, const std::function<absl::Time()>& now) {
+                                     Progress& progress, const std::function<absl::Time()>& now,
+                                     PhaseScope scope) {
   CertificationResult result;
   RunRecord record;
   record.started = now();
@@ -45,9 +80,12 @@ CertificationResult RunCertification(const plan::Plan& plan, std::vector<NodeSta
   inventory.set_duration_ms(absl::ToInt64Milliseconds(now() - phase_start));
   record.phases.push_back(inventory);
 
-  for (auto& phase : UnimplementedPhases(plan)) {
-    progress.Line(phase.name(), phase.detail());
-    record.phases.push_back(std::move(phase));
+  if (scope == PhaseScope::kAll) {
+    record.phases.push_back(RunPairwise(plan, nodes, result, record, progress, now));
+    for (auto& phase : UnimplementedPhases(plan)) {
+      progress.Line(phase.name(), phase.detail());
+      record.phases.push_back(std::move(phase));
+    }
   }
   record.checks = result.checks;
   record.finished = now();

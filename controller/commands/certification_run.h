@@ -20,8 +20,12 @@ struct CertificationResult {
   int reachable = 0;
 };
 
+// Which phases to run: `inventory` stops after the inventory phase.
+enum class PhaseScope { kInventoryOnly, kAll };
+
 CertificationResult RunCertification(const plan::Plan& plan, std::vector<NodeState>& nodes,
-                                     Progress& progress, const std::function<absl::Time()>& now);
+                                     Progress& progress, const std::function<absl::Time()>& now,
+                                     PhaseScope scope = PhaseScope::kAll);
 
 // The exit status for a finished run (0, 1 or 3).
 int ExitCodeFor(const CertificationResult& result, size_t node_count);

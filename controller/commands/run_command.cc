@@ -7,6 +7,7 @@
 #include "controller/certificate/certificate_writer.h"
 #include "controller/commands/certification_run.h"
 #include "controller/commands/finding_table.h"
+#include "controller/commands/matrix_table.h"
 
 namespace clustercert::controller {
 
@@ -34,6 +35,13 @@ int RunRunCommand(const std::vector<std::string>& args, const CommandOptions& op
                 result.certificate.verdict().c_str(), path->c_str());
   } else {
     std::printf("%s", RenderFindingTables(nodes, result.checks, options.color).c_str());
+    std::vector<std::string> names;
+    for (const auto& node : plan.nodes) names.push_back(node.name);
+    const auto& certificate = result.certificate;
+    std::printf("%s", RenderPairMatrices(names, {certificate.pairs().begin(), certificate.pairs().end()},
+                                         {certificate.suspects().begin(), certificate.suspects().end()},
+                                         options.color)
+                          .c_str());
     std::printf("verdict: %s", result.certificate.verdict().c_str());
     if (result.certificate.verdict_reasons_size() > 0) {
       std::vector<std::string> reasons(result.certificate.verdict_reasons().begin(),

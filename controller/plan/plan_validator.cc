@@ -180,8 +180,8 @@ void CheckPairwise(const Plan& plan, PlanErrorList* errors) {
     const bool k_batch = pairwise.pattern == PairwisePattern::kKBatch;
     if (k_batch && plan.locations.count("pairwise.k") == 0) {
       errors->Add(LocationOf(plan, {"pairwise.pattern", "pairwise"}), "pairwise.k",
-                  "pairwise.pattern is k-batch but pairwise.k is missing; k-batch needs k, the "
-                  "number of nodes per batch (2 or more).");
+                  "pairwise.pattern is k-batch but pairwise.k is missing; k-batch needs k, how "
+                  "many nodes after each node around the ring it is paired with (2 or more).");
     }
     if (!k_batch && plan.locations.count("pairwise.k") != 0) {
       errors->Add(LocationOf(plan, {"pairwise.k"}), "pairwise.k",

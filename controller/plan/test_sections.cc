@@ -245,7 +245,7 @@ void ParsePairwiseSection(MapReader& top, Pairwise* pairwise) {
                         : pattern == "ring"    ? PairwisePattern::kRing
                                                : PairwisePattern::kKBatch;
   }
-  section->Int("k", 2, 1024, "an integer from 2 to 1024 (nodes per batch for pattern k-batch)",
+  section->Int("k", 2, 1024, "an integer from 2 to 1024 (for pattern k-batch: each node is paired with the k nodes after it around the ring)",
                &pairwise->k);
   if (std::optional<YamlField> tests = section->Get("tests")) {
     if (auto values = ReadChoiceList(

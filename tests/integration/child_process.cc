@@ -67,6 +67,13 @@ int ChildProcess::Terminate(int timeout_ms) {
   return code;
 }
 
+int ChildProcess::Wait(int timeout_ms) {
+  if (pid_ <= 0) return -1;
+  int code = WaitFor(pid_, timeout_ms);
+  if (code >= 0) pid_ = -1;
+  return code;
+}
+
 std::string ChildProcess::Stdout() const { return ReadFile(out_path_); }
 std::string ChildProcess::Stderr() const { return ReadFile(err_path_); }
 

@@ -20,6 +20,8 @@ class ChildProcess {
   pid_t pid() const { return pid_; }
   // Sends SIGTERM and waits up to `timeout_ms`; returns the exit status or -1.
   int Terminate(int timeout_ms = 5000);
+  // Waits up to `timeout_ms` for the process to exit by itself; the exit status or -1.
+  int Wait(int timeout_ms);
   std::string Stdout() const;
   std::string Stderr() const;
 

@@ -134,8 +134,8 @@ const std::vector<RejectCase> kPairwiseCases = {
     {"KBatchWithoutK",
      {{"pattern: all-pairs", "pattern: k-batch"}},
      "pattern: |k-batch",
-     "pairwise.pattern is k-batch but pairwise.k is missing; k-batch needs k, the number of nodes "
-     "per batch (2 or more)."},
+     "pairwise.pattern is k-batch but pairwise.k is missing; k-batch needs k, how many nodes "
+     "after each node around the ring it is paired with (2 or more)."},
     {"KTooSmall",
      {{"pattern: all-pairs", "pattern: k-batch\n  k: 1"}},
      "  k: |1",

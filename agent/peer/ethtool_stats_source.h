@@ -1,0 +1,38 @@
+#pragma once
+
+#include <cstdint>
+#include <map>
+#include <string>
+
+#include "absl/status/statusor.h"
+
+namespace clustercert::peer {
+
+// A netdev's ethtool statistics (what `ethtool -S IF` prints), by name. The
+// RDMA counters in sysfs do not carry pause frames or port-level discards;
+// the Ethernet driver does, so a RoCE port's congestion picture needs both.
+// An error Status (naming the netdev and the cause) means nothing was read.
+class EthtoolStatsSource {
+ public:
+  virtual ~EthtoolStatsSource() = default;
+  virtual absl::StatusOr<std::map<std::string, uint64_t>> Read(const std::string& netdev) = 0;
+};
+
+// The live EthtoolStatsSource: SIOCETHTOOL on a datagram socket with
+// ETHTOOL_GSSET_INFO (how many ETH_SS_STATS strings), ETHTOOL_GSTRINGS and
+// ETHTOOL_GSTATS, as `ethtool -S` does; needs no privilege. Keeps only the
+// statistics that speak to congestion and loss: names containing "pause",
+// "discard" or "out_of_buffer" (mlx5: rx_pause_ctrl_phy, tx_prio3_pause,
+// rx_discards_phy, rx_out_of_buffer). Errors: NotFound for an unknown netdev
+// (ENODEV), Unimplemented when the driver has no statistics (lo, some
+// virtual devices), PermissionDenied, InvalidArgument for a name longer than
+// IFNAMSIZ, Unavailable otherwise.
+class IoctlEthtoolStatsSource : public EthtoolStatsSource {
+ public:
+  absl::StatusOr<std::map<std::string, uint64_t>> Read(const std::string& netdev) override;
+};
+
+// True for the ethtool statistic names IoctlEthtoolStatsSource keeps.
+bool IsKeptEthtoolStat(const std::string& name);
+
+}  // namespace clustercert::peer

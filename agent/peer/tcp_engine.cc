@@ -1,0 +1,134 @@
+#include "agent/peer/tcp_engine.h"
+
+#include <cmath>
+#include <string>
+#include <utility>
+
+#include "absl/strings/str_cat.h"
+#include "agent/peer/tcp_client_endpoint.h"
+#include "agent/peer/tcp_server_endpoint.h"
+#include "agent/peer/tcp_socket.h"
+
+namespace clustercert::peer {
+namespace {
+
+constexpr uint64_t kDefaultBandwidthBytes = 65536;
+constexpr uint64_t kDefaultLatencyBytes = 2;
+constexpr uint64_t kDefaultIterations = 1000;
+
+bool IsBandwidthTest(const std::string& test) {
+  return test == "write_bw" || test == "send_bw" || test == "read_bw";
+}
+bool IsLatencyTest(const std::string& test) {
+  return test == "write_lat" || test == "send_lat" || test == "read_lat";
+}
+
+}  // namespace
+
+absl::StatusOr<TcpTestOptions> TcpTestOptions::FromSpec(const v1::PeerTestSpec& spec) {
+  TcpTestOptions options;
+  if (!spec.engine().empty() && spec.engine() != "tcp") {
+    return absl::InvalidArgumentError(absl::StrCat("engine \"", spec.engine(),
+                                                   "\" was given to the tcp engine, which runs "
+                                                   "only engine \"tcp\""));
+  }
+  options.test = spec.test();
+  if (IsBandwidthTest(spec.test())) {
+    options.kind = Kind::kBandwidth;
+  } else if (IsLatencyTest(spec.test())) {
+    options.kind = Kind::kLatency;
+  } else {
+    return absl::InvalidArgumentError(absl::StrCat("test \"", spec.test(),
+                                                   "\" is not one of write_bw, send_bw, read_bw, "
+                                                   "write_lat, send_lat, read_lat"));
+  }
+  if (spec.role() != "server" && spec.role() != "client") {
+    return absl::InvalidArgumentError(
+        absl::StrCat("role \"", spec.role(), "\" is neither server nor client"));
+  }
+  options.server = spec.role() == "server";
+  if (!spec.memory().empty() && spec.memory() != "host") {
+    return absl::InvalidArgumentError(
+        absl::StrCat("memory \"", spec.memory(),
+                     "\" is not supported by the tcp engine, which "
+                     "moves host memory only: use memory \"host\" or the verbs engine"));
+  }
+
+  absl::StatusOr<SocketAddress> address = SocketAddress::FromLiteral(spec.data_ip(), 0);
+  if (!address.ok()) {
+    return absl::InvalidArgumentError(
+        absl::StrCat("data_ip \"", spec.data_ip(),
+                     "\" is not a literal IPv4 or IPv6 address: give the "
+                     "data-plane interface's own address"));
+  }
+  if (address->ip() == "0.0.0.0" || address->ip() == "::") {
+    return absl::InvalidArgumentError(
+        absl::StrCat("data_ip ", spec.data_ip(),
+                     " is the unspecified address: give the data-plane "
+                     "interface's own address, so the test runs over that interface"));
+  }
+  options.data_ip = spec.data_ip();
+
+  const bool latency = options.kind == Kind::kLatency;
+  options.message_bytes = spec.message_bytes();
+  if (options.message_bytes == 0) {
+    options.message_bytes = latency ? kDefaultLatencyBytes : kDefaultBandwidthBytes;
+  }
+  if (options.message_bytes > kMaxMessageBytes) {
+    return absl::InvalidArgumentError(absl::StrCat("message_bytes ", spec.message_bytes(),
+                                                   " is outside 1..", kMaxMessageBytes,
+                                                   " (64 MiB) for the tcp engine"));
+  }
+  options.streams = spec.streams() == 0 ? 1 : spec.streams();
+  if (options.streams > kMaxStreams) {
+    return absl::InvalidArgumentError(absl::StrCat("streams ", spec.streams(), " is outside 1..",
+                                                   kMaxStreams, " for the tcp engine"));
+  }
+  if (latency && options.streams != 1) {
+    return absl::InvalidArgumentError(absl::StrCat("streams ", spec.streams(),
+                                                   " is outside 1..1 for ", spec.test(),
+                                                   ": latency runs on one stream"));
+  }
+  if (latency && spec.bidirectional()) {
+    return absl::InvalidArgumentError(absl::StrCat("bidirectional is not supported for ",
+                                                   spec.test(),
+                                                   ": a ping-pong already goes both ways"));
+  }
+  options.bidirectional = spec.bidirectional();
+
+  const double seconds = spec.duration_s();
+  if (std::isnan(seconds) || seconds < 0 || seconds > kMaxDurationSeconds) {
+    return absl::InvalidArgumentError(
+        absl::StrCat("duration_s ", seconds, " is outside 0 < duration_s <= ", kMaxDurationSeconds,
+                     " (0 selects iterations mode)"));
+  }
+  if (seconds > 0) {
+    options.duration = absl::Seconds(seconds);
+    return options;
+  }
+  options.iterations = spec.iterations() == 0 ? kDefaultIterations : spec.iterations();
+  const uint64_t max_iterations = latency ? kMaxLatencySamples : kMaxIterations;
+  if (options.iterations > max_iterations) {
+    return absl::InvalidArgumentError(absl::StrCat(
+        "iterations ", spec.iterations(), " is outside 1..", max_iterations, " for ", spec.test(),
+        latency ? " (every latency sample is kept for percentiles)" : ""));
+  }
+  return options;
+}
+
+absl::StatusOr<std::unique_ptr<PeerEndpoint>> TcpEngine::Prepare(const v1::PeerTestSpec& spec) {
+  absl::StatusOr<TcpTestOptions> options = TcpTestOptions::FromSpec(spec);
+  if (!options.ok()) return options.status();
+  if (options->server) {
+    absl::StatusOr<std::unique_ptr<TcpServerEndpoint>> server =
+        TcpServerEndpoint::Create(*std::move(options));
+    if (!server.ok()) return server.status();
+    return std::unique_ptr<PeerEndpoint>(*std::move(server));
+  }
+  absl::StatusOr<SocketAddress> local = SocketAddress::FromLiteral(options->data_ip, 0);
+  if (!local.ok()) return local.status();
+  return std::unique_ptr<PeerEndpoint>(
+      std::make_unique<TcpClientEndpoint>(*std::move(options), *local));
+}
+
+}  // namespace clustercert::peer

@@ -1,0 +1,68 @@
+#pragma once
+
+#include <cstdint>
+#include <memory>
+#include <string>
+
+#include "absl/status/statusor.h"
+#include "absl/time/time.h"
+#include "agent/peer/peer_endpoint.h"
+#include "clustercert/v1/peer.pb.h"
+
+namespace clustercert::peer {
+
+// A PeerTestSpec checked and completed for the tcp engine. Zero (proto3's
+// "unset") takes perftest's default: message_bytes 65,536 for bandwidth and
+// 2 for latency, 1 stream, 1,000 iterations when duration_s is 0 too.
+struct TcpTestOptions {
+  static constexpr uint64_t kMaxMessageBytes = uint64_t{64} << 20;
+  static constexpr uint32_t kMaxStreams = 64;
+  static constexpr double kMaxDurationSeconds = 3600;
+  static constexpr uint64_t kMaxIterations = 100'000'000;
+  // Latency keeps every sample for its percentiles (8 bytes each).
+  static constexpr uint64_t kMaxLatencySamples = 10'000'000;
+
+  enum class Kind { kBandwidth, kLatency };
+
+  std::string test;  // as in the spec: write_bw, send_lat, ...
+  Kind kind = Kind::kBandwidth;
+  bool server = false;
+  std::string data_ip;
+  uint64_t message_bytes = 0;
+  uint32_t streams = 1;
+  absl::Duration duration = absl::ZeroDuration();  // > 0: duration mode
+  uint64_t iterations = 0;                         // when duration is zero
+  bool bidirectional = false;
+
+  // InvalidArgument naming the field, the value and the allowed range.
+  static absl::StatusOr<TcpTestOptions> FromSpec(const v1::PeerTestSpec& spec);
+};
+
+// Peer tests over plain TCP between two data-plane addresses: the fallback
+// where RDMA is absent, and a baseline for it. write_bw, send_bw and read_bw
+// all measure stream bandwidth from client to server (TCP has no one-sided
+// read); the *_lat tests measure ping-pong latency on one stream with
+// TCP_NODELAY and report one-way = RTT/2 (read_lat: the RTT, as perftest).
+//
+// Server (role "server"): Prepare binds a listening socket on data_ip, port 0,
+// and publishes {address, tcp_port}; Connect only records the client's
+// address; Run accepts the client's streams and receives (or echoes).
+// Client (role "client"): Prepare touches no network; Connect opens the
+// streams from data_ip; Run sends, one thread per stream.
+//
+// Results: for bandwidth the receiver's figure is authoritative (bytes from
+// its first received byte to the last end of stream, like iperf3's receiver
+// line). Unidirectional: the server's result is the receiver figure and the
+// client's is the sender figure (start to the receiver's confirmation).
+// Bidirectional: each side reports the direction it receives; the pair's
+// figure is the sum of both results. Latency: the client's result.
+//
+// Every wait is bounded by the Connect/Run deadline; a vanished peer is
+// Unavailable, an overrun DeadlineExceeded. An endpoint owns its sockets and
+// buffers; destroy it only after Run has returned.
+class TcpEngine : public PeerEngine {
+ public:
+  absl::StatusOr<std::unique_ptr<PeerEndpoint>> Prepare(const v1::PeerTestSpec& spec) override;
+};
+
+}  // namespace clustercert::peer

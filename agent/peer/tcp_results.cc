@@ -1,0 +1,106 @@
+#include "agent/peer/tcp_results.h"
+
+#include <algorithm>
+#include <optional>
+#include <utility>
+
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_format.h"
+#include "common/perf_stats.h"
+
+namespace clustercert::peer {
+
+std::string FormatSeconds(SteadyClock::duration elapsed) {
+  return absl::StrFormat("%.1f s", std::chrono::duration<double>(elapsed).count());
+}
+
+std::string StreamName(size_t index, size_t count, absl::string_view doing) {
+  return absl::StrCat("stream ", index + 1, " of ", count, ", ", doing);
+}
+
+absl::Status StreamFailure(const absl::Status& status, absl::string_view peer,
+                           SteadyClock::time_point run_start, absl::string_view stream) {
+  const std::string after = FormatSeconds(SteadyClock::now() - run_start);
+  switch (status.code()) {
+    case absl::StatusCode::kUnavailable:
+      return absl::UnavailableError(absl::StrCat("peer ", peer, " closed the connection after ",
+                                                 after, ": ", status.message(), " (", stream,
+                                                 "); check that the peer agent is alive"));
+    case absl::StatusCode::kDeadlineExceeded:
+      return absl::DeadlineExceededError(absl::StrCat(
+          "the tcp test with peer ", peer, " reached its deadline after ", after, " (", stream,
+          "): the deadline must exceed duration_s, or the peer stopped reading or writing"));
+    default:
+      return absl::Status(status.code(),
+                          absl::StrCat("tcp ", stream, " with peer ", peer, " failed after ", after,
+                                       ": ", status.message()));
+  }
+}
+
+StreamTally Sum(const std::vector<StreamTally>& tallies) {
+  StreamTally total;
+  total.first = tallies.front().first;
+  total.last = tallies.front().last;
+  for (const StreamTally& tally : tallies) {
+    total.bytes += tally.bytes;
+    total.messages += tally.messages;
+    total.first = std::min(total.first, tally.first);
+    total.last = std::max(total.last, tally.last);
+  }
+  return total;
+}
+
+v1::BandwidthStats BandwidthOf(const TcpTestOptions& options, uint64_t bytes,
+                               SteadyClock::duration elapsed) {
+  // TCP has no per-message completions to time, so no peak: 0, as perftest
+  // prints in duration mode.
+  return ComputeBandwidth(options.message_bytes, bytes / options.message_bytes,
+                          absl::FromChrono(elapsed), std::nullopt);
+}
+
+std::string StreamCount(const TcpTestOptions& options) {
+  return absl::StrCat("tcp, ", options.streams, options.streams == 1 ? " stream" : " streams",
+                      options.bidirectional ? " each way, bidirectional" : "");
+}
+
+absl::Status CheckReceived(const TcpTestOptions& options, const std::vector<StreamTally>& tallies,
+                           absl::string_view direction) {
+  for (size_t i = 0; i < tallies.size(); ++i) {
+    const uint64_t bytes = tallies[i].bytes;
+    const bool whole = bytes % options.message_bytes == 0;
+    const bool complete = options.duration > absl::ZeroDuration() ||
+                          bytes == options.iterations * options.message_bytes;
+    if (!whole || !complete) {
+      return absl::DataLossError(absl::StrCat(
+          direction, " stream ", i + 1, " of ", tallies.size(), " delivered ", bytes,
+          " bytes, expected ",
+          options.duration > absl::ZeroDuration()
+              ? absl::StrCat("whole ", options.message_bytes, "-byte messages")
+              : absl::StrCat(options.iterations, " x ", options.message_bytes, " bytes"),
+          ": the sender stopped early or was prepared with a different spec"));
+    }
+  }
+  return absl::OkStatus();
+}
+
+// One connection of the test with the peer's "ip:port" for messages.
+
+absl::Status CheckDurationFits(const TcpTestOptions& options, absl::Time deadline) {
+  const absl::Duration left = deadline - absl::Now();
+  if (options.duration == absl::ZeroDuration() || options.duration < left) {
+    return absl::OkStatus();
+  }
+  return absl::DeadlineExceededError(absl::StrFormat(
+      "the tcp %s run has %.1f s before its deadline, less than its duration_s %.1f: give Run "
+      "a deadline beyond the test's duration",
+      options.test, absl::ToDoubleSeconds(left), absl::ToDoubleSeconds(options.duration)));
+}
+
+v1::LatencyStats LatencyOf(const TcpTestOptions& options, std::vector<double> rtt_us) {
+  if (options.test != "read_lat") {
+    for (double& sample : rtt_us) sample = OneWayFromRoundTrip(sample);
+  }
+  return ComputeLatency(std::move(rtt_us));
+}
+
+}  // namespace clustercert::peer

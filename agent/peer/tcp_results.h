@@ -1,0 +1,57 @@
+#pragma once
+
+#include <cstddef>
+#include <string>
+#include <vector>
+
+#include "absl/status/status.h"
+#include "absl/strings/string_view.h"
+#include "agent/peer/tcp_engine.h"
+#include "agent/peer/tcp_socket.h"
+#include "agent/peer/tcp_streams.h"
+#include "clustercert/v1/peer.pb.h"
+
+// What the tcp server and client endpoints share: turning stream tallies into
+// PeerTestResult figures (perftest's arithmetic) and stream failures into
+// sentences that name the peer, the stream and how far the run got.
+namespace clustercert::peer {
+
+// Receivers read in chunks this large whatever the message size: fewer
+// system calls, and TCP keeps no message boundaries anyway.
+inline constexpr size_t kReceiveChunkBytes = 512 * 1024;
+
+// One connection of a test, with the peer's "ip:port" for messages.
+struct Stream {
+  TcpSocket socket;
+  std::string peer;
+};
+
+// "1.2 s".
+std::string FormatSeconds(SteadyClock::duration elapsed);
+// "stream 3 of 8, sending".
+std::string StreamName(size_t index, size_t count, absl::string_view doing);
+// "tcp, 8 streams" or "tcp, 8 streams each way, bidirectional".
+std::string StreamCount(const TcpTestOptions& options);
+
+// Puts a stream's clause-level failure into a sentence; keeps the code.
+absl::Status StreamFailure(const absl::Status& status, absl::string_view peer,
+                           SteadyClock::time_point run_start, absl::string_view stream);
+
+// The bytes of one direction and its span, earliest `first` to latest `last`.
+StreamTally Sum(const std::vector<StreamTally>& tallies);
+
+// Receivers check what they got: whole messages and, in iterations mode, the
+// exact count, so a sender that stopped early is not taken for a short test.
+absl::Status CheckReceived(const TcpTestOptions& options, const std::vector<StreamTally>& tallies,
+                           absl::string_view direction);
+
+// DeadlineExceeded at once when duration_s cannot end before `deadline`,
+// rather than running into it.
+absl::Status CheckDurationFits(const TcpTestOptions& options, absl::Time deadline);
+
+v1::BandwidthStats BandwidthOf(const TcpTestOptions& options, uint64_t bytes,
+                               SteadyClock::duration elapsed);
+// From round trips: one-way = RTT/2 for write/send, the RTT for read (perftest).
+v1::LatencyStats LatencyOf(const TcpTestOptions& options, std::vector<double> rtt_us);
+
+}  // namespace clustercert::peer

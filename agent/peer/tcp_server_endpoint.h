@@ -1,0 +1,52 @@
+#pragma once
+
+#include <memory>
+#include <optional>
+#include <vector>
+
+#include "absl/status/status.h"
+#include "absl/status/statusor.h"
+#include "absl/time/time.h"
+#include "agent/peer/peer_endpoint.h"
+#include "agent/peer/tcp_engine.h"
+#include "agent/peer/tcp_results.h"
+#include "agent/peer/tcp_socket.h"
+#include "agent/peer/tcp_streams.h"
+
+namespace clustercert::peer {
+
+// The passive side of a tcp peer test. Create listens on data_ip (port 0) and
+// publishes {address, tcp_port}; Connect records the client's address, the
+// only one whose connections Run accepts; Run accepts the client's streams
+// (dropping strays: other sources, missing or foreign headers), then
+// receives and measures (bandwidth; also sends the reverse half when
+// bidirectional) or echoes (latency). Sockets close when Run returns.
+class TcpServerEndpoint : public PeerEndpoint {
+ public:
+  static absl::StatusOr<std::unique_ptr<TcpServerEndpoint>> Create(TcpTestOptions options);
+
+  const v1::EndpointInfo& local_info() const override { return info_; }
+  absl::Status Connect(const v1::EndpointInfo& peer, absl::Time deadline) override;
+  absl::StatusOr<v1::PeerTestResult> Run(absl::Time deadline) override;
+
+ private:
+  TcpServerEndpoint(TcpTestOptions options, SocketAddress local, TcpSocket listener);
+
+  absl::Status AcceptStreams(absl::Time deadline, SteadyClock::time_point run_start);
+  absl::StatusOr<v1::PeerTestResult> RunBandwidth(absl::Time deadline,
+                                                  SteadyClock::time_point run_start);
+  absl::StatusOr<v1::PeerTestResult> RunEcho(absl::Time deadline,
+                                             SteadyClock::time_point run_start);
+
+  TcpTestOptions options_;
+  SocketAddress local_;
+  TcpSocket listener_;
+  v1::EndpointInfo info_;
+  std::optional<SocketAddress> client_;
+  bool ran_ = false;
+  std::vector<std::optional<Stream>> forward_;
+  std::vector<std::optional<Stream>> reverse_;
+  std::optional<Stream> ping_pong_;
+};
+
+}  // namespace clustercert::peer

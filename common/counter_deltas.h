@@ -1,0 +1,55 @@
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "clustercert/v1/counters.pb.h"
+
+// What port counters mean between two reads: deltas, their category, and the
+// sentences worth telling an engineer. Shared by the agent (which reads the
+// counters) and the controller (which diffs the reads around each test).
+namespace clustercert::counters {
+
+// counters/port_xmit_data and counters/port_rcv_data count 4-byte words.
+inline constexpr uint64_t kBytesPerDataWord = 4;
+
+// True for the counters that count 4-byte words (port_xmit_data, port_rcv_data).
+bool CountsDataWords(const std::string& name);
+
+// Words of port_xmit_data / port_rcv_data to bytes.
+constexpr uint64_t DataWordsToBytes(uint64_t words) { return words * kBytesPerDataWord; }
+
+// What a counter says about a test: "error" (link flaps, bit errors, loss
+// and retransmission, drops), "congestion" (CNPs, ECN marks, pause frames,
+// credit waits), "traffic" (data and packet counts) or "other" (counters that
+// judge nothing, e.g. VL15_dropped, ack_deferred, flush errors from teardown).
+std::string CounterCategory(const std::string& name);
+
+
+// How every counter moved between two reads of the same port, in `after`'s
+// order, then the counters read only before. A counter that went backwards
+// (reset or wrap) gets delta 0 and a note; one read on only one side gets
+// delta 0 and a note; one pinned at its IB width's maximum (the 16-bit
+// symbol_error at 65535) keeps its delta and a note that it saturated.
+std::vector<v1::CounterDelta> DiffCounters(const v1::PortCounters& before,
+                                           const v1::PortCounters& after);
+
+// Names the port in concern sentences and says which priority carries RDMA.
+struct ConcernContext {
+  std::string device;     // "mlx5_0"; empty: sentences start with the counter
+  uint32_t port = 0;      // 1
+  int rdma_priority = 3;  // the RoCE traffic's 802.1p priority; -1 when unknown
+};
+
+// Sentences for what the deltas show, each naming the counter, the change and
+// the fix, without the node (the caller prefixes it): one per error counter
+// that rose ("mlx5_0 port 1: link_downed +2 during the test: the link flapped
+// — reseat or replace the cable/transceiver"), a warning when pause frames
+// rose on a priority other than the RDMA one, and an informational sentence
+// when CNPs or ECN marks rose with no pause frames ("congestion handled by ECN
+// only"). Empty when the port stayed clean.
+std::vector<std::string> CounterConcerns(const std::vector<v1::CounterDelta>& deltas,
+                                         const ConcernContext& context = {});
+
+}  // namespace clustercert::counters

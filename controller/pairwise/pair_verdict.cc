@@ -1,0 +1,305 @@
+#include "controller/pairwise/pair_verdict.h"
+
+#include <cmath>
+#include <limits>
+#include <string>
+#include <utility>
+
+#include "absl/strings/match.h"
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_format.h"
+#include "absl/strings/string_view.h"
+#include "controller/checks/finding_builder.h"
+
+namespace clustercert::pairwise {
+namespace {
+
+// A threshold compared at "exactly 80 %" must not flip on the last bit of a
+// product like 0.8 x 200.
+constexpr double kRelativeSlack = 1e-9;
+
+constexpr char kTriageOrder[] =
+    "check in this order MTU, PFC, the cable/transceiver, the NIC's PCIe gen/lanes, NUMA "
+    "placement";
+
+// 92.4, 159.98, 0.048726, 1011.3: five significant digits (so a pair just
+// under a floor does not print as the floor), never an exponent.
+std::string FormatValue(double value) {
+  if (value == 0) return "0";
+  if (std::fabs(value) >= 100000) return absl::StrFormat("%.0f", value);
+  return absl::StrFormat("%.5g", value);
+}
+
+// Fixed decimals without trailing zeros: 1.50 -> "1.5", 2.00 -> "2".
+std::string FormatFixed(double value, int decimals) {
+  std::string text = absl::StrFormat("%.*f", decimals, value);
+  if (text.find('.') != std::string::npos) {
+    while (text.back() == '0') text.pop_back();
+    if (text.back() == '.') text.pop_back();
+  }
+  return text;
+}
+
+// Percentages are truncated to a tenth, so a pair just under the floor never
+// reads as exactly at it (79.99 % shows as 79.9 %, not 80 %).
+std::string FormatPercent(double fraction) {
+  const double tenths = std::floor(fraction * 1000 + 1e-6);
+  return FormatFixed(tenths / 10, 1);
+}
+
+std::string Endpoint(const std::string& node, const std::string& rail) {
+  return rail.empty() ? node : absl::StrCat(node, " ", rail);
+}
+
+// "node1 mlx5_0 -> node3 mlx5_0 write_bw"
+std::string PairSubject(const PairMeasurement& m) {
+  return absl::StrCat(Endpoint(m.client, m.rail), " -> ", Endpoint(m.server, m.rail), " ", m.test);
+}
+
+// "node1 mlx5_0 -> node3 mlx5_0 write_bw host"
+std::string Subject(const PairMeasurement& m) {
+  std::string subject = PairSubject(m);
+  if (!m.memory.empty()) absl::StrAppend(&subject, " ", m.memory);
+  return subject;
+}
+
+v1::Finding Make(absl::string_view id, const PairMeasurement& m, absl::string_view status,
+                 checks::Severity severity) {
+  v1::Finding finding;
+  finding.set_id(std::string(id));
+  finding.set_node(m.client);
+  finding.set_device(m.rail);
+  finding.set_status(std::string(status));
+  finding.set_severity(checks::SeverityName(severity));
+  return finding;
+}
+
+void Fill(v1::Finding& finding, std::string observed, std::string expected, std::string message,
+          std::string remedy = {}) {
+  finding.set_observed(std::move(observed));
+  finding.set_expected(std::move(expected));
+  finding.set_message(std::move(message));
+  finding.set_remedy(std::move(remedy));
+}
+
+std::string ErrorText(const PairMeasurement& m) {
+  return m.error.empty() ? std::string("the test did not complete") : m.error;
+}
+
+v1::Finding JudgeBandwidth(const plan::Pairwise& plan, const PairMeasurement& m) {
+  constexpr char kId[] = "pairwise.bandwidth";
+  const double fraction = plan.min_fraction_of_line_rate;
+  const std::string subject = Subject(m);
+  const std::string fabric_fault =
+      absl::StrCat("More than ", FormatPercent(1 - fraction),
+                   " % under line rate is a fabric "
+                   "fault: ",
+                   kTriageOrder,
+                   "; the node or rail the failing pairs share is named by the pairwise "
+                   "localisation.");
+  if (!m.ok) {
+    v1::Finding finding = Make(kId, m, checks::kFail, checks::Severity::kError);
+    Fill(finding, absl::StrCat("error: ", ErrorText(m)),
+         absl::StrCat(">= ", FormatPercent(fraction), " % of line rate"),
+         absl::StrCat(subject, ": the bandwidth test failed: ", ErrorText(m), "."),
+         absl::StrCat("A pair that cannot connect or stalls often has an MTU mismatch on the path "
+                      "(hosts at 9000, a switch port or bridge at 1500); ",
+                      kTriageOrder, "."));
+    return finding;
+  }
+  if (!m.result.has_bandwidth()) {
+    v1::Finding finding = Make(kId, m, checks::kUnknown, checks::Severity::kError);
+    Fill(finding, "unknown: the node-agent returned no bandwidth figures",
+         absl::StrCat(">= ", FormatPercent(fraction), " % of line rate"),
+         absl::StrCat(subject,
+                      ": bandwidth is unknown (the node-agent returned no bandwidth "
+                      "figures)."),
+         "Re-run the pairwise phase with a node-agent that reports bandwidth; an unknown never "
+         "counts as a pass.");
+    return finding;
+  }
+  const double gbps = m.result.bandwidth().avg_gbps();
+  const std::string measured = absl::StrCat(FormatValue(gbps), " Gb/s");
+  if (m.line_rate_gbps <= 0) {
+    v1::Finding finding = Make(kId, m, checks::kSkipped, checks::Severity::kError);
+    Fill(finding, measured, "",
+         absl::StrCat(subject, ": ", measured, "; no line rate to compare with."),
+         "Set fabric.link_rate_gbps in the plan, or let the inventory read the port rate, to "
+         "judge pair bandwidth.");
+    return finding;
+  }
+  const double line = m.line_rate_gbps;
+  const double floor_gbps = fraction * line;
+  const std::string line_text = absl::StrCat(FormatValue(line), " Gb/s");
+  const std::string observed =
+      absl::StrCat(measured, " (", FormatPercent(gbps / line), " % of ", line_text, ")");
+  const std::string expected = absl::StrCat(">= ", FormatValue(floor_gbps), " Gb/s (",
+                                            FormatPercent(fraction), " % of ", line_text, ")");
+  const std::string message =
+      absl::StrCat(subject, ": ", measured, ", ", FormatPercent(gbps / line), " % of ", line_text,
+                   " (plan floor ", FormatPercent(fraction), " %).");
+  if (gbps >= floor_gbps * (1 - kRelativeSlack)) {
+    v1::Finding finding = Make(kId, m, checks::kPass, checks::Severity::kError);
+    Fill(finding, observed, expected, message);
+    return finding;
+  }
+  v1::Finding finding = Make(kId, m, checks::kFail, checks::Severity::kError);
+  std::string remedy = fabric_fault;
+  if (gbps <= 0) {
+    remedy = absl::StrCat(
+        "No data moved: a path MTU mismatch (hosts at 9000, a switch port or bridge at 1500) "
+        "does exactly this. ",
+        fabric_fault);
+  }
+  Fill(finding, observed, expected, message, remedy);
+  return finding;
+}
+
+v1::Finding JudgeLatency(const plan::Pairwise& plan, const PairMeasurement& m) {
+  constexpr char kId[] = "pairwise.latency";
+  const std::string subject = Subject(m);
+  const std::string bound = absl::StrCat(FormatValue(plan.max_latency_us), " us");
+  const std::string expected = absl::StrCat("typical <= ", bound);
+  if (!m.ok) {
+    v1::Finding finding = Make(kId, m, checks::kFail, checks::Severity::kError);
+    Fill(finding, absl::StrCat("error: ", ErrorText(m)), expected,
+         absl::StrCat(subject, ": the latency test failed: ", ErrorText(m), "."),
+         absl::StrCat("A pair that cannot connect or stalls often has an MTU mismatch on the path "
+                      "(hosts at 9000, a switch port or bridge at 1500); ",
+                      kTriageOrder, "."));
+    return finding;
+  }
+  if (plan.max_latency_us <= 0) {
+    v1::Finding finding = Make(kId, m, checks::kSkipped, checks::Severity::kError);
+    finding.set_message(absl::StrCat(subject, ": the plan sets no latency bound."));
+    return finding;
+  }
+  if (!m.result.has_latency()) {
+    v1::Finding finding = Make(kId, m, checks::kUnknown, checks::Severity::kError);
+    Fill(finding, "unknown: the node-agent returned no latency figures", expected,
+         absl::StrCat(subject,
+                      ": latency is unknown (the node-agent returned no latency "
+                      "figures)."),
+         "Re-run the pairwise phase with a node-agent that reports latency; an unknown never "
+         "counts as a pass.");
+    return finding;
+  }
+  const v1::LatencyStats& latency = m.result.latency();
+  const std::string observed = absl::StrCat("typical ", FormatValue(latency.typical_us()),
+                                            " us, p99 ", FormatValue(latency.p99_us()), " us");
+  const std::string message =
+      absl::StrCat(subject, ": typical ", FormatValue(latency.typical_us()), " us (p99 ",
+                   FormatValue(latency.p99_us()), " us), plan max ", bound, ".");
+  if (latency.typical_us() <= plan.max_latency_us * (1 + kRelativeSlack)) {
+    v1::Finding finding = Make(kId, m, checks::kPass, checks::Severity::kError);
+    Fill(finding, observed, expected, message);
+    return finding;
+  }
+  v1::Finding finding = Make(kId, m, checks::kFail, checks::Severity::kError);
+  Fill(finding, observed, expected, message,
+       absl::StrCat("Latency over the bound is a broken path (RoCE through one switch above 5 us "
+                    "is broken; NDR in one rack is under 1 us): ",
+                    kTriageOrder, "; pause storms from PFC show as latency first."));
+  return finding;
+}
+
+}  // namespace
+
+v1::Finding JudgePair(const plan::Pairwise& plan, const PairMeasurement& measurement) {
+  if (absl::EndsWith(measurement.test, "_bw")) return JudgeBandwidth(plan, measurement);
+  if (absl::EndsWith(measurement.test, "_lat")) return JudgeLatency(plan, measurement);
+  v1::Finding finding =
+      Make("pairwise.test", measurement, checks::kSkipped, checks::Severity::kError);
+  finding.set_observed(measurement.test);
+  finding.set_message(absl::StrCat(Subject(measurement),
+                                   ": not a bandwidth (*_bw) or latency "
+                                   "(*_lat) test, so there is no threshold to judge it by."));
+  return finding;
+}
+
+v1::Finding JudgeGpuDirect(const PairMeasurement& host, const PairMeasurement& cuda) {
+  constexpr char kId[] = "pairwise.gpudirect";
+  const std::string subject = PairSubject(cuda);
+  const std::string expected =
+      absl::StrCat("cuda >= ", FormatPercent(kGpuDirectPassFraction), " % of host bandwidth");
+  const std::string not_in_path =
+      "GPUDirect not in the path: check nvidia_peermem (lsmod | grep nvidia_peermem, "
+      "/sys/module/nvidia_peermem/version) or DMA-BUF support, and GPU/NIC NUMA placement "
+      "(nvidia-smi topo -m: the GPU should sit under the NIC's PCIe switch, not across the CPU "
+      "interconnect).";
+
+  if (host.client != cuda.client || host.server != cuda.server || host.rail != cuda.rail ||
+      host.test != cuda.test) {
+    v1::Finding finding = Make(kId, cuda, checks::kUnknown, checks::Severity::kError);
+    Fill(finding, "unknown: host and cuda measurements of different pairs", expected,
+         absl::StrCat(subject, ": cannot compare cuda memory with ", PairSubject(host),
+                      " host memory: not the same pair and test."),
+         "Compare cuda and host memory on the same client, server, rail and test.");
+    return finding;
+  }
+  std::string no_baseline;
+  if (!host.ok) {
+    no_baseline = absl::StrCat("the host-memory test failed: ", ErrorText(host));
+  } else if (!host.result.has_bandwidth() || host.result.bandwidth().avg_gbps() <= 0) {
+    no_baseline = "the host-memory test moved no data";
+  }
+  if (!no_baseline.empty()) {
+    v1::Finding finding = Make(kId, cuda, checks::kUnknown, checks::Severity::kError);
+    Fill(finding, absl::StrCat("unknown: ", no_baseline), expected,
+         absl::StrCat(subject, ": GPUDirect cannot be judged: ", no_baseline, "."),
+         "Fix the pair's host-memory bandwidth first (see pairwise.bandwidth); GPUDirect is "
+         "judged against it.");
+    return finding;
+  }
+
+  const double host_gbps = host.result.bandwidth().avg_gbps();
+  const std::string host_text = absl::StrCat("host ", FormatValue(host_gbps), " Gb/s");
+  std::string cuda_label = "cuda";
+  if (!cuda.result.memory_path().empty()) {
+    cuda_label = absl::StrCat("cuda (", cuda.result.memory_path(), ")");
+  }
+  if (!cuda.ok) {
+    v1::Finding finding = Make(kId, cuda, checks::kFail, checks::Severity::kError);
+    Fill(finding, absl::StrCat("error: ", ErrorText(cuda), "; ", host_text), expected,
+         absl::StrCat(subject, ": the cuda-memory test failed (", ErrorText(cuda),
+                      ") while host memory ran at ", FormatValue(host_gbps), " Gb/s."),
+         not_in_path);
+    return finding;
+  }
+  const double cuda_gbps = cuda.result.has_bandwidth() ? cuda.result.bandwidth().avg_gbps() : 0;
+  const double slowdown =
+      cuda_gbps > 0 ? host_gbps / cuda_gbps : std::numeric_limits<double>::infinity();
+  const std::string slowdown_text = std::isinf(slowdown)
+                                        ? std::string("no cuda data moved")
+                                        : absl::StrCat(FormatFixed(slowdown, 2), "x slower");
+  const std::string observed =
+      absl::StrCat("cuda ", FormatValue(cuda_gbps), " Gb/s, ", host_text, " (",
+                   cuda_gbps >= host_gbps ? std::string("not slower") : slowdown_text, ")");
+  const std::string ratio_text = absl::StrCat(
+      cuda_label, " ", FormatValue(cuda_gbps), " Gb/s is ", FormatPercent(cuda_gbps / host_gbps),
+      " % of host memory's ", FormatValue(host_gbps), " Gb/s");
+
+  if (cuda_gbps >= kGpuDirectPassFraction * host_gbps * (1 - kRelativeSlack)) {
+    v1::Finding finding = Make(kId, cuda, checks::kPass, checks::Severity::kError);
+    Fill(finding, observed, expected, absl::StrCat(subject, ": ", ratio_text, "."));
+    return finding;
+  }
+  if (slowdown >= kGpuDirectViaHostSlowdown * (1 - kRelativeSlack)) {
+    v1::Finding finding = Make(kId, cuda, checks::kFail, checks::Severity::kError);
+    Fill(finding, observed, expected,
+         absl::StrCat(subject, ": ", ratio_text, " (", slowdown_text,
+                      "): the data goes through host memory, not GPUDirect."),
+         not_in_path);
+    return finding;
+  }
+  v1::Finding finding = Make(kId, cuda, checks::kFail, checks::Severity::kWarning);
+  Fill(finding, observed, expected,
+       absl::StrCat(subject, ": ", ratio_text, " (", slowdown_text,
+                    "): GPUDirect is slower than host memory by more than a few %."),
+       "Check the GPU/NIC placement (nvidia-smi topo -m: PIX or PXB is best, PHB acceptable, "
+       "NODE/SYS cross the host bridge or the CPU interconnect), both devices' PCIe gen/lanes, "
+       "and that the test used the GPU nearest the NIC.");
+  return finding;
+}
+
+}  // namespace clustercert::pairwise

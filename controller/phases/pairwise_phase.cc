@@ -1,0 +1,473 @@
+#include "controller/phases/pairwise_phase.h"
+
+#include <algorithm>
+#include <map>
+#include <set>
+#include <thread>
+
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_format.h"
+#include "absl/strings/str_join.h"
+#include "controller/pairwise/localisation.h"
+#include "controller/pairwise/pair_measurement.h"
+#include "controller/pairwise/pair_verdict.h"
+#include "controller/phases/sync_call.h"
+#include "common/counter_deltas.h"
+#include "controller/schedule/pair_schedule.h"
+
+namespace clustercert::controller {
+namespace {
+
+constexpr uint32_t kLeaseSeconds = 60;
+constexpr absl::Duration kCallSlack = absl::Seconds(10);
+constexpr absl::Duration kRunSlack = absl::Seconds(30);
+constexpr uint64_t kLatencyMessageBytes = 2;  // perftest's latency default
+constexpr uint64_t kLatencyIterations = 1000;
+constexpr size_t kMaxRetests = 64;
+
+bool IsBandwidth(const std::string& test) { return test.size() > 3 && test.substr(test.size() - 3) == "_bw"; }
+
+struct TestItem {
+  std::string test;
+  std::string memory;
+};
+
+// The part of one node a pair test touches.
+struct Side {
+  NodeState* state = nullptr;
+  std::string device;  // rail; empty for tcp
+  std::string netdev;  // for the counters
+  double rate_gbps = 0;
+};
+
+const v1::RdmaPort* FirstPort(const NodeState& node, const std::string& rail) {
+  if (!node.inventory) return nullptr;
+  for (const auto& device : node.inventory->rdma_devices()) {
+    if (device.name() == rail && device.ports_size() > 0) return &device.ports(0);
+  }
+  return nullptr;
+}
+
+const v1::Netdev* NetdevWithAddress(const NodeState& node, const std::string& ip) {
+  if (!node.inventory || ip.empty()) return nullptr;
+  for (const auto& netdev : node.inventory->netdevs()) {
+    for (const auto& address : netdev.ipv4()) {
+      if (address == ip) return &netdev;
+    }
+  }
+  return nullptr;
+}
+
+Side DescribeSide(NodeState& node, const std::string& rail) {
+  Side side;
+  side.state = &node;
+  side.device = rail;
+  if (!rail.empty()) {
+    if (const v1::RdmaPort* port = FirstPort(node, rail)) {
+      side.netdev = port->netdev();
+      if (port->has_rate_gbps()) side.rate_gbps = port->rate_gbps();
+    }
+  } else if (const v1::Netdev* netdev = NetdevWithAddress(node, node.node.data_ip)) {
+    side.netdev = netdev->name();
+    if (netdev->has_speed_mbps() && netdev->speed_mbps() > 0) {
+      side.rate_gbps = netdev->speed_mbps() / 1000.0;
+    }
+  }
+  return side;
+}
+
+class PairRunner {
+ public:
+  PairRunner(const plan::Plan& plan, Progress& progress) : plan_(plan), progress_(progress) {}
+
+  v1::PairResult Run(Side client, Side server, const TestItem& item, int round) {
+    v1::PairResult result;
+    result.set_test(item.test);
+    result.set_engine(plan_.pairwise.engine == plan::PairwiseEngine::kVerbs ? "verbs" : "tcp");
+    result.set_memory(item.memory);
+    result.set_client(client.state->node.name);
+    result.set_server(server.state->node.name);
+    result.set_rail(client.device);
+    result.set_round(round);
+    result.set_unit(IsBandwidth(item.test) ? "Gb/s" : "us");
+
+    std::string error = Execute(client, server, item, result);
+    result.set_ok(error.empty());
+    result.set_error(error);
+    if (error.empty()) {
+      if (IsBandwidth(item.test)) {
+        const double received = result.server_result().bandwidth().avg_gbps();
+        result.set_value(received > 0 ? received : result.client_result().bandwidth().avg_gbps());
+      } else {
+        result.set_value(result.client_result().latency().typical_us());
+      }
+    }
+    return result;
+  }
+
+ private:
+  v1::PeerTestSpec Spec(const Side& side, const TestItem& item, const char* role) const {
+    v1::PeerTestSpec spec;
+    spec.set_engine(plan_.pairwise.engine == plan::PairwiseEngine::kVerbs ? "verbs" : "tcp");
+    spec.set_test(item.test);
+    spec.set_role(role);
+    spec.set_device(side.device);
+    spec.set_port(1);
+    spec.set_gid_index(plan_.fabric.roce.gid_index);
+    spec.set_memory(item.memory == "cuda" ? "cuda:0" : "host");
+    spec.set_data_ip(side.state->node.data_ip);
+    spec.set_queue_depth(128);
+    spec.set_streams(1);
+    if (IsBandwidth(item.test)) {
+      spec.set_message_bytes(plan_.pairwise.message_bytes);
+      spec.set_duration_s(plan_.pairwise.duration_s);
+    } else {
+      spec.set_message_bytes(kLatencyMessageBytes);
+      spec.set_iterations(kLatencyIterations);
+    }
+    return spec;
+  }
+
+  absl::Duration RunTimeout() const {
+    return absl::Seconds(plan_.pairwise.duration_s) + kRunSlack;
+  }
+
+  void ReadCounters(const Side& side, v1::PortCounters* out) {
+    v1::ReadPortCountersRequest request;
+    request.set_device(side.device);
+    request.set_port(side.device.empty() ? 0 : 1);
+    request.set_netdev(side.netdev);
+    auto answer = CallAndWait<v1::ReadPortCountersResponse>([&](auto done) {
+      side.state->client->ReadPortCounters(request, kCallSlack, std::move(done));
+    });
+    if (answer.ok()) *out = answer->counters();
+  }
+
+  // Returns "" on success, else why the test did not complete.
+  std::string Execute(const Side& client, const Side& server, const TestItem& item,
+                      v1::PairResult& result) {
+    for (const Side* side : {&client, &server}) {
+      const plan::Node& node = side->state->node;
+      if (!side->state->reachable) return absl::StrCat(node.name, " is unreachable");
+      if (result.engine() == "tcp" && node.data_ip.empty()) {
+        return absl::StrCat(node.name,
+                            " has no data_ip in the plan: the tcp engine runs over the data plane");
+      }
+    }
+    const std::string test_id = absl::StrCat(result.client(), "->", result.server(), " ",
+                                             result.rail(), " ", item.test, " ", item.memory);
+
+    v1::PortCounters client_before, server_before, client_after, server_after;
+    ReadCounters(client, &client_before);
+    ReadCounters(server, &server_before);
+
+    auto prepare = [&](const Side& side, const char* role) {
+      v1::PrepareEndpointRequest request;
+      *request.mutable_spec() = Spec(side, item, role);
+      request.set_test_id(test_id);
+      request.set_lease_s(kLeaseSeconds);
+      return CallAndWait<v1::PrepareEndpointResponse>([&](auto done) {
+        side.state->client->PrepareEndpoint(request, kCallSlack, std::move(done));
+      });
+    };
+    auto close = [&](const Side& side, const std::string& id) {
+      v1::CloseEndpointRequest request;
+      request.set_endpoint_id(id);
+      (void)CallAndWait<v1::CloseEndpointResponse>([&](auto done) {
+        side.state->client->CloseEndpoint(request, kCallSlack, std::move(done));
+      });
+    };
+    auto named = [](const Side& side, const char* step, const absl::Status& status) {
+      return absl::StrCat(side.state->node.name, " ", step, ": ", status.message());
+    };
+
+    auto server_endpoint = prepare(server, "server");
+    if (!server_endpoint.ok()) return named(server, "prepare", server_endpoint.status());
+    auto client_endpoint = prepare(client, "client");
+    if (!client_endpoint.ok()) {
+      close(server, server_endpoint->endpoint_id());
+      return named(client, "prepare", client_endpoint.status());
+    }
+
+    std::string error;
+    auto connect = [&](const Side& side, const std::string& id, const v1::EndpointInfo& peer) {
+      v1::ConnectEndpointRequest request;
+      request.set_endpoint_id(id);
+      *request.mutable_peer() = peer;
+      request.set_timeout_ms(static_cast<uint32_t>(absl::ToInt64Milliseconds(kCallSlack)));
+      return CallAndWait<v1::ConnectEndpointResponse>([&](auto done) {
+        side.state->client->ConnectEndpoint(request, kCallSlack + absl::Seconds(2), std::move(done));
+      });
+    };
+    auto server_connect =
+        connect(server, server_endpoint->endpoint_id(), client_endpoint->info());
+    if (!server_connect.ok()) error = named(server, "connect", server_connect.status());
+    if (error.empty()) {
+      auto client_connect =
+          connect(client, client_endpoint->endpoint_id(), server_endpoint->info());
+      if (!client_connect.ok()) error = named(client, "connect", client_connect.status());
+    }
+
+    if (error.empty()) {
+      // Both sides run at once; each answer arrives on a client thread.
+      absl::StatusOr<v1::RunEndpointResponse> client_run = absl::UnknownError("no answer");
+      absl::StatusOr<v1::RunEndpointResponse> server_run = absl::UnknownError("no answer");
+      absl::Notification client_done, server_done;
+      auto run = [&](const Side& side, const std::string& id,
+                     absl::StatusOr<v1::RunEndpointResponse>* out, absl::Notification* done) {
+        v1::RunEndpointRequest request;
+        request.set_endpoint_id(id);
+        request.set_timeout_ms(static_cast<uint32_t>(absl::ToInt64Milliseconds(RunTimeout())));
+        side.state->client->RunEndpoint(
+            request, RunTimeout() + kCallSlack,
+            [out, done](absl::StatusOr<v1::RunEndpointResponse> answer, CallTiming) {
+              *out = std::move(answer);
+              done->Notify();
+            });
+      };
+      run(server, server_endpoint->endpoint_id(), &server_run, &server_done);
+      run(client, client_endpoint->endpoint_id(), &client_run, &client_done);
+      client_done.WaitForNotification();
+      server_done.WaitForNotification();
+      if (client_run.ok()) *result.mutable_client_result() = client_run->result();
+      if (server_run.ok()) *result.mutable_server_result() = server_run->result();
+      if (!client_run.ok()) error = named(client, "run", client_run.status());
+      else if (!server_run.ok()) error = named(server, "run", server_run.status());
+    }
+    close(client, client_endpoint->endpoint_id());
+    close(server, server_endpoint->endpoint_id());
+
+    ReadCounters(client, &client_after);
+    ReadCounters(server, &server_after);
+    RecordCounters(client, client_before, client_after, result.mutable_client_counters(), result);
+    RecordCounters(server, server_before, server_after, result.mutable_server_counters(), result);
+    return error;
+  }
+
+  // Keeps the deltas that moved and turns the worrying ones into sentences.
+  void RecordCounters(const Side& side, const v1::PortCounters& before,
+                      const v1::PortCounters& after,
+                      google::protobuf::RepeatedPtrField<v1::CounterDelta>* out,
+                      v1::PairResult& result) {
+    std::vector<v1::CounterDelta> moved;
+    for (auto& delta : counters::DiffCounters(before, after)) {
+      if (delta.delta() != 0 || !delta.note().empty()) moved.push_back(delta);
+    }
+    counters::ConcernContext context;
+    context.device = side.device;
+    context.port = side.device.empty() ? 0 : 1;
+    context.rdma_priority =
+        plan_.fabric.type == plan::FabricType::kRoce ? plan_.fabric.roce.pfc_priority : -1;
+    for (const auto& concern : counters::CounterConcerns(moved, context)) {
+      result.add_counter_concerns(absl::StrCat(side.state->node.name, " ", concern));
+    }
+    for (auto& delta : moved) *out->Add() = std::move(delta);
+  }
+
+  const plan::Plan& plan_;
+  Progress& progress_;
+};
+
+pairwise::PairMeasurement MeasurementOf(const v1::PairResult& pair, double line_rate_gbps) {
+  pairwise::PairMeasurement m;
+  m.client = pair.client();
+  m.server = pair.server();
+  m.rail = pair.rail();
+  m.memory = pair.memory();
+  m.test = pair.test();
+  m.ok = pair.ok();
+  m.error = pair.error();
+  // The receiver's figure is the bandwidth (what arrived); latency is the client's.
+  m.result = pair.client_result();
+  if (IsBandwidth(pair.test()) && pair.server_result().bandwidth().avg_gbps() > 0) {
+    *m.result.mutable_bandwidth() = pair.server_result().bandwidth();
+  }
+  m.line_rate_gbps = line_rate_gbps;
+  return m;
+}
+
+std::string CellLine(const v1::PairResult& pair) {
+  std::string where = absl::StrCat(pair.client(), " -> ", pair.server());
+  if (!pair.rail().empty()) absl::StrAppend(&where, " ", pair.rail());
+  absl::StrAppend(&where, " ", pair.test(), " ", pair.memory());
+  if (!pair.ok()) return absl::StrCat(where, ": error: ", pair.error());
+  return absl::StrCat(where, ": ", absl::StrFormat("%.2f", pair.value()), " ", pair.unit(), " (",
+                      pair.verdict().status(), ")");
+}
+
+}  // namespace
+
+PairwiseOutcome RunPairwisePhase(std::vector<NodeState>& nodes, const plan::Plan& plan,
+                                 const std::vector<v1::Finding>& inventory_checks,
+                                 Progress& progress) {
+  PairwiseOutcome outcome;
+  auto rounds = schedule::BuildSchedule(plan);
+  if (!rounds.ok()) {
+    progress.Line("pairwise", absl::StrCat("cannot schedule: ", rounds.status().message()));
+    return outcome;
+  }
+  outcome.rounds = static_cast<int>(rounds->size());
+  const bool tcp = plan.pairwise.engine == plan::PairwiseEngine::kTcp;
+  std::vector<TestItem> items;
+  for (const auto& memory : plan.pairwise.memory) {
+    for (const auto& test : plan.pairwise.tests) items.push_back({test, memory});
+  }
+
+  PairRunner runner(plan, progress);
+  std::vector<double> line_rates;  // parallel to outcome.pairs
+  auto side_of = [&](int node, int rail) {
+    const std::string name =
+        (tcp || rail < 0) ? std::string() : nodes[node].node.rails[static_cast<size_t>(rail)];
+    return DescribeSide(nodes[node], name);
+  };
+  auto line_rate = [&](const Side& a, const Side& b) {
+    double rate = plan.fabric.link_rate_gbps;
+    for (const Side* side : {&a, &b}) {
+      if (side->rate_gbps > 0) rate = rate > 0 ? std::min(rate, side->rate_gbps) : side->rate_gbps;
+    }
+    return rate;
+  };
+
+  // Every pair of a round runs on its own thread; its tests run in order.
+  for (size_t r = 0; r < rounds->size(); ++r) {
+    const auto& round = (*rounds)[r];
+    progress.Line("pairwise", absl::StrCat("round ", r + 1, "/", rounds->size(), ": ",
+                                           round.tests.size(), " pair(s) at once"));
+    std::vector<std::vector<v1::PairResult>> per_pair(round.tests.size());
+    std::vector<double> rates(round.tests.size());
+    std::vector<std::thread> threads;
+    for (size_t p = 0; p < round.tests.size(); ++p) {
+      threads.emplace_back([&, p] {
+        const schedule::PairTest& test = round.tests[p];
+        Side client = side_of(test.client, test.rail);
+        Side server = side_of(test.server, test.rail);
+        rates[p] = line_rate(client, server);
+        for (const auto& item : items) {
+          v1::PairResult pair = runner.Run(client, server, item, static_cast<int>(r + 1));
+          *pair.mutable_verdict() =
+              pairwise::JudgePair(plan.pairwise, MeasurementOf(pair, rates[p]));
+          progress.Line("pairwise", absl::StrCat("round ", r + 1, "/", rounds->size(), " ",
+                                                 CellLine(pair)));
+          per_pair[p].push_back(std::move(pair));
+        }
+      });
+    }
+    for (auto& thread : threads) thread.join();
+    for (size_t p = 0; p < per_pair.size(); ++p) {
+      for (auto& pair : per_pair[p]) {
+        outcome.pairs.push_back(std::move(pair));
+        line_rates.push_back(rates[p]);
+      }
+    }
+  }
+
+  // Retest each end of a failing cell once against the partner with the best
+  // pass record (more than half its cells passed): a bad endpoint fails
+  // again, a bad link passes.
+  std::map<std::string, std::pair<int, int>> record;  // node -> (passed, judged)
+  for (const auto& pair : outcome.pairs) {
+    const std::string& status = pair.verdict().status();
+    if (status == "skipped" || status == "unknown") continue;
+    for (const std::string& end : {pair.client(), pair.server()}) {
+      record[end].second += 1;
+      record[end].first += status == "pass" ? 1 : 0;
+    }
+  }
+  std::vector<int> partners;
+  for (size_t i = 0; i < nodes.size(); ++i) {
+    auto it = record.find(nodes[i].node.name);
+    if (nodes[i].reachable && it != record.end() && 2 * it->second.first > it->second.second) {
+      partners.push_back(static_cast<int>(i));
+    }
+  }
+  std::sort(partners.begin(), partners.end(), [&](int a, int b) {
+    const auto& ra = record[nodes[a].node.name];
+    const auto& rb = record[nodes[b].node.name];
+    return ra.first * rb.second > rb.first * ra.second;  // best pass fraction first
+  });
+  std::map<std::string, int> index_of;
+  for (size_t i = 0; i < nodes.size(); ++i) index_of[nodes[i].node.name] = static_cast<int>(i);
+  std::set<std::string> retested;  // end, rail, test, memory
+  const size_t main_cells = outcome.pairs.size();
+  for (size_t c = 0; c < main_cells && retested.size() < kMaxRetests; ++c) {
+    const v1::PairResult original = outcome.pairs[c];
+    if (original.verdict().status() != "fail") continue;
+    for (const std::string& end : {original.client(), original.server()}) {
+      const int node = index_of[end];
+      const std::string key =
+          absl::StrCat(end, "|", original.rail(), "|", original.test(), "|", original.memory());
+      if (!nodes[node].reachable || retested.count(key)) continue;
+      int rail = -1;
+      if (!tcp) {
+        const auto& rails = nodes[node].node.rails;
+        for (size_t k = 0; k < rails.size(); ++k) {
+          if (rails[k] == original.rail()) rail = static_cast<int>(k);
+        }
+        if (rail < 0) continue;
+      }
+      int partner = -1;
+      for (int candidate : partners) {
+        const std::string& name = nodes[candidate].node.name;
+        if (name == original.client() || name == original.server()) continue;
+        if (!tcp && static_cast<size_t>(rail) >= nodes[candidate].node.rails.size()) continue;
+        partner = candidate;
+        break;
+      }
+      if (partner < 0) continue;
+      retested.insert(key);
+      Side client = side_of(node, rail);
+      Side server = side_of(partner, rail);
+      const double rate = line_rate(client, server);
+      v1::PairResult pair = runner.Run(client, server, {original.test(), original.memory()}, 0);
+      pair.set_retest_of(absl::StrCat(original.client(), "->", original.server()));
+      *pair.mutable_verdict() = pairwise::JudgePair(plan.pairwise, MeasurementOf(pair, rate));
+      progress.Line("pairwise", absl::StrCat("retest ", CellLine(pair)));
+      outcome.pairs.push_back(std::move(pair));
+      line_rates.push_back(rate);
+    }
+  }
+
+  std::vector<pairwise::PairMeasurement> measurements;
+  std::vector<v1::Finding> verdicts;
+  for (size_t i = 0; i < outcome.pairs.size(); ++i) {
+    const v1::PairResult& pair = outcome.pairs[i];
+    measurements.push_back(MeasurementOf(pair, line_rates[i]));
+    verdicts.push_back(pair.verdict());
+    if (pair.retest_of().empty()) outcome.checks.push_back(pair.verdict());
+    if (pair.verdict().status() == "fail" && pair.retest_of().empty()) ++outcome.failing;
+  }
+
+  // GPUDirect: cuda against host on the same pair, rail and test.
+  for (size_t i = 0; i < main_cells; ++i) {
+    const v1::PairResult& cuda = outcome.pairs[i];
+    if (cuda.memory() != "cuda" || !IsBandwidth(cuda.test())) continue;
+    for (size_t j = 0; j < main_cells; ++j) {
+      const v1::PairResult& host = outcome.pairs[j];
+      if (host.memory() == "host" && host.client() == cuda.client() &&
+          host.server() == cuda.server() && host.rail() == cuda.rail() &&
+          host.test() == cuda.test()) {
+        outcome.checks.push_back(
+            pairwise::JudgeGpuDirect(measurements[j], measurements[i]));
+      }
+    }
+  }
+
+  for (const auto& suspect : pairwise::Localise(measurements, verdicts)) {
+    v1::Suspect out;
+    out.set_node(suspect.node);
+    out.set_rail(suspect.rail);
+    out.set_failing_pairs(suspect.failing_pairs);
+    out.set_total_pairs(suspect.total_pairs);
+    out.set_reason(suspect.reason);
+    for (auto& finding : pairwise::TriageFindings(inventory_checks, suspect.node)) {
+      *out.add_inventory_findings() = std::move(finding);
+    }
+    progress.Line("pairwise", absl::StrCat("suspect: ", suspect.node,
+                                           suspect.rail.empty() ? "" : "/" + suspect.rail, ": ",
+                                           suspect.reason));
+    outcome.suspects.push_back(std::move(out));
+  }
+  return outcome;
+}
+
+}  // namespace clustercert::controller

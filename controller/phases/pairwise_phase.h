@@ -1,0 +1,31 @@
+#pragma once
+
+#include <vector>
+
+#include "clustercert/v1/certificate.pb.h"
+#include "controller/phases/node_state.h"
+#include "controller/phases/progress.h"
+#include "controller/plan/plan.h"
+
+namespace clustercert::controller {
+
+// What the pairwise phase hands the certificate.
+struct PairwiseOutcome {
+  std::vector<v1::PairResult> pairs;    // every cell, retests included
+  std::vector<v1::Suspect> suspects;    // where the failing pairs point
+  std::vector<v1::Finding> checks;      // each cell's verdict and the GPUDirect comparisons
+  int rounds = 0;
+  int failing = 0;
+};
+
+// Phase 3: runs the plan's pairwise tests on the schedule (no node in two
+// tests at once), brokering each test: counters before, prepare both
+// endpoints, connect each to the other, run both, close, counters after.
+// Judges each cell, retests every failing pair once against partners that
+// passed, and localises. A pair with an unreachable node is an error cell,
+// never a skipped one.
+PairwiseOutcome RunPairwisePhase(std::vector<NodeState>& nodes, const plan::Plan& plan,
+                                 const std::vector<v1::Finding>& inventory_checks,
+                                 Progress& progress);
+
+}  // namespace clustercert::controller

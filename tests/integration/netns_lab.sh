@@ -1,0 +1,74 @@
+#!/usr/bin/env bash
+# A 4-host lab in network namespaces, for the pairwise integration test:
+#
+#   PREFIX-sw     two bridges: mgmt (10.201.1.0/24) and data (10.201.2.0/24)
+#   PREFIX-n1..4  host N: mgmt veth 10.201.1.N, data veth 10.201.2.N
+#   PREFIX-ctl    the controller: mgmt veth 10.201.1.100
+#
+# Every address lives only inside these namespaces.
+#   netns_lab.sh up PREFIX          build it
+#   netns_lab.sh slow PREFIX N RATE shape host N's data link both ways (tc tbf), e.g. 100mbit
+#   netns_lab.sh down PREFIX        remove it (idempotent)
+set -euo pipefail
+
+action=$1
+prefix=$2
+
+ns() { echo "$prefix-$1"; }
+
+down() {
+  for name in sw ctl n1 n2 n3 n4; do
+    ip netns pids "$(ns $name)" 2>/dev/null | xargs -r kill -9 2>/dev/null || true
+    ip netns del "$(ns $name)" 2>/dev/null || true
+  done
+}
+
+case "$action" in
+  up)
+    down
+    ip netns add "$(ns sw)"
+    ip -n "$(ns sw)" link set lo up
+    for br in mgmtbr databr; do
+      ip -n "$(ns sw)" link add "$br" type bridge
+      ip -n "$(ns sw)" link set "$br" up
+    done
+    count=0
+    attach() {  # attach HOSTNS IFNAME BRIDGE ADDRESS; the switch port is <m|d>-<host>
+      local host=$1 ifname=$2 bridge=$3 address=$4
+      local port="${ifname:0:1}-${host##*-}"
+      count=$((count + 1))
+      # Made here under short unique names, then moved and renamed.
+      local a="ccv${$}a$count" b="ccv${$}b$count"
+      ip link add "${a:0:15}" type veth peer name "${b:0:15}"
+      ip link set "${a:0:15}" netns "$host" name "$ifname"
+      ip link set "${b:0:15}" netns "$(ns sw)" name "$port"
+      ip -n "$(ns sw)" link set "$port" master "$bridge" up
+      ip -n "$host" addr add "$address/24" dev "$ifname"
+      ip -n "$host" link set "$ifname" up
+    }
+    for n in 1 2 3 4; do
+      ip netns add "$(ns n$n)"
+      ip -n "$(ns n$n)" link set lo up
+      attach "$(ns n$n)" mgmt0 mgmtbr "10.201.1.$n"
+      attach "$(ns n$n)" data0 databr "10.201.2.$n"
+    done
+    ip netns add "$(ns ctl)"
+    ip -n "$(ns ctl)" link set lo up
+    attach "$(ns ctl)" mgmt0 mgmtbr 10.201.1.100
+    ;;
+  slow)
+    # Both directions: the host's egress on data0 and the switch port's
+    # egress towards the host.
+    n=$3
+    rate=$4
+    tc -n "$(ns n$n)" qdisc replace dev data0 root tbf rate "$rate" burst 32kbit latency 100ms
+    tc -n "$(ns sw)" qdisc replace dev "d-n$n" root tbf rate "$rate" burst 32kbit latency 100ms
+    ;;
+  down)
+    down
+    ;;
+  *)
+    echo "usage: $0 up|slow|down PREFIX [N RATE]" >&2
+    exit 2
+    ;;
+esac

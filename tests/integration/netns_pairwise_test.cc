@@ -1,0 +1,164 @@
+// Four hosts in network namespaces (management and data on separate
+// bridges), a real node-agent in each, the real controller in a fifth: the
+// tcp engine's pairwise matrix must fail exactly the pairs touching the host
+// whose data link is slowed, and name it.
+#include <unistd.h>
+
+#include <chrono>
+#include <filesystem>
+#include <fstream>
+#include <map>
+#include <memory>
+#include <regex>
+#include <set>
+#include <thread>
+
+#include "clustercert/v1/certificate.pb.h"
+#include "google/protobuf/util/json_util.h"
+#include "gtest/gtest.h"
+#include "tests/integration/child_process.h"
+
+namespace clustercert::testing {
+namespace {
+
+namespace fs = std::filesystem;
+
+const std::string kLab = std::string(CLUSTERCERT_SOURCE_DIR) + "/tests/integration/netns_lab.sh";
+
+class NetnsPairwiseTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    if (::geteuid() != 0) GTEST_SKIP() << "needs root to create network namespaces";
+    prefix_ = "cc" + std::to_string(::getpid() % 100000);
+    dir_ = fs::temp_directory_path() / ("clustercert_netns_" + prefix_);
+    fs::remove_all(dir_);
+    fs::create_directories(dir_);
+    CommandResult up = RunCommand({"/bin/bash", kLab, "up", prefix_}, (dir_ / "lab").string());
+    if (up.exit_code != 0) GTEST_SKIP() << "cannot build the namespace lab here: " << up.err;
+  }
+
+  void TearDown() override {
+    agents_.clear();
+    if (prefix_.empty()) return;
+    RunCommand({"/bin/bash", kLab, "down", prefix_}, (dir_ / "lab-down").string());
+    CommandResult list = RunCommand({"/usr/sbin/ip", "netns", "list"}, (dir_ / "list").string());
+    EXPECT_EQ(list.out.find(prefix_ + "-"), std::string::npos) << "namespaces left: " << list.out;
+    if (!HasFailure()) fs::remove_all(dir_);
+  }
+
+  std::string Ns(const std::string& name) const { return prefix_ + "-" + name; }
+
+  void StartAgents() {
+    for (int n = 1; n <= 4; ++n) {
+      const std::string name = "node" + std::to_string(n);
+      const std::string port_file = (dir_ / (name + ".port")).string();
+      agents_[name] = std::make_unique<ChildProcess>(
+          std::vector<std::string>{"/usr/sbin/ip", "netns", "exec", Ns("n" + std::to_string(n)),
+                                   NODE_AGENT_BIN, "--listen",
+                                   "10.201.1." + std::to_string(n) + ":7070", "--node-name", name,
+                                   "--insecure", "--port-file", port_file},
+          (dir_ / name).string());
+      for (int i = 0; i < 200 && ReadFile(port_file).empty(); ++i) {
+        std::this_thread::sleep_for(std::chrono::milliseconds(25));
+      }
+      ASSERT_FALSE(ReadFile(port_file).empty()) << name << ": " << agents_[name]->Stderr();
+    }
+  }
+
+  std::string WritePlan(double duration_s) {
+    std::string plan =
+        "cluster: netns-lab\n"
+        "fabric: {type: ethernet, link_rate_gbps: 1, min_netdev_mtu: 1500}\n"
+        "nodes:\n";
+    for (int n = 1; n <= 4; ++n) {
+      const std::string i = std::to_string(n);
+      plan += "  - {name: node" + i + ", agent: \"10.201.1." + i + ":7070\", data_ip: 10.201.2." +
+              i + ", gpus: 0}\n";
+    }
+    plan += "expect: {nvidia_peermem: false, ntp_synced: false, ofed: false, clock_offset_ms: 250}\n"
+            "agents: {insecure: true, connect_timeout_s: 2, call_timeout_s: 20, retries: 0}\n"
+            "pairwise: {engine: tcp, pattern: all-pairs, tests: [write_bw], memory: [host], "
+            "duration_s: " +
+            std::to_string(duration_s) +
+            ", min_fraction_of_line_rate: 0.5}\n"
+            "certificate: {out: " +
+            (dir_ / "certs").string() + "}\n";
+    const fs::path path = dir_ / "plan.yaml";
+    std::ofstream(path) << plan;
+    return path.string();
+  }
+
+  std::vector<std::string> ControllerArgv(const std::string& plan) const {
+    return {"/usr/sbin/ip", "netns", "exec", Ns("ctl"), CONTROLLER_BIN, "run", plan,
+            "--color=never"};
+  }
+
+  static v1::Certificate LoadCertificate(const std::string& out) {
+    std::smatch match;
+    v1::Certificate certificate;
+    if (!std::regex_search(out, match, std::regex("certificate: (\\S+)"))) {
+      ADD_FAILURE() << "no certificate path in:\n" << out;
+      return certificate;
+    }
+    auto status = google::protobuf::util::JsonStringToMessage(ReadFile(match[1]), &certificate);
+    EXPECT_TRUE(status.ok()) << status.ToString();
+    return certificate;
+  }
+
+  std::string prefix_;
+  fs::path dir_;
+  std::map<std::string, std::unique_ptr<ChildProcess>> agents_;
+};
+
+TEST_F(NetnsPairwiseTest, SlowHostFailsExactlyItsPairsAndIsLocalised) {
+  CommandResult slow = RunCommand({"/bin/bash", kLab, "slow", prefix_, "3", "100mbit"},
+                                  (dir_ / "slow").string());
+  ASSERT_EQ(slow.exit_code, 0) << slow.err;
+  StartAgents();
+  CommandResult run = RunCommand(ControllerArgv(WritePlan(1)), (dir_ / "controller").string());
+  ASSERT_EQ(run.exit_code, 1) << run.out << run.err;
+  v1::Certificate certificate = LoadCertificate(run.out);
+
+  int cells = 0;
+  for (const auto& pair : certificate.pairs()) {
+    if (!pair.retest_of().empty()) continue;
+    ++cells;
+    const bool touches_node3 = pair.client() == "node3" || pair.server() == "node3";
+    EXPECT_TRUE(pair.ok()) << pair.client() << "->" << pair.server() << ": " << pair.error();
+    EXPECT_EQ(pair.verdict().status(), touches_node3 ? "fail" : "pass")
+        << pair.client() << "->" << pair.server() << " " << pair.value() << " Gb/s";
+  }
+  EXPECT_EQ(cells, 6);  // every unordered pair of 4 nodes, once
+  ASSERT_GE(certificate.suspects_size(), 1) << run.out;
+  EXPECT_EQ(certificate.suspects(0).node(), "node3") << certificate.suspects(0).reason();
+  EXPECT_NE(run.out.find("suspect node3"), std::string::npos) << run.out;
+  EXPECT_NE(run.out.find("pairwise write_bw host"), std::string::npos) << run.out;  // the matrix
+}
+
+TEST_F(NetnsPairwiseTest, AgentKilledMidRunFailsOnlyItsPairs) {
+  StartAgents();
+  ChildProcess controller(ControllerArgv(WritePlan(3)), (dir_ / "controller").string());
+  std::this_thread::sleep_for(std::chrono::milliseconds(1500));  // inside round 1
+  agents_.erase("node4");  // SIGTERM, then SIGKILL if it lingers
+  const int code = controller.Wait(240'000);
+  EXPECT_EQ(code, 1) << controller.Stderr();
+  const std::string out = controller.Stdout();
+  v1::Certificate certificate = LoadCertificate(out);
+  int node4_cells = 0, others_ok = 0;
+  for (const auto& pair : certificate.pairs()) {
+    if (!pair.retest_of().empty()) continue;
+    if (pair.client() == "node4" || pair.server() == "node4") {
+      ++node4_cells;
+      if (!pair.ok()) EXPECT_NE(pair.error().find("node4"), std::string::npos) << pair.error();
+    } else {
+      EXPECT_TRUE(pair.ok()) << pair.client() << "->" << pair.server() << ": " << pair.error();
+      others_ok += pair.ok() ? 1 : 0;
+    }
+  }
+  EXPECT_EQ(node4_cells, 3);
+  EXPECT_EQ(others_ok, 3);
+  EXPECT_EQ(certificate.verdict(), "not-certified");
+}
+
+}  // namespace
+}  // namespace clustercert::testing

@@ -1,0 +1,60 @@
+// The live ethtool source on whatever machine runs the tests: it must answer
+// with a Status (this sandbox's lo and eth0 may have no statistics), never
+// crash, and keep only pause/discard/out_of_buffer statistics when it reads.
+#include "agent/peer/ethtool_stats_source.h"
+
+#include <net/if.h>
+
+#include <string>
+
+#include "absl/status/status.h"
+#include "gtest/gtest.h"
+
+namespace clustercert::peer {
+namespace {
+
+TEST(EthtoolStatsSourceTest, KeepsOnlyCongestionAndLossStatistics) {
+  EXPECT_TRUE(IsKeptEthtoolStat("rx_pause_ctrl_phy"));
+  EXPECT_TRUE(IsKeptEthtoolStat("tx_prio3_pause"));
+  EXPECT_TRUE(IsKeptEthtoolStat("rx_discards_phy"));
+  EXPECT_TRUE(IsKeptEthtoolStat("rx_out_of_buffer"));
+  EXPECT_FALSE(IsKeptEthtoolStat("rx_packets"));
+  EXPECT_FALSE(IsKeptEthtoolStat("tx_bytes_phy"));
+}
+
+TEST(EthtoolStatsSourceTest, LiveLoopbackAnswersWithAStatus) {
+  IoctlEthtoolStatsSource source;
+  auto stats = source.Read("lo");
+  if (!stats.ok()) {
+    EXPECT_NE(stats.status().message().find("lo"), std::string::npos) << stats.status();
+    return;
+  }
+  for (const auto& [name, value] : *stats) EXPECT_TRUE(IsKeptEthtoolStat(name)) << name;
+}
+
+TEST(EthtoolStatsSourceTest, LiveEth0AnswersWithAStatus) {
+  IoctlEthtoolStatsSource source;
+  auto stats = source.Read("eth0");
+  if (!stats.ok()) {
+    EXPECT_NE(stats.status().message().find("eth0"), std::string::npos) << stats.status();
+    return;
+  }
+  for (const auto& [name, value] : *stats) EXPECT_TRUE(IsKeptEthtoolStat(name)) << name;
+}
+
+TEST(EthtoolStatsSourceTest, UnknownNetdevIsAnError) {
+  IoctlEthtoolStatsSource source;
+  auto stats = source.Read("ccnosuchdev0");
+  ASSERT_FALSE(stats.ok());
+  EXPECT_NE(stats.status().message().find("ccnosuchdev0"), std::string::npos) << stats.status();
+}
+
+TEST(EthtoolStatsSourceTest, BadNamesAreInvalidArgument) {
+  IoctlEthtoolStatsSource source;
+  EXPECT_EQ(source.Read("").status().code(), absl::StatusCode::kInvalidArgument);
+  EXPECT_EQ(source.Read(std::string(IFNAMSIZ, 'x')).status().code(),
+            absl::StatusCode::kInvalidArgument);
+}
+
+}  // namespace
+}  // namespace clustercert::peer
