@@ -3,7 +3,7 @@
 # network namespaces made for the purpose (ccbench-a 10.77.0.1/24,
 # ccbench-b 10.77.0.2/24); the namespaces are always deleted on exit.
 #
-#   sudo bench/tcp_vs_iperf3.sh [BUILD_DIR]     (default build-tcp)
+#   bench/tcp_vs_iperf3.sh [BUILD_DIR]     (as root; default build)
 #
 # Environment: RUN_SECONDS (5), STREAMS ("1 8"), REPEATS (2: best of each),
 # MESSAGE_BYTES (131072, iperf3's default TCP block). Both figures are the
@@ -11,7 +11,8 @@
 # Target: engine/iperf3 >= 0.95.
 set -euo pipefail
 
-BUILD_DIR=${1:-build-tcp}
+cd "$(dirname "$0")/.."
+BUILD_DIR=${1:-build}
 BENCH="$BUILD_DIR/bin/tcp_engine_bench"
 RUN_SECONDS=${RUN_SECONDS:-5}
 STREAMS=${STREAMS:-"1 8"}

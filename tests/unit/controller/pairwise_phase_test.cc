@@ -1,0 +1,201 @@
+// The pairwise phase against fake agents: scheduling, brokering order,
+// cleanup, verdicts, retests and localisation, without a network.
+#include "controller/phases/pairwise_phase.h"
+
+#include <map>
+#include <mutex>
+#include <set>
+
+#include "gtest/gtest.h"
+
+namespace clustercert::controller {
+namespace {
+
+// What every fake agent saw, shared by the fleet.
+struct Ledger {
+  std::mutex mutex;
+  std::map<std::string, int> open;        // node -> endpoints prepared and not closed
+  std::map<std::string, int> prepares;    // node -> PrepareEndpoint calls
+  std::set<std::string> slow;             // nodes whose data plane is slow
+  std::set<std::string> failing_prepare;  // nodes whose PrepareEndpoint fails
+};
+
+// A node-agent that answers at once; bandwidth is 9 Gb/s unless either end
+// is slow (0.1 Gb/s). Endpoint ids carry the node so the server side can
+// learn its peer from Connect.
+class FakeAgent final : public AgentClient {
+ public:
+  FakeAgent(std::string node, Ledger& ledger) : node_(std::move(node)), ledger_(ledger) {}
+
+  void GetVersion(absl::Duration, AgentCallback<v1::GetVersionResponse> done) override {
+    done(v1::GetVersionResponse(), {});
+  }
+  void GetInventory(const v1::GetInventoryRequest&, absl::Duration,
+                    AgentCallback<v1::GetInventoryResponse> done) override {
+    done(v1::GetInventoryResponse(), {});
+  }
+  void PrepareEndpoint(const v1::PrepareEndpointRequest& request, absl::Duration,
+                       AgentCallback<v1::PrepareEndpointResponse> done) override {
+    std::lock_guard<std::mutex> lock(ledger_.mutex);
+    ++ledger_.prepares[node_];
+    if (ledger_.failing_prepare.count(node_)) {
+      done(absl::ResourceExhaustedError("busy: tcp 10.0.0.9 is in test 'x'"), {});
+      return;
+    }
+    EXPECT_EQ(request.spec().engine(), "tcp");
+    ++ledger_.open[node_];
+    v1::PrepareEndpointResponse response;
+    response.set_endpoint_id(request.spec().role() + "@" + node_);
+    response.mutable_info()->set_address(node_);
+    done(response, {});
+  }
+  void ConnectEndpoint(const v1::ConnectEndpointRequest& request, absl::Duration,
+                       AgentCallback<v1::ConnectEndpointResponse> done) override {
+    peer_ = request.peer().address();
+    done(v1::ConnectEndpointResponse(), {});
+  }
+  void RunEndpoint(const v1::RunEndpointRequest& request, absl::Duration,
+                   AgentCallback<v1::RunEndpointResponse> done) override {
+    v1::RunEndpointResponse response;
+    bool slow = false;
+    {
+      std::lock_guard<std::mutex> lock(ledger_.mutex);
+      slow = ledger_.slow.count(node_) || ledger_.slow.count(peer_);
+    }
+    auto* bandwidth = response.mutable_result()->mutable_bandwidth();
+    bandwidth->set_avg_gbps(slow ? 0.1 : 9.0);
+    bandwidth->set_seconds(1);
+    done(response, {});
+  }
+  void CloseEndpoint(const v1::CloseEndpointRequest&, absl::Duration,
+                     AgentCallback<v1::CloseEndpointResponse> done) override {
+    std::lock_guard<std::mutex> lock(ledger_.mutex);
+    --ledger_.open[node_];
+    done(v1::CloseEndpointResponse(), {});
+  }
+  void ReadPortCounters(const v1::ReadPortCountersRequest&, absl::Duration,
+                        AgentCallback<v1::ReadPortCountersResponse> done) override {
+    done(v1::ReadPortCountersResponse(), {});
+  }
+
+ private:
+  std::string node_;
+  Ledger& ledger_;
+  std::string peer_;
+};
+
+class PairwisePhaseTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    plan_.cluster = "fake";
+    plan_.fabric.type = plan::FabricType::kEthernet;
+    plan_.fabric.link_rate_gbps = 10;
+    plan_.pairwise.enabled = true;
+    plan_.pairwise.engine = plan::PairwiseEngine::kTcp;
+    plan_.pairwise.tests = {"write_bw"};
+    plan_.pairwise.memory = {"host"};
+    plan_.pairwise.duration_s = 1;
+    plan_.pairwise.min_fraction_of_line_rate = 0.8;
+    for (int i = 1; i <= 4; ++i) {
+      plan::Node node;
+      node.name = "node" + std::to_string(i);
+      node.agent = "127.0.0.1:" + std::to_string(7070 + i);
+      node.data_ip = "10.0.0." + std::to_string(i);
+      plan_.nodes.push_back(node);
+      NodeState state;
+      state.node = node;
+      state.reachable = true;
+      state.inventory = v1::Inventory();
+      state.client = std::make_unique<FakeAgent>(node.name, ledger_);
+      nodes_.push_back(std::move(state));
+    }
+  }
+
+  PairwiseOutcome Run() { return RunPairwisePhase(nodes_, plan_, {}, progress_); }
+
+  static int MainCells(const PairwiseOutcome& outcome) {
+    int cells = 0;
+    for (const auto& pair : outcome.pairs) cells += pair.retest_of().empty() ? 1 : 0;
+    return cells;
+  }
+
+  plan::Plan plan_;
+  std::vector<NodeState> nodes_;
+  Ledger ledger_;
+  Progress progress_{stderr, /*quiet=*/true};
+};
+
+TEST_F(PairwisePhaseTest, HealthyClusterPassesEveryPairOnceAndClosesEverything) {
+  PairwiseOutcome outcome = Run();
+  EXPECT_EQ(outcome.rounds, 3);
+  EXPECT_EQ(MainCells(outcome), 6);
+  EXPECT_EQ(outcome.failing, 0);
+  EXPECT_TRUE(outcome.suspects.empty());
+  for (const auto& pair : outcome.pairs) {
+    EXPECT_TRUE(pair.ok()) << pair.error();
+    EXPECT_EQ(pair.verdict().status(), "pass");
+    EXPECT_DOUBLE_EQ(pair.value(), 9.0);
+    EXPECT_EQ(pair.unit(), "Gb/s");
+  }
+  for (const auto& [node, open] : ledger_.open) EXPECT_EQ(open, 0) << node;
+}
+
+TEST_F(PairwisePhaseTest, SlowNodeFailsItsPairsIsRetestedAndLocalised) {
+  ledger_.slow.insert("node3");
+  PairwiseOutcome outcome = Run();
+  EXPECT_EQ(outcome.failing, 3);
+  int retests = 0;
+  for (const auto& pair : outcome.pairs) {
+    const bool touches = pair.client() == "node3" || pair.server() == "node3";
+    EXPECT_EQ(pair.verdict().status(), touches ? "fail" : "pass")
+        << pair.client() << "->" << pair.server() << " " << pair.retest_of();
+    if (!pair.retest_of().empty()) {
+      ++retests;
+      EXPECT_NE(pair.server(), "node3");  // partners are nodes with a good record
+    }
+  }
+  EXPECT_GT(retests, 0);
+  ASSERT_FALSE(outcome.suspects.empty());
+  EXPECT_EQ(outcome.suspects[0].node(), "node3");
+  for (const auto& [node, open] : ledger_.open) EXPECT_EQ(open, 0) << node;
+}
+
+TEST_F(PairwisePhaseTest, UnreachableNodeGivesErrorCellsAndIsNeverCalled) {
+  nodes_[3].reachable = false;
+  PairwiseOutcome outcome = Run();
+  int node4_cells = 0;
+  for (const auto& pair : outcome.pairs) {
+    if (pair.client() != "node4" && pair.server() != "node4") continue;
+    ++node4_cells;
+    EXPECT_FALSE(pair.ok());
+    EXPECT_EQ(pair.error(), "node4 is unreachable");
+    EXPECT_EQ(pair.verdict().status(), "fail");
+  }
+  EXPECT_EQ(node4_cells, 3);
+  EXPECT_EQ(ledger_.prepares["node4"], 0);
+}
+
+TEST_F(PairwisePhaseTest, FailedPrepareClosesThePeerAndNamesTheNode) {
+  ledger_.failing_prepare.insert("node2");
+  PairwiseOutcome outcome = Run();
+  for (const auto& pair : outcome.pairs) {
+    if (pair.client() == "node2" || pair.server() == "node2") {
+      EXPECT_FALSE(pair.ok());
+      EXPECT_NE(pair.error().find("node2 prepare: busy"), std::string::npos) << pair.error();
+    }
+  }
+  for (const auto& [node, open] : ledger_.open) EXPECT_EQ(open, 0) << node;
+}
+
+TEST_F(PairwisePhaseTest, TcpWithoutDataIpIsAnErrorSayingSo) {
+  nodes_[0].node.data_ip.clear();
+  PairwiseOutcome outcome = Run();
+  for (const auto& pair : outcome.pairs) {
+    if (pair.client() == "node1" || pair.server() == "node1") {
+      EXPECT_NE(pair.error().find("node1 has no data_ip"), std::string::npos) << pair.error();
+    }
+  }
+}
+
+}  // namespace
+}  // namespace clustercert::controller
