@@ -163,6 +163,17 @@ absl::Status EndpointRegistry::Close(const std::string& endpoint_id) {
   return absl::OkStatus();
 }
 
+absl::StatusOr<v1::PeerTestProgress> EndpointRegistry::Progress(const std::string& endpoint_id) {
+  std::shared_ptr<PeerEndpoint> endpoint;
+  {
+    std::lock_guard<std::mutex> lock(mutex_);
+    auto touched = Touch(endpoint_id, nullptr);
+    if (!touched.ok()) return touched.status();
+    endpoint = *touched;
+  }
+  return endpoint->Progress();
+}
+
 int EndpointRegistry::ReapExpired() {
   std::vector<std::shared_ptr<PeerEndpoint>> released;  // destroyed outside the lock
   {

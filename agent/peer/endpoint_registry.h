@@ -44,6 +44,7 @@ class EndpointRegistry {
   absl::Status Connect(const v1::ConnectEndpointRequest& request);
   absl::StatusOr<v1::PeerTestResult> Run(const v1::RunEndpointRequest& request);
   absl::Status Close(const std::string& endpoint_id);
+  absl::StatusOr<v1::PeerTestProgress> Progress(const std::string& endpoint_id);
 
   // Destroys endpoints whose lease has run out; returns how many.
   int ReapExpired();

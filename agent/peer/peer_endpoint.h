@@ -26,6 +26,10 @@ class PeerEndpoint {
   // sees the data, measures too). Returns by `deadline` whatever happens;
   // an overrun is DeadlineExceeded, never a hang.
   virtual absl::StatusOr<v1::PeerTestResult> Run(absl::Time deadline) = 0;
+
+  // How far a running test has got, callable from another thread while Run
+  // runs. Engines that cannot tell return the default (running = false).
+  virtual v1::PeerTestProgress Progress() const { return {}; }
 };
 
 // Makes endpoints of one engine (verbs, tcp). Rejects a spec it cannot honour

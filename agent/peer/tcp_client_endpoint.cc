@@ -121,6 +121,12 @@ absl::StatusOr<v1::PeerTestResult> TcpClientEndpoint::Run(absl::Time deadline) {
   ran_ = true;
   if (absl::Status fits = CheckDurationFits(options_, deadline); !fits.ok()) return fits;
   const SteadyClock::time_point run_start = SteadyClock::now();
+  progress_.Start();
+  // Progress stops counting whichever way Run returns.
+  struct StopProgress {
+    RunProgress& progress;
+    ~StopProgress() { progress.Stop(); }
+  } stop_progress{progress_};
   absl::StatusOr<v1::PeerTestResult> result = options_.kind == TcpTestOptions::Kind::kLatency
                                                   ? RunPingPong(deadline, run_start)
                                                   : RunBandwidth(deadline, run_start);
@@ -149,7 +155,7 @@ absl::StatusOr<v1::PeerTestResult> TcpClientEndpoint::RunBandwidth(
   for (size_t i = 0; i < forward_.size(); ++i) {
     tasks.push_back([&, i]() -> absl::Status {
       absl::StatusOr<StreamTally> tally =
-          SendStream(forward_[i].socket, *message, plan, deadline, stop);
+          SendStream(forward_[i].socket, *message, plan, deadline, stop, progress_.counter());
       if (!tally.ok()) {
         return StreamFailure(tally.status(), forward_[i].peer, run_start,
                              StreamName(i, forward_.size(), "sending"));

@@ -138,6 +138,12 @@ absl::StatusOr<v1::PeerTestResult> TcpServerEndpoint::Run(absl::Time deadline) {
   ran_ = true;
   if (absl::Status fits = CheckDurationFits(options_, deadline); !fits.ok()) return fits;
   const SteadyClock::time_point run_start = SteadyClock::now();
+  progress_.Start();
+  // Progress stops counting whichever way Run returns.
+  struct StopProgress {
+    RunProgress& progress;
+    ~StopProgress() { progress.Stop(); }
+  } stop_progress{progress_};
   if (absl::Status accepted = AcceptStreams(deadline, run_start); !accepted.ok()) return accepted;
   absl::StatusOr<v1::PeerTestResult> result = options_.kind == TcpTestOptions::Kind::kLatency
                                                   ? RunEcho(deadline, run_start)
@@ -169,7 +175,7 @@ absl::StatusOr<v1::PeerTestResult> TcpServerEndpoint::RunBandwidth(
   for (size_t i = 0; i < forward_.size(); ++i) {
     tasks.push_back([&, i]() -> absl::Status {
       absl::StatusOr<StreamTally> tally =
-          ReceiveStream(forward_[i]->socket, scratch[i], deadline, stop);
+          ReceiveStream(forward_[i]->socket, scratch[i], deadline, stop, progress_.counter());
       if (!tally.ok()) {
         return StreamFailure(tally.status(), forward_[i]->peer, run_start,
                              StreamName(i, forward_.size(), "receiving"));

@@ -8,6 +8,7 @@
 #include "absl/status/statusor.h"
 #include "absl/time/time.h"
 #include "agent/peer/peer_endpoint.h"
+#include "agent/peer/run_progress.h"
 #include "agent/peer/tcp_engine.h"
 #include "agent/peer/tcp_results.h"
 #include "agent/peer/tcp_socket.h"
@@ -28,6 +29,7 @@ class TcpServerEndpoint : public PeerEndpoint {
   const v1::EndpointInfo& local_info() const override { return info_; }
   absl::Status Connect(const v1::EndpointInfo& peer, absl::Time deadline) override;
   absl::StatusOr<v1::PeerTestResult> Run(absl::Time deadline) override;
+  v1::PeerTestProgress Progress() const override { return progress_.Snapshot(); }
 
  private:
   TcpServerEndpoint(TcpTestOptions options, SocketAddress local, TcpSocket listener);
@@ -39,6 +41,7 @@ class TcpServerEndpoint : public PeerEndpoint {
                                              SteadyClock::time_point run_start);
 
   TcpTestOptions options_;
+  RunProgress progress_;  // bytes this side moved on the forward streams
   SocketAddress local_;
   TcpSocket listener_;
   v1::EndpointInfo info_;

@@ -97,7 +97,8 @@ absl::StatusOr<AlignedBuffer> AlignedBuffer::Allocate(size_t size) {
 
 absl::StatusOr<StreamTally> SendStream(TcpSocket& socket, const AlignedBuffer& message,
                                        const SendPlan& plan, absl::Time deadline,
-                                       const std::atomic<bool>& stop) {
+                                       const std::atomic<bool>& stop,
+                                       std::atomic<uint64_t>* moved) {
   StreamTally tally;
   tally.first = plan.start;
   while (!SendPlanDone(plan, tally.messages)) {
@@ -106,6 +107,7 @@ absl::StatusOr<StreamTally> SendStream(TcpSocket& socket, const AlignedBuffer& m
       return sent;
     }
     tally.bytes += plan.message_bytes;
+    if (moved != nullptr) moved->fetch_add(plan.message_bytes, std::memory_order_relaxed);
     ++tally.messages;
   }
   if (absl::Status shut = socket.ShutdownWrite(); !shut.ok()) return shut;
@@ -126,7 +128,8 @@ absl::StatusOr<StreamTally> SendStream(TcpSocket& socket, const AlignedBuffer& m
 }
 
 absl::StatusOr<StreamTally> ReceiveStream(TcpSocket& socket, const AlignedBuffer& scratch,
-                                          absl::Time deadline, const std::atomic<bool>& stop) {
+                                          absl::Time deadline, const std::atomic<bool>& stop,
+                                          std::atomic<uint64_t>* moved) {
   StreamTally tally;
   for (;;) {
     absl::StatusOr<size_t> got =
@@ -135,6 +138,7 @@ absl::StatusOr<StreamTally> ReceiveStream(TcpSocket& socket, const AlignedBuffer
     if (*got == 0) break;
     if (tally.bytes == 0) tally.first = SteadyClock::now();
     tally.bytes += *got;
+    if (moved != nullptr) moved->fetch_add(*got, std::memory_order_relaxed);
   }
   tally.last = SteadyClock::now();
   if (tally.bytes == 0) tally.first = tally.last;

@@ -88,13 +88,17 @@ struct StreamTally {
 
 // The sender of a kForward/kReverse stream. DataLoss if the receiver counted
 // a different number of bytes.
+// `moved`, when given, is advanced as bytes go out so a progress query can
+// read the running total while the test runs.
 absl::StatusOr<StreamTally> SendStream(TcpSocket& socket, const AlignedBuffer& message,
                                        const SendPlan& plan, absl::Time deadline,
-                                       const std::atomic<bool>& stop);
+                                       const std::atomic<bool>& stop,
+                                       std::atomic<uint64_t>* moved = nullptr);
 
 // The receiver of a kForward/kReverse stream; `scratch` is its read buffer.
 absl::StatusOr<StreamTally> ReceiveStream(TcpSocket& socket, const AlignedBuffer& scratch,
-                                          absl::Time deadline, const std::atomic<bool>& stop);
+                                          absl::Time deadline, const std::atomic<bool>& stop,
+                                          std::atomic<uint64_t>* moved = nullptr);
 
 // The server side of kPingPong: echoes `message_bytes`-byte messages until
 // the client shuts down; returns the messages echoed.

@@ -91,6 +91,17 @@ grpc::ServerUnaryReactor* NodeAgentService::CloseEndpoint(grpc::CallbackServerCo
   return reactor;
 }
 
+grpc::ServerUnaryReactor* NodeAgentService::GetEndpointProgress(
+    grpc::CallbackServerContext* context, const v1::GetEndpointProgressRequest* request,
+    v1::GetEndpointProgressResponse* response) {
+  auto* reactor = context->DefaultReactor();
+  // Atomic reads only: answered on the gRPC thread.
+  auto progress = endpoints_.Progress(request->endpoint_id());
+  if (progress.ok()) *response->mutable_progress() = *progress;
+  reactor->Finish(ToGrpcStatus(progress.status()));
+  return reactor;
+}
+
 grpc::ServerUnaryReactor* NodeAgentService::ReadPortCounters(
     grpc::CallbackServerContext* context, const v1::ReadPortCountersRequest* request,
     v1::ReadPortCountersResponse* response) {

@@ -42,6 +42,9 @@ class NodeAgentService final : public v1::NodeAgent::CallbackService {
   grpc::ServerUnaryReactor* CloseEndpoint(grpc::CallbackServerContext* context,
                                           const v1::CloseEndpointRequest* request,
                                           v1::CloseEndpointResponse* response) override;
+  grpc::ServerUnaryReactor* GetEndpointProgress(grpc::CallbackServerContext* context,
+                                                const v1::GetEndpointProgressRequest* request,
+                                                v1::GetEndpointProgressResponse* response) override;
   grpc::ServerUnaryReactor* ReadPortCounters(grpc::CallbackServerContext* context,
                                              const v1::ReadPortCountersRequest* request,
                                              v1::ReadPortCountersResponse* response) override;

@@ -40,6 +40,9 @@ class AgentClient {
                            AgentCallback<v1::RunEndpointResponse> done) = 0;
   virtual void CloseEndpoint(const v1::CloseEndpointRequest& request, absl::Duration timeout,
                              AgentCallback<v1::CloseEndpointResponse> done) = 0;
+  virtual void GetEndpointProgress(const v1::GetEndpointProgressRequest& request,
+                                   absl::Duration timeout,
+                                   AgentCallback<v1::GetEndpointProgressResponse> done) = 0;
   virtual void ReadPortCounters(const v1::ReadPortCountersRequest& request, absl::Duration timeout,
                                 AgentCallback<v1::ReadPortCountersResponse> done) = 0;
 };

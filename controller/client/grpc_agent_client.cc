@@ -104,6 +104,15 @@ void GrpcAgentClient::ReadPortCounters(const v1::ReadPortCountersRequest& reques
       });
 }
 
+void GrpcAgentClient::GetEndpointProgress(const v1::GetEndpointProgressRequest& request, absl::Duration timeout,
+                                AgentCallback<v1::GetEndpointProgressResponse> done) {
+  StartCall<v1::GetEndpointProgressRequest, v1::GetEndpointProgressResponse>(
+      request, timeout, std::move(done),
+      [this](auto* context, auto* req, auto* response, auto callback) {
+        stub_->async()->GetEndpointProgress(context, req, response, std::move(callback));
+      });
+}
+
 absl::StatusOr<GrpcAgentClientFactory> GrpcAgentClientFactory::Create(
     const plan::AgentSettings& settings) {
   if (settings.insecure) return GrpcAgentClientFactory(grpc::InsecureChannelCredentials());

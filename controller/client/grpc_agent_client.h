@@ -27,6 +27,8 @@ class GrpcAgentClient final : public AgentClient {
                    AgentCallback<v1::RunEndpointResponse> done) override;
   void CloseEndpoint(const v1::CloseEndpointRequest& request, absl::Duration timeout,
                      AgentCallback<v1::CloseEndpointResponse> done) override;
+  void GetEndpointProgress(const v1::GetEndpointProgressRequest& request, absl::Duration timeout,
+                           AgentCallback<v1::GetEndpointProgressResponse> done) override;
   void ReadPortCounters(const v1::ReadPortCountersRequest& request, absl::Duration timeout,
                         AgentCallback<v1::ReadPortCountersResponse> done) override;
 

@@ -24,6 +24,7 @@ constexpr absl::Duration kRunSlack = absl::Seconds(30);
 constexpr uint64_t kLatencyMessageBytes = 2;  // perftest's latency default
 constexpr uint64_t kLatencyIterations = 1000;
 constexpr size_t kMaxRetests = 64;
+constexpr absl::Duration kProgressPeriod = absl::Seconds(1);
 
 bool IsBandwidth(const std::string& test) { return test.size() > 3 && test.substr(test.size() - 3) == "_bw"; }
 
@@ -80,7 +81,8 @@ class PairRunner {
  public:
   PairRunner(const plan::Plan& plan, Progress& progress) : plan_(plan), progress_(progress) {}
 
-  v1::PairResult Run(Side client, Side server, const TestItem& item, int round) {
+  v1::PairResult Run(Side client, Side server, const TestItem& item, int round,
+                     const std::string& label_prefix) {
     v1::PairResult result;
     result.set_test(item.test);
     result.set_engine(plan_.pairwise.engine == plan::PairwiseEngine::kVerbs ? "verbs" : "tcp");
@@ -91,7 +93,7 @@ class PairRunner {
     result.set_round(round);
     result.set_unit(IsBandwidth(item.test) ? "Gb/s" : "us");
 
-    std::string error = Execute(client, server, item, result);
+    std::string error = Execute(client, server, item, label_prefix, result);
     result.set_ok(error.empty());
     result.set_error(error);
     if (error.empty()) {
@@ -144,8 +146,9 @@ class PairRunner {
   }
 
   // Returns "" on success, else why the test did not complete.
+  // `label` ("round 2/3 ", "retest ") starts the live progress lines.
   std::string Execute(const Side& client, const Side& server, const TestItem& item,
-                      v1::PairResult& result) {
+                      const std::string& label, v1::PairResult& result) {
     for (const Side* side : {&client, &server}) {
       const plan::Node& node = side->state->node;
       if (!side->state->reachable) return absl::StrCat(node.name, " is unreachable");
@@ -154,8 +157,9 @@ class PairRunner {
                             " has no data_ip in the plan: the tcp engine runs over the data plane");
       }
     }
-    const std::string test_id = absl::StrCat(result.client(), "->", result.server(), " ",
-                                             result.rail(), " ", item.test, " ", item.memory);
+    std::string test_id = absl::StrCat(result.client(), " -> ", result.server());
+    if (!result.rail().empty()) absl::StrAppend(&test_id, " ", result.rail());
+    absl::StrAppend(&test_id, " ", item.test, " ", item.memory);
 
     v1::PortCounters client_before, server_before, client_after, server_after;
     ReadCounters(client, &client_before);
@@ -227,7 +231,32 @@ class PairRunner {
       };
       run(server, server_endpoint->endpoint_id(), &server_run, &server_done);
       run(client, client_endpoint->endpoint_id(), &client_run, &client_done);
-      client_done.WaitForNotification();
+      // Live progress of bandwidth tests: what the receiver has so far, once a second.
+      const Side& receiver = server;
+      const std::string receiver_id = server_endpoint->endpoint_id();
+      uint64_t last_bytes = 0;
+      double last_seconds = 0;
+      while (!client_done.WaitForNotificationWithTimeout(kProgressPeriod)) {
+        if (!IsBandwidth(item.test)) continue;
+        v1::GetEndpointProgressRequest request;
+        request.set_endpoint_id(receiver_id);
+        auto answer = CallAndWait<v1::GetEndpointProgressResponse>([&](auto done) {
+          receiver.state->client->GetEndpointProgress(request, kProgressPeriod, std::move(done));
+        });
+        if (!answer.ok() || !answer->progress().running()) continue;
+        const auto& now = answer->progress();
+        const double seconds = now.seconds() - last_seconds;
+        if (seconds > 0 && now.bytes() >= last_bytes) {
+          progress_.Line("pairwise",
+                         absl::StrCat(label, test_id, ": ",
+                                      absl::StrFormat("%.2f", (now.bytes() - last_bytes) * 8 /
+                                                                  seconds / 1e9),
+                                      " Gb/s now (", absl::StrFormat("%.0f", now.seconds()),
+                                      " s)"));
+        }
+        last_bytes = now.bytes();
+        last_seconds = now.seconds();
+      }
       server_done.WaitForNotification();
       if (client_run.ok()) *result.mutable_client_result() = client_run->result();
       if (server_run.ok()) *result.mutable_server_result() = server_run->result();
@@ -343,7 +372,9 @@ PairwiseOutcome RunPairwisePhase(std::vector<NodeState>& nodes, const plan::Plan
         Side server = side_of(test.server, test.rail);
         rates[p] = line_rate(client, server);
         for (const auto& item : items) {
-          v1::PairResult pair = runner.Run(client, server, item, static_cast<int>(r + 1));
+          v1::PairResult pair =
+              runner.Run(client, server, item, static_cast<int>(r + 1),
+                         absl::StrCat("round ", r + 1, "/", rounds->size(), " "));
           *pair.mutable_verdict() =
               pairwise::JudgePair(plan.pairwise, MeasurementOf(pair, rates[p]));
           progress.Line("pairwise", absl::StrCat("round ", r + 1, "/", rounds->size(), " ",
@@ -418,7 +449,8 @@ PairwiseOutcome RunPairwisePhase(std::vector<NodeState>& nodes, const plan::Plan
       Side client = side_of(node, rail);
       Side server = side_of(partner, rail);
       const double rate = line_rate(client, server);
-      v1::PairResult pair = runner.Run(client, server, {original.test(), original.memory()}, 0);
+      v1::PairResult pair =
+          runner.Run(client, server, {original.test(), original.memory()}, 0, "retest ");
       pair.set_retest_of(absl::StrCat(original.client(), "->", original.server()));
       *pair.mutable_verdict() = pairwise::JudgePair(plan.pairwise, MeasurementOf(pair, rate));
       progress.Line("pairwise", absl::StrCat("retest ", CellLine(pair)));

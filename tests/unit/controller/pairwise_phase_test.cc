@@ -73,6 +73,10 @@ class FakeAgent final : public AgentClient {
     --ledger_.open[node_];
     done(v1::CloseEndpointResponse(), {});
   }
+  void GetEndpointProgress(const v1::GetEndpointProgressRequest&, absl::Duration,
+                           AgentCallback<v1::GetEndpointProgressResponse> done) override {
+    done(v1::GetEndpointProgressResponse(), {});
+  }
   void ReadPortCounters(const v1::ReadPortCountersRequest&, absl::Duration,
                         AgentCallback<v1::ReadPortCountersResponse> done) override {
     done(v1::ReadPortCountersResponse(), {});
