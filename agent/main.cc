@@ -16,6 +16,7 @@
 #include "agent/peer/ethtool_stats_source.h"
 #include "agent/peer/port_counters.h"
 #include "agent/peer/tcp_engine.h"
+#include "agent/peer/verbs_engine.h"
 #include "agent/service/agent_handlers.h"
 #include "agent/service/agent_options.h"
 #include "agent/service/node_agent_service.h"
@@ -37,7 +38,7 @@ std::string Hostname() {
 
 }  // namespace
 
-int main(int argc, char** argv) {
+static int RunAgent(int argc, char** argv) {
   using namespace clustercert;
   CommandLine command_line({
       {"listen", true, "HOST:PORT",
@@ -129,7 +130,9 @@ int main(int argc, char** argv) {
   // Peer tests: the engines this build has, each endpoint under a lease the
   // reaper enforces; port counters for the before/after deltas.
   peer::TcpEngine tcp_engine;
-  peer::EndpointRegistry endpoints({{"tcp", &tcp_engine}}, [] { return absl::Now(); });
+  peer::VerbsEngine verbs_engine;
+  peer::EndpointRegistry endpoints({{"tcp", &tcp_engine}, {"verbs", &verbs_engine}},
+                                   [] { return absl::Now(); });
   endpoints.StartReaper(absl::Seconds(1));
   peer::IoctlEthtoolStatsSource ethtool;
   peer::PortCounterReader counters(view, view.is_live() ? &ethtool : nullptr);
@@ -167,3 +170,5 @@ int main(int argc, char** argv) {
   spdlog::info("node-agent stopped");
   return 0;
 }
+
+int main(int argc, char** argv) { return RunAgent(argc, argv); }

@@ -4,6 +4,7 @@
 #include <unistd.h>
 
 #include <cerrno>
+#include <cstdint>
 
 #include "absl/status/status.h"
 #include "absl/strings/str_cat.h"
@@ -37,8 +38,8 @@ absl::StatusOr<std::unique_ptr<Buffer>> HostMemory::Allocate(size_t bytes) {
   if (bytes == 0) return absl::InvalidArgumentError("a host buffer of 0 bytes was requested");
   const size_t page = static_cast<size_t>(sysconf(_SC_PAGESIZE));
   if (bytes > SIZE_MAX - page) {
-    return absl::InvalidArgumentError(absl::StrCat("a host buffer of ", bytes,
-                                                   " bytes cannot be allocated"));
+    return absl::InvalidArgumentError(
+        absl::StrCat("a host buffer of ", bytes, " bytes cannot be allocated"));
   }
   const size_t size = (bytes + page - 1) / page * page;
   // Anonymous mappings are page-aligned and zero-filled; MAP_POPULATE faults
@@ -47,9 +48,8 @@ absl::StatusOr<std::unique_ptr<Buffer>> HostMemory::Allocate(size_t bytes) {
                     MAP_PRIVATE | MAP_ANONYMOUS | MAP_POPULATE, -1, 0);
   if (data == MAP_FAILED) {
     const int err = errno;
-    return absl::ResourceExhaustedError(absl::StrCat("allocating ", size,
-                                                     " bytes of host memory failed: ",
-                                                     ErrnoText(err)));
+    return absl::ResourceExhaustedError(
+        absl::StrCat("allocating ", size, " bytes of host memory failed: ", ErrnoText(err)));
   }
   return std::unique_ptr<Buffer>(std::make_unique<HostBuffer>(data, size));
 }

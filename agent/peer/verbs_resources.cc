@@ -92,8 +92,8 @@ absl::StatusOr<ibv_device_attr> Context::QueryDevice() const {
   errno = 0;
   const int rc = ibv_query_device(get(), &attr);
   if (rc != 0) {
-    return absl::UnavailableError(absl::StrCat("ibv_query_device(", name_, ") failed: ",
-                                               ErrnoText(rc > 0 ? rc : LastErrno())));
+    return absl::UnavailableError(absl::StrCat("ibv_query_device(", name_,
+                                               ") failed: ", ErrnoText(rc > 0 ? rc : LastErrno())));
   }
   return attr;
 }
@@ -122,8 +122,8 @@ absl::StatusOr<ibv_gid> Context::QueryGid(uint32_t port, uint32_t index) const {
   errno = 0;
   const int rc = ibv_query_gid(get(), static_cast<uint8_t>(port), static_cast<int>(index), &gid);
   if (rc != 0) {
-    return absl::UnavailableError(absl::StrCat("ibv_query_gid(", name_, ", port ", port,
-                                               ", index ", index,
+    return absl::UnavailableError(absl::StrCat("ibv_query_gid(", name_, ", port ", port, ", index ",
+                                               index,
                                                ") failed: ", ErrnoText(rc > 0 ? rc : LastErrno())));
   }
   return gid;
@@ -147,8 +147,9 @@ absl::StatusOr<MemoryRegion> MemoryRegion::Register(ibv_pd* pd, void* address, s
     const int err = LastErrno();
     std::string hint;
     if (err == ENOMEM || err == EPERM) {
-      hint = ": raise the locked-memory limit (ulimit -l, or LimitMEMLOCK=infinity in the "
-             "agent's systemd unit)";
+      hint =
+          ": raise the locked-memory limit (ulimit -l, or LimitMEMLOCK=infinity in the "
+          "agent's systemd unit)";
     } else if (err == EFAULT) {
       hint = ": the device cannot map this memory";
     }
@@ -160,19 +161,18 @@ absl::StatusOr<MemoryRegion> MemoryRegion::Register(ibv_pd* pd, void* address, s
   return MemoryRegion(mr);
 }
 
-absl::StatusOr<MemoryRegion> MemoryRegion::RegisterDmaBuf(ibv_pd* pd, uint64_t offset,
-                                                          size_t bytes, uint64_t iova, int fd,
-                                                          int access, const std::string& what) {
+absl::StatusOr<MemoryRegion> MemoryRegion::RegisterDmaBuf(ibv_pd* pd, uint64_t offset, size_t bytes,
+                                                          uint64_t iova, int fd, int access,
+                                                          const std::string& what) {
   errno = 0;
   ibv_mr* mr = ibv_reg_dmabuf_mr(pd, offset, bytes, iova, fd, access);
   if (mr == nullptr) {
     const int err = LastErrno();
-    return absl::FailedPreconditionError(
-        absl::StrCat("ibv_reg_dmabuf_mr of ", bytes, " bytes of ", what, " failed: ",
-                     ErrnoText(err),
-                     err == EOPNOTSUPP || err == EPROTONOSUPPORT
-                         ? " (this kernel or RDMA driver has no DMA-BUF support)"
-                         : ""));
+    return absl::FailedPreconditionError(absl::StrCat(
+        "ibv_reg_dmabuf_mr of ", bytes, " bytes of ", what, " failed: ", ErrnoText(err),
+        err == EOPNOTSUPP || err == EPROTONOSUPPORT
+            ? " (this kernel or RDMA driver has no DMA-BUF support)"
+            : ""));
   }
   return MemoryRegion(mr);
 }
@@ -211,10 +211,10 @@ absl::StatusOr<QueuePair> QueuePair::Create(const Context& context, ibv_pd* pd, 
   }
   if (qp == nullptr) {
     const int err = LastErrno();
-    return absl::ResourceExhaustedError(absl::StrCat(
-        "ibv_create_qp(", context.name(), ", RC, ", capacity.send_wr, " send and ",
-        capacity.recv_wr, " receive work requests) failed: ", ErrnoText(err),
-        err == EINVAL || err == ENOMEM ? ": lower queue_depth or streams" : ""));
+    return absl::ResourceExhaustedError(
+        absl::StrCat("ibv_create_qp(", context.name(), ", RC, ", capacity.send_wr, " send and ",
+                     capacity.recv_wr, " receive work requests) failed: ", ErrnoText(err),
+                     err == EINVAL || err == ENOMEM ? ": lower queue_depth or streams" : ""));
   }
   return QueuePair(qp, context.name(), init.cap.max_inline_data);
 }
@@ -264,11 +264,10 @@ absl::Status QueuePair::ToRtr(const RemoteAddress& remote) {
     attr.ah_attr.is_global = 0;
     attr.ah_attr.dlid = remote.lid;
   }
-  absl::Status status =
-      Modify(attr,
-             IBV_QP_STATE | IBV_QP_AV | IBV_QP_PATH_MTU | IBV_QP_DEST_QPN | IBV_QP_RQ_PSN |
-                 IBV_QP_MAX_DEST_RD_ATOMIC | IBV_QP_MIN_RNR_TIMER,
-             "INIT -> RTR");
+  absl::Status status = Modify(attr,
+                               IBV_QP_STATE | IBV_QP_AV | IBV_QP_PATH_MTU | IBV_QP_DEST_QPN |
+                                   IBV_QP_RQ_PSN | IBV_QP_MAX_DEST_RD_ATOMIC | IBV_QP_MIN_RNR_TIMER,
+                               "INIT -> RTR");
   if (status.ok()) return status;
   return absl::FailedPreconditionError(absl::StrCat(
       status.message(),

@@ -94,8 +94,8 @@ class ProtectionDomain {
 class MemoryRegion {
  public:
   // `what` names the memory in messages: "host memory", "cuda:0 memory".
-  static absl::StatusOr<MemoryRegion> Register(ibv_pd* pd, void* address, size_t bytes,
-                                               int access, const std::string& what);
+  static absl::StatusOr<MemoryRegion> Register(ibv_pd* pd, void* address, size_t bytes, int access,
+                                               const std::string& what);
   // `iova` is the address the peer uses (the buffer's own address, so the
   // layout is the same as for ibv_reg_mr); `offset` is where the buffer
   // starts within the DMA-BUF.
@@ -143,10 +143,10 @@ class CompletionQueue {
 struct RemoteAddress {
   uint32_t qpn = 0;
   uint32_t psn = 0;
-  uint16_t lid = 0;          // InfiniBand
-  bool global = false;       // RoCE: route by GID
-  ibv_gid gid{};             // RoCE: the peer's GID
-  uint8_t sgid_index = 0;    // RoCE: our GID table index
+  uint16_t lid = 0;        // InfiniBand
+  bool global = false;     // RoCE: route by GID
+  ibv_gid gid{};           // RoCE: the peer's GID
+  uint8_t sgid_index = 0;  // RoCE: our GID table index
   ibv_mtu path_mtu = IBV_MTU_1024;
   uint8_t port = 1;
   uint8_t dest_rd_atomic = 1;  // RDMA READs we accept in flight

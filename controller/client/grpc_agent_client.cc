@@ -1,5 +1,8 @@
 #include "controller/client/grpc_agent_client.h"
 
+#include <mutex>
+#include <vector>
+
 #include "absl/strings/str_cat.h"
 #include "absl/time/clock.h"
 #include "common/grpc_status.h"
@@ -134,8 +137,17 @@ std::unique_ptr<AgentClient> GrpcAgentClientFactory::Connect(const std::string& 
   // Fail fast on a dead agent instead of backing off for minutes.
   arguments.SetInt(GRPC_ARG_INITIAL_RECONNECT_BACKOFF_MS, 200);
   arguments.SetInt(GRPC_ARG_MAX_RECONNECT_BACKOFF_MS, 1000);
-  return std::make_unique<GrpcAgentClient>(
-      grpc::CreateCustomChannel(address, credentials_, arguments));
+  auto channel = grpc::CreateCustomChannel(address, credentials_, arguments);
+  // Channels are kept for the life of the process: destroying the last one
+  // while a failed connection attempt unwinds trips a gRPC 1.51 double free
+  // (see controller/main.cc). One channel per agent per run is a bounded cost.
+  static auto* kept = new std::vector<std::shared_ptr<grpc::Channel>>();
+  static std::mutex kept_mutex;
+  {
+    std::lock_guard<std::mutex> lock(kept_mutex);
+    kept->push_back(channel);
+  }
+  return std::make_unique<GrpcAgentClient>(std::move(channel));
 }
 
 }  // namespace clustercert::controller

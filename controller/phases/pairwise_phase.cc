@@ -260,8 +260,12 @@ class PairRunner {
       server_done.WaitForNotification();
       if (client_run.ok()) *result.mutable_client_result() = client_run->result();
       if (server_run.ok()) *result.mutable_server_result() = server_run->result();
-      if (!client_run.ok()) error = named(client, "run", client_run.status());
-      else if (!server_run.ok()) error = named(server, "run", server_run.status());
+      // Both sides' failures: the one that saw the peer vanish and the
+      // vanished one itself ("node4 run: ... Socket closed").
+      std::vector<std::string> failures;
+      if (!client_run.ok()) failures.push_back(named(client, "run", client_run.status()));
+      if (!server_run.ok()) failures.push_back(named(server, "run", server_run.status()));
+      error = absl::StrJoin(failures, "; ");
     }
     close(client, client_endpoint->endpoint_id());
     close(server, server_endpoint->endpoint_id());
