@@ -1,5 +1,7 @@
 #include "agent/inventory/verbs_port_attribute_source.h"
 
+#include "common/ib_mtu.h"
+
 #include <infiniband/verbs.h>
 
 #include <cerrno>
@@ -35,23 +37,6 @@ std::string LinkLayerName(uint8_t link_layer) {
 
 }  // namespace
 
-absl::StatusOr<uint32_t> IbvMtuToBytes(int ibv_mtu) {
-  switch (ibv_mtu) {
-    case IBV_MTU_256:
-      return 256;
-    case IBV_MTU_512:
-      return 512;
-    case IBV_MTU_1024:
-      return 1024;
-    case IBV_MTU_2048:
-      return 2048;
-    case IBV_MTU_4096:
-      return 4096;
-    default:
-      return absl::InvalidArgumentError(absl::StrCat(
-          "verbs MTU enum ", ibv_mtu, " is not one of IBV_MTU_256 (1) .. IBV_MTU_4096 (5)"));
-  }
-}
 
 absl::StatusOr<PortAttributes> VerbsPortAttributeSource::Query(const std::string& device,
                                                                uint32_t port) {
@@ -106,12 +91,12 @@ absl::StatusOr<PortAttributes> VerbsPortAttributeSource::Query(const std::string
         absl::StrCat("ibv_query_port(", device, ", ", port, ") failed: ", std::strerror(err)));
   }
   PortAttributes attributes;
-  auto active = IbvMtuToBytes(attr.active_mtu);
+  auto active = IbMtuToBytes(attr.active_mtu);
   if (!active.ok()) {
     return absl::DataLossError(absl::StrCat("ibv_query_port(", device, ", ", port,
                                             "): active_mtu: ", active.status().message()));
   }
-  auto max = IbvMtuToBytes(attr.max_mtu);
+  auto max = IbMtuToBytes(attr.max_mtu);
   if (!max.ok()) {
     return absl::DataLossError(absl::StrCat("ibv_query_port(", device, ", ", port,
                                             "): max_mtu: ", max.status().message()));

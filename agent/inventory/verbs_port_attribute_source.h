@@ -8,9 +8,6 @@
 
 namespace clustercert::inventory {
 
-// Bytes for a verbs MTU enum value (IBV_MTU_256 = 1 ... IBV_MTU_4096 = 5);
-// InvalidArgument for anything else.
-absl::StatusOr<uint32_t> IbvMtuToBytes(int ibv_mtu);
 
 // PortAttributeSource backed by libibverbs: opens the named device, asks
 // ibv_query_port and closes it again, so no verbs context outlives one call.

@@ -37,10 +37,10 @@ absl::StatusOr<v1::PrepareEndpointResponse> EndpointRegistry::Prepare(
   auto engine = engines_.find(spec.engine());
   if (engine == engines_.end()) {
     std::string known;
-    for (const auto& [name, unused] : engines_) absl::StrAppend(&known, known.empty() ? "" : ", ", name);
-    return absl::InvalidArgumentError(absl::StrCat("engine '", spec.engine(),
-                                                   "' is not available on this agent; it has: ",
-                                                   known));
+    for (const auto& [name, unused] : engines_)
+      absl::StrAppend(&known, known.empty() ? "" : ", ", name);
+    return absl::InvalidArgumentError(absl::StrCat(
+        "engine '", spec.engine(), "' is not available on this agent; it has: ", known));
   }
   const absl::Duration lease = absl::Seconds(request.lease_s());
   if (lease < limits_.min_lease || lease > limits_.max_lease) {
@@ -53,9 +53,9 @@ absl::StatusOr<v1::PrepareEndpointResponse> EndpointRegistry::Prepare(
     std::lock_guard<std::mutex> lock(mutex_);
     for (const auto& [id, entry] : entries_) {
       if (entry.device == device) {
-        return absl::ResourceExhaustedError(absl::StrCat(
-            "busy: ", device, " is in test '", entry.test_id, "' (endpoint ", id,
-            "); one test at a time per device: wait for it or close it"));
+        return absl::ResourceExhaustedError(
+            absl::StrCat("busy: ", device, " is in test '", entry.test_id, "' (endpoint ", id,
+                         "); one test at a time per device: wait for it or close it"));
       }
     }
     if (entries_.size() >= limits_.max_endpoints) {

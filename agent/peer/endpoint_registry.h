@@ -56,7 +56,7 @@ class EndpointRegistry {
  private:
   struct Entry {
     std::shared_ptr<PeerEndpoint> endpoint;
-    std::string device;     // "mlx5_0" or "tcp 10.0.0.1": the busy key
+    std::string device;  // "mlx5_0" or "tcp 10.0.0.1": the busy key
     std::string test_id;
     absl::Duration lease;
     absl::Time expires;

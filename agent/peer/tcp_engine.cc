@@ -5,6 +5,7 @@
 #include <utility>
 
 #include "absl/strings/str_cat.h"
+#include "agent/peer/run_shape.h"
 #include "agent/peer/tcp_client_endpoint.h"
 #include "agent/peer/tcp_server_endpoint.h"
 #include "agent/peer/tcp_socket.h"
@@ -79,40 +80,20 @@ absl::StatusOr<TcpTestOptions> TcpTestOptions::FromSpec(const v1::PeerTestSpec& 
                                                    " is outside 1..", kMaxMessageBytes,
                                                    " (64 MiB) for the tcp engine"));
   }
-  options.streams = spec.streams() == 0 ? 1 : spec.streams();
-  if (options.streams > kMaxStreams) {
-    return absl::InvalidArgumentError(absl::StrCat("streams ", spec.streams(), " is outside 1..",
-                                                   kMaxStreams, " for the tcp engine"));
-  }
-  if (latency && options.streams != 1) {
-    return absl::InvalidArgumentError(absl::StrCat("streams ", spec.streams(),
-                                                   " is outside 1..1 for ", spec.test(),
-                                                   ": latency runs on one stream"));
-  }
-  if (latency && spec.bidirectional()) {
-    return absl::InvalidArgumentError(absl::StrCat("bidirectional is not supported for ",
-                                                   spec.test(),
-                                                   ": a ping-pong already goes both ways"));
-  }
-  options.bidirectional = spec.bidirectional();
-
-  const double seconds = spec.duration_s();
-  if (std::isnan(seconds) || seconds < 0 || seconds > kMaxDurationSeconds) {
-    return absl::InvalidArgumentError(
-        absl::StrCat("duration_s ", seconds, " is outside 0 < duration_s <= ", kMaxDurationSeconds,
-                     " (0 selects iterations mode)"));
-  }
-  if (seconds > 0) {
-    options.duration = absl::Seconds(seconds);
-    return options;
-  }
-  options.iterations = spec.iterations() == 0 ? kDefaultIterations : spec.iterations();
-  const uint64_t max_iterations = latency ? kMaxLatencySamples : kMaxIterations;
-  if (options.iterations > max_iterations) {
-    return absl::InvalidArgumentError(absl::StrCat(
-        "iterations ", spec.iterations(), " is outside 1..", max_iterations, " for ", spec.test(),
-        latency ? " (every latency sample is kept for percentiles)" : ""));
-  }
+  RunShapeLimits limits;
+  limits.max_streams = kMaxStreams;
+  limits.max_duration_s = kMaxDurationSeconds;
+  limits.max_iterations = kMaxIterations;
+  limits.max_latency_samples = kMaxLatencySamples;
+  limits.default_iterations = kDefaultIterations;
+  limits.stream_unit = "stream";
+  limits.engine = "tcp";
+  absl::StatusOr<RunShape> shape = ParseRunShape(spec, latency, limits);
+  if (!shape.ok()) return shape.status();
+  options.streams = shape->streams;
+  options.bidirectional = shape->bidirectional;
+  options.duration = shape->duration;
+  options.iterations = shape->iterations;
   return options;
 }
 

@@ -1,5 +1,7 @@
 #include "agent/peer/verbs_endpoint.h"
 
+#include "common/ib_mtu.h"
+
 #include <algorithm>
 #include <cstring>
 #include <random>
@@ -50,7 +52,7 @@ absl::StatusOr<PortFacts> CheckPort(const VerbsTestOptions& options, const Conte
         absl::StrCat(PortName(options), " is ", ibv_port_state_str(port.state),
                      ", not ACTIVE: check the link (cable, switch port) with ibv_devinfo"));
   }
-  absl::StatusOr<uint32_t> mtu = MtuEnumToBytes(port.active_mtu);
+  absl::StatusOr<uint32_t> mtu = IbMtuToBytes(port.active_mtu);
   if (!mtu.ok()) {
     return absl::DataLossError(
         absl::StrCat("ibv_query_port(", PortName(options), "): ", mtu.status().message()));
@@ -212,7 +214,7 @@ absl::Status VerbsEndpoint::Connect(const v1::EndpointInfo& peer, absl::Time dea
   if (absl::Status checked = CheckPeerInfo(options_, local_, peer); !checked.ok()) return checked;
   absl::StatusOr<ibv_mtu> mtu = PathMtu(local_.active_mtu(), peer.active_mtu());
   if (!mtu.ok()) return mtu.status();
-  absl::StatusOr<uint32_t> mtu_bytes = MtuEnumToBytes(*mtu);
+  absl::StatusOr<uint32_t> mtu_bytes = IbMtuToBytes(*mtu);
   if (!mtu_bytes.ok()) return mtu_bytes.status();
   peer_ = peer;
   path_mtu_bytes_ = *mtu_bytes;

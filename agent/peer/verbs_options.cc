@@ -1,10 +1,13 @@
 #include "agent/peer/verbs_options.h"
 
+#include "common/ib_mtu.h"
+
 #include <algorithm>
 #include <cmath>
 
 #include "absl/status/status.h"
 #include "absl/strings/str_cat.h"
+#include "agent/peer/run_shape.h"
 
 namespace clustercert::peer {
 namespace {
@@ -100,87 +103,29 @@ absl::StatusOr<VerbsTestOptions> VerbsTestOptions::FromSpec(const v1::PeerTestSp
     return absl::InvalidArgumentError(
         absl::StrCat("queue_depth ", spec.queue_depth(), " is outside 1..", kMaxQueueDepth));
   }
-  options.streams = spec.streams() == 0 ? 1 : spec.streams();
-  if (options.streams > kMaxStreams) {
-    return absl::InvalidArgumentError(absl::StrCat("streams ", spec.streams(), " is outside 1..",
-                                                   kMaxStreams, " QPs for the verbs engine"));
-  }
-  if (latency && options.streams != 1) {
-    return absl::InvalidArgumentError(absl::StrCat("streams ", spec.streams(),
-                                                   " is outside 1..1 for ", spec.test(),
-                                                   ": latency runs on one QP"));
-  }
-  if (latency && spec.bidirectional()) {
-    return absl::InvalidArgumentError(absl::StrCat("bidirectional is not supported for ",
-                                                   spec.test(),
-                                                   ": a ping-pong already goes both ways"));
-  }
-  options.bidirectional = spec.bidirectional();
-
-  const double seconds = spec.duration_s();
-  if (std::isnan(seconds) || seconds < 0 || seconds > kMaxDurationSeconds) {
-    return absl::InvalidArgumentError(
-        absl::StrCat("duration_s ", seconds, " is outside 0 < duration_s <= ", kMaxDurationSeconds,
-                     " (0 selects iterations mode)"));
-  }
-  if (seconds > 0) {
-    options.duration = absl::Seconds(seconds);
-    return options;
-  }
-  const uint64_t default_iterations =
-      options.test == "write_bw" ? kDefaultWriteBwIterations : kDefaultIterations;
-  options.iterations = spec.iterations() == 0 ? default_iterations : spec.iterations();
-  const uint64_t max_iterations = latency ? kMaxLatencySamples : kMaxIterations;
-  if (options.iterations > max_iterations) {
-    return absl::InvalidArgumentError(absl::StrCat(
-        "iterations ", spec.iterations(), " is outside 1..", max_iterations, " for ", spec.test(),
-        latency ? " (every latency sample is kept for percentiles)" : ""));
-  }
+  RunShapeLimits limits;
+  limits.max_streams = kMaxStreams;
+  limits.max_duration_s = kMaxDurationSeconds;
+  limits.max_iterations = kMaxIterations;
+  limits.max_latency_samples = kMaxLatencySamples;
+  limits.default_iterations = options.test == "write_bw" ? kDefaultWriteBwIterations : kDefaultIterations;
+  limits.stream_unit = "QP";
+  limits.engine = "verbs";
+  absl::StatusOr<RunShape> shape = ParseRunShape(spec, latency, limits);
+  if (!shape.ok()) return shape.status();
+  options.streams = shape->streams;
+  options.bidirectional = shape->bidirectional;
+  options.duration = shape->duration;
+  options.iterations = shape->iterations;
   return options;
 }
 
-absl::StatusOr<uint32_t> MtuEnumToBytes(int mtu) {
-  switch (mtu) {
-    case IBV_MTU_256:
-      return 256;
-    case IBV_MTU_512:
-      return 512;
-    case IBV_MTU_1024:
-      return 1024;
-    case IBV_MTU_2048:
-      return 2048;
-    case IBV_MTU_4096:
-      return 4096;
-    default:
-      return absl::InvalidArgumentError(absl::StrCat(
-          "verbs MTU enum ", mtu, " is not one of IBV_MTU_256 (1) .. IBV_MTU_4096 (5)"));
-  }
-}
-
-absl::StatusOr<ibv_mtu> MtuBytesToEnum(uint32_t bytes) {
-  switch (bytes) {
-    case 256:
-      return IBV_MTU_256;
-    case 512:
-      return IBV_MTU_512;
-    case 1024:
-      return IBV_MTU_1024;
-    case 2048:
-      return IBV_MTU_2048;
-    case 4096:
-      return IBV_MTU_4096;
-    default:
-      return absl::InvalidArgumentError(absl::StrCat(
-          "active_mtu ", bytes, " is not an IB MTU: one of 256, 512, 1024, 2048, 4096 bytes"));
-  }
-}
-
 absl::StatusOr<ibv_mtu> PathMtu(uint32_t local_bytes, uint32_t peer_bytes) {
-  absl::StatusOr<ibv_mtu> local = MtuBytesToEnum(local_bytes);
+  absl::StatusOr<ibv_mtu> local = IbMtuFromBytes(local_bytes);
   if (!local.ok()) {
     return absl::InvalidArgumentError(absl::StrCat("local ", local.status().message()));
   }
-  absl::StatusOr<ibv_mtu> peer = MtuBytesToEnum(peer_bytes);
+  absl::StatusOr<ibv_mtu> peer = IbMtuFromBytes(peer_bytes);
   if (!peer.ok()) {
     return absl::InvalidArgumentError(absl::StrCat("the peer's ", peer.status().message()));
   }

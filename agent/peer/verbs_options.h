@@ -60,10 +60,6 @@ struct VerbsTestOptions {
   uint32_t tx_depth() const { return latency() ? 1 : queue_depth; }
 };
 
-// IB MTU enum <-> bytes (IBV_MTU_256 = 1 .. IBV_MTU_4096 = 5). InvalidArgument
-// for anything else.
-absl::StatusOr<uint32_t> MtuEnumToBytes(int mtu);
-absl::StatusOr<ibv_mtu> MtuBytesToEnum(uint32_t bytes);
 // The pair's path MTU: the smaller of the two ports' active MTUs, in bytes.
 absl::StatusOr<ibv_mtu> PathMtu(uint32_t local_bytes, uint32_t peer_bytes);
 

@@ -50,9 +50,8 @@ grpc::ServerUnaryReactor* NodeAgentService::ConnectEndpoint(
     grpc::CallbackServerContext* context, const v1::ConnectEndpointRequest* request,
     v1::ConnectEndpointResponse*) {
   auto* reactor = context->DefaultReactor();
-  pool_.Submit([this, reactor, request] {
-    reactor->Finish(ToGrpcStatus(endpoints_.Connect(*request)));
-  });
+  pool_.Submit(
+      [this, reactor, request] { reactor->Finish(ToGrpcStatus(endpoints_.Connect(*request))); });
   return reactor;
 }
 

@@ -62,8 +62,9 @@ void GrpcAgentClient::GetInventory(const v1::GetInventoryRequest& request, absl:
       });
 }
 
-void GrpcAgentClient::PrepareEndpoint(const v1::PrepareEndpointRequest& request, absl::Duration timeout,
-                                AgentCallback<v1::PrepareEndpointResponse> done) {
+void GrpcAgentClient::PrepareEndpoint(const v1::PrepareEndpointRequest& request,
+                                      absl::Duration timeout,
+                                      AgentCallback<v1::PrepareEndpointResponse> done) {
   StartCall<v1::PrepareEndpointRequest, v1::PrepareEndpointResponse>(
       request, timeout, std::move(done),
       [this](auto* context, auto* req, auto* response, auto callback) {
@@ -71,8 +72,9 @@ void GrpcAgentClient::PrepareEndpoint(const v1::PrepareEndpointRequest& request,
       });
 }
 
-void GrpcAgentClient::ConnectEndpoint(const v1::ConnectEndpointRequest& request, absl::Duration timeout,
-                                AgentCallback<v1::ConnectEndpointResponse> done) {
+void GrpcAgentClient::ConnectEndpoint(const v1::ConnectEndpointRequest& request,
+                                      absl::Duration timeout,
+                                      AgentCallback<v1::ConnectEndpointResponse> done) {
   StartCall<v1::ConnectEndpointRequest, v1::ConnectEndpointResponse>(
       request, timeout, std::move(done),
       [this](auto* context, auto* req, auto* response, auto callback) {
@@ -81,7 +83,7 @@ void GrpcAgentClient::ConnectEndpoint(const v1::ConnectEndpointRequest& request,
 }
 
 void GrpcAgentClient::RunEndpoint(const v1::RunEndpointRequest& request, absl::Duration timeout,
-                                AgentCallback<v1::RunEndpointResponse> done) {
+                                  AgentCallback<v1::RunEndpointResponse> done) {
   StartCall<v1::RunEndpointRequest, v1::RunEndpointResponse>(
       request, timeout, std::move(done),
       [this](auto* context, auto* req, auto* response, auto callback) {
@@ -90,7 +92,7 @@ void GrpcAgentClient::RunEndpoint(const v1::RunEndpointRequest& request, absl::D
 }
 
 void GrpcAgentClient::CloseEndpoint(const v1::CloseEndpointRequest& request, absl::Duration timeout,
-                                AgentCallback<v1::CloseEndpointResponse> done) {
+                                    AgentCallback<v1::CloseEndpointResponse> done) {
   StartCall<v1::CloseEndpointRequest, v1::CloseEndpointResponse>(
       request, timeout, std::move(done),
       [this](auto* context, auto* req, auto* response, auto callback) {
@@ -98,8 +100,9 @@ void GrpcAgentClient::CloseEndpoint(const v1::CloseEndpointRequest& request, abs
       });
 }
 
-void GrpcAgentClient::ReadPortCounters(const v1::ReadPortCountersRequest& request, absl::Duration timeout,
-                                AgentCallback<v1::ReadPortCountersResponse> done) {
+void GrpcAgentClient::ReadPortCounters(const v1::ReadPortCountersRequest& request,
+                                       absl::Duration timeout,
+                                       AgentCallback<v1::ReadPortCountersResponse> done) {
   StartCall<v1::ReadPortCountersRequest, v1::ReadPortCountersResponse>(
       request, timeout, std::move(done),
       [this](auto* context, auto* req, auto* response, auto callback) {
@@ -107,8 +110,9 @@ void GrpcAgentClient::ReadPortCounters(const v1::ReadPortCountersRequest& reques
       });
 }
 
-void GrpcAgentClient::GetEndpointProgress(const v1::GetEndpointProgressRequest& request, absl::Duration timeout,
-                                AgentCallback<v1::GetEndpointProgressResponse> done) {
+void GrpcAgentClient::GetEndpointProgress(const v1::GetEndpointProgressRequest& request,
+                                          absl::Duration timeout,
+                                          AgentCallback<v1::GetEndpointProgressResponse> done) {
   StartCall<v1::GetEndpointProgressRequest, v1::GetEndpointProgressResponse>(
       request, timeout, std::move(done),
       [this](auto* context, auto* req, auto* response, auto callback) {

@@ -19,8 +19,8 @@ int RunInventoryCommand(const std::vector<std::string>& args, const CommandOptio
   std::vector<NodeState>& nodes = prepared->nodes;
 
   Progress progress(stderr, options.quiet);
-  auto result = RunCertification(prepared->plan, nodes, progress, [] { return absl::Now(); },
-                                 PhaseScope::kInventoryOnly);
+  auto result = RunCertification(
+      prepared->plan, nodes, progress, [] { return absl::Now(); }, PhaseScope::kInventoryOnly);
   if (options.json) {
     // The certificate model is the machine-readable inventory: nodes with
     // inventories, then every check.

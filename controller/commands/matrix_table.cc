@@ -78,7 +78,8 @@ std::string RenderPairMatrices(const std::vector<std::string>& node_names,
   }
   size_t retests = 0;
   for (const auto& pair : pairs) retests += pair.retest_of().empty() ? 0 : 1;
-  if (retests > 0) absl::StrAppend(&out, retests, " retest(s) against passing partners are in the certificate.\n");
+  if (retests > 0)
+    absl::StrAppend(&out, retests, " retest(s) against passing partners are in the certificate.\n");
   for (const auto& suspect : suspects) {
     std::string who = suspect.node().empty() ? std::string("the fabric") : suspect.node();
     if (!suspect.rail().empty()) absl::StrAppend(&who, "/", suspect.rail());

@@ -38,10 +38,11 @@ int RunRunCommand(const std::vector<std::string>& args, const CommandOptions& op
     std::vector<std::string> names;
     for (const auto& node : plan.nodes) names.push_back(node.name);
     const auto& certificate = result.certificate;
-    std::printf("%s", RenderPairMatrices(names, {certificate.pairs().begin(), certificate.pairs().end()},
-                                         {certificate.suspects().begin(), certificate.suspects().end()},
-                                         options.color)
-                          .c_str());
+    std::printf("%s",
+                RenderPairMatrices(names, {certificate.pairs().begin(), certificate.pairs().end()},
+                                   {certificate.suspects().begin(), certificate.suspects().end()},
+                                   options.color)
+                    .c_str());
     std::printf("verdict: %s", result.certificate.verdict().c_str());
     if (result.certificate.verdict_reasons_size() > 0) {
       std::vector<std::string> reasons(result.certificate.verdict_reasons().begin(),

@@ -8,11 +8,11 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
 #include "absl/strings/str_join.h"
+#include "common/counter_deltas.h"
 #include "controller/pairwise/localisation.h"
 #include "controller/pairwise/pair_measurement.h"
 #include "controller/pairwise/pair_verdict.h"
 #include "controller/phases/sync_call.h"
-#include "common/counter_deltas.h"
 #include "controller/schedule/pair_schedule.h"
 
 namespace clustercert::controller {
@@ -26,7 +26,9 @@ constexpr uint64_t kLatencyIterations = 1000;
 constexpr size_t kMaxRetests = 64;
 constexpr absl::Duration kProgressPeriod = absl::Seconds(1);
 
-bool IsBandwidth(const std::string& test) { return test.size() > 3 && test.substr(test.size() - 3) == "_bw"; }
+bool IsBandwidth(const std::string& test) {
+  return test.size() > 3 && test.substr(test.size() - 3) == "_bw";
+}
 
 struct TestItem {
   std::string test;
@@ -130,9 +132,7 @@ class PairRunner {
     return spec;
   }
 
-  absl::Duration RunTimeout() const {
-    return absl::Seconds(plan_.pairwise.duration_s) + kRunSlack;
-  }
+  absl::Duration RunTimeout() const { return absl::Seconds(plan_.pairwise.duration_s) + kRunSlack; }
 
   void ReadCounters(const Side& side, v1::PortCounters* out) {
     v1::ReadPortCountersRequest request;
@@ -200,11 +200,11 @@ class PairRunner {
       *request.mutable_peer() = peer;
       request.set_timeout_ms(static_cast<uint32_t>(absl::ToInt64Milliseconds(kCallSlack)));
       return CallAndWait<v1::ConnectEndpointResponse>([&](auto done) {
-        side.state->client->ConnectEndpoint(request, kCallSlack + absl::Seconds(2), std::move(done));
+        side.state->client->ConnectEndpoint(request, kCallSlack + absl::Seconds(2),
+                                            std::move(done));
       });
     };
-    auto server_connect =
-        connect(server, server_endpoint->endpoint_id(), client_endpoint->info());
+    auto server_connect = connect(server, server_endpoint->endpoint_id(), client_endpoint->info());
     if (!server_connect.ok()) error = named(server, "connect", server_connect.status());
     if (error.empty()) {
       auto client_connect =
@@ -247,12 +247,11 @@ class PairRunner {
         const auto& now = answer->progress();
         const double seconds = now.seconds() - last_seconds;
         if (seconds > 0 && now.bytes() >= last_bytes) {
-          progress_.Line("pairwise",
-                         absl::StrCat(label, test_id, ": ",
-                                      absl::StrFormat("%.2f", (now.bytes() - last_bytes) * 8 /
-                                                                  seconds / 1e9),
-                                      " Gb/s now (", absl::StrFormat("%.0f", now.seconds()),
-                                      " s)"));
+          progress_.Line(
+              "pairwise",
+              absl::StrCat(label, test_id, ": ",
+                           absl::StrFormat("%.2f", (now.bytes() - last_bytes) * 8 / seconds / 1e9),
+                           " Gb/s now (", absl::StrFormat("%.0f", now.seconds()), " s)"));
         }
         last_bytes = now.bytes();
         last_seconds = now.seconds();
@@ -376,13 +375,12 @@ PairwiseOutcome RunPairwisePhase(std::vector<NodeState>& nodes, const plan::Plan
         Side server = side_of(test.server, test.rail);
         rates[p] = line_rate(client, server);
         for (const auto& item : items) {
-          v1::PairResult pair =
-              runner.Run(client, server, item, static_cast<int>(r + 1),
-                         absl::StrCat("round ", r + 1, "/", rounds->size(), " "));
+          v1::PairResult pair = runner.Run(client, server, item, static_cast<int>(r + 1),
+                                           absl::StrCat("round ", r + 1, "/", rounds->size(), " "));
           *pair.mutable_verdict() =
               pairwise::JudgePair(plan.pairwise, MeasurementOf(pair, rates[p]));
-          progress.Line("pairwise", absl::StrCat("round ", r + 1, "/", rounds->size(), " ",
-                                                 CellLine(pair)));
+          progress.Line("pairwise",
+                        absl::StrCat("round ", r + 1, "/", rounds->size(), " ", CellLine(pair)));
           per_pair[p].push_back(std::move(pair));
         }
       });
@@ -482,8 +480,7 @@ PairwiseOutcome RunPairwisePhase(std::vector<NodeState>& nodes, const plan::Plan
       if (host.memory() == "host" && host.client() == cuda.client() &&
           host.server() == cuda.server() && host.rail() == cuda.rail() &&
           host.test() == cuda.test()) {
-        outcome.checks.push_back(
-            pairwise::JudgeGpuDirect(measurements[j], measurements[i]));
+        outcome.checks.push_back(pairwise::JudgeGpuDirect(measurements[j], measurements[i]));
       }
     }
   }

@@ -11,9 +11,9 @@ namespace clustercert::controller {
 
 // What the pairwise phase hands the certificate.
 struct PairwiseOutcome {
-  std::vector<v1::PairResult> pairs;    // every cell, retests included
-  std::vector<v1::Suspect> suspects;    // where the failing pairs point
-  std::vector<v1::Finding> checks;      // each cell's verdict and the GPUDirect comparisons
+  std::vector<v1::PairResult> pairs;  // every cell, retests included
+  std::vector<v1::Suspect> suspects;  // where the failing pairs point
+  std::vector<v1::Finding> checks;    // each cell's verdict and the GPUDirect comparisons
   int rounds = 0;
   int failing = 0;
 };

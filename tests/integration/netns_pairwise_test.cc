@@ -75,22 +75,23 @@ class NetnsPairwiseTest : public ::testing::Test {
       plan += "  - {name: node" + i + ", agent: \"10.201.1." + i + ":7070\", data_ip: 10.201.2." +
               i + ", gpus: 0}\n";
     }
-    plan += "expect: {nvidia_peermem: false, ntp_synced: false, ofed: false, clock_offset_ms: 250}\n"
-            "agents: {insecure: true, connect_timeout_s: 2, call_timeout_s: 20, retries: 0}\n"
-            "pairwise: {engine: tcp, pattern: all-pairs, tests: [write_bw], memory: [host], "
-            "duration_s: " +
-            std::to_string(duration_s) +
-            ", min_fraction_of_line_rate: 0.5}\n"
-            "certificate: {out: " +
-            (dir_ / "certs").string() + "}\n";
+    plan +=
+        "expect: {nvidia_peermem: false, ntp_synced: false, ofed: false, clock_offset_ms: 250}\n"
+        "agents: {insecure: true, connect_timeout_s: 2, call_timeout_s: 20, retries: 0}\n"
+        "pairwise: {engine: tcp, pattern: all-pairs, tests: [write_bw], memory: [host], "
+        "duration_s: " +
+        std::to_string(duration_s) +
+        ", min_fraction_of_line_rate: 0.5}\n"
+        "certificate: {out: " +
+        (dir_ / "certs").string() + "}\n";
     const fs::path path = dir_ / "plan.yaml";
     std::ofstream(path) << plan;
     return path.string();
   }
 
   std::vector<std::string> ControllerArgv(const std::string& plan) const {
-    return {"/usr/sbin/ip", "netns", "exec", Ns("ctl"), CONTROLLER_BIN, "run", plan,
-            "--color=never"};
+    return {"/usr/sbin/ip", "netns", "exec", Ns("ctl"),
+            CONTROLLER_BIN, "run",   plan,   "--color=never"};
   }
 
   static v1::Certificate LoadCertificate(const std::string& out) {
@@ -111,8 +112,8 @@ class NetnsPairwiseTest : public ::testing::Test {
 };
 
 TEST_F(NetnsPairwiseTest, SlowHostFailsExactlyItsPairsAndIsLocalised) {
-  CommandResult slow = RunCommand({"/bin/bash", kLab, "slow", prefix_, "3", "100mbit"},
-                                  (dir_ / "slow").string());
+  CommandResult slow =
+      RunCommand({"/bin/bash", kLab, "slow", prefix_, "3", "100mbit"}, (dir_ / "slow").string());
   ASSERT_EQ(slow.exit_code, 0) << slow.err;
   StartAgents();
   CommandResult run = RunCommand(ControllerArgv(WritePlan(1)), (dir_ / "controller").string());

@@ -25,8 +25,7 @@ class FakeEndpoint final : public PeerEndpoint {
   const v1::EndpointInfo& local_info() const override { return info_; }
   absl::Status Connect(const v1::EndpointInfo& peer, absl::Time) override {
     ++tally_.connects;
-    return peer.tcp_port() == 0 ? absl::InvalidArgumentError("peer has no port")
-                                : absl::OkStatus();
+    return peer.tcp_port() == 0 ? absl::InvalidArgumentError("peer has no port") : absl::OkStatus();
   }
   absl::StatusOr<v1::PeerTestResult> Run(absl::Time) override {
     absl::SleepFor(run_for_);

@@ -4,6 +4,7 @@
 #include <system_error>
 
 #include "absl/status/status.h"
+#include "common/ib_mtu.h"
 #include "gtest/gtest.h"
 
 namespace clustercert::inventory {
@@ -16,13 +17,13 @@ bool HostHasRdmaDevices() {
 }
 
 TEST(IbvMtuToBytesTest, MapsTheVerbsEnum) {
-  EXPECT_EQ(*IbvMtuToBytes(1), 256u);
-  EXPECT_EQ(*IbvMtuToBytes(2), 512u);
-  EXPECT_EQ(*IbvMtuToBytes(3), 1024u);
-  EXPECT_EQ(*IbvMtuToBytes(4), 2048u);
-  EXPECT_EQ(*IbvMtuToBytes(5), 4096u);
-  EXPECT_TRUE(absl::IsInvalidArgument(IbvMtuToBytes(0).status()));
-  EXPECT_TRUE(absl::IsInvalidArgument(IbvMtuToBytes(6).status()));
+  EXPECT_EQ(*clustercert::IbMtuToBytes(1), 256u);
+  EXPECT_EQ(*clustercert::IbMtuToBytes(2), 512u);
+  EXPECT_EQ(*clustercert::IbMtuToBytes(3), 1024u);
+  EXPECT_EQ(*clustercert::IbMtuToBytes(4), 2048u);
+  EXPECT_EQ(*clustercert::IbMtuToBytes(5), 4096u);
+  EXPECT_TRUE(absl::IsInvalidArgument(clustercert::IbMtuToBytes(0).status()));
+  EXPECT_TRUE(absl::IsInvalidArgument(clustercert::IbMtuToBytes(6).status()));
 }
 
 TEST(VerbsPortAttributeSourceTest, UnknownDeviceIsNotFoundNotACrash) {

@@ -6,6 +6,7 @@
 
 #include "absl/status/status.h"
 #include "gmock/gmock.h"
+#include "common/ib_mtu.h"
 #include "gtest/gtest.h"
 
 namespace clustercert::peer {
@@ -235,20 +236,20 @@ TEST(MtuTest, EnumAndBytesRoundTrip) {
                                                 {IBV_MTU_2048, 2048},
                                                 {IBV_MTU_4096, 4096}};
   for (const auto& [mtu, bytes] : pairs) {
-    EXPECT_EQ(*MtuEnumToBytes(mtu), bytes);
-    EXPECT_EQ(*MtuBytesToEnum(bytes), mtu);
+    EXPECT_EQ(*clustercert::IbMtuToBytes(mtu), bytes);
+    EXPECT_EQ(*clustercert::IbMtuFromBytes(bytes), mtu);
   }
   EXPECT_EQ(static_cast<int>(IBV_MTU_256), 1);
   EXPECT_EQ(static_cast<int>(IBV_MTU_4096), 5);
 }
 
 TEST(MtuTest, RejectsWhatIsNotAnIbMtu) {
-  EXPECT_FALSE(MtuEnumToBytes(0).ok());
-  EXPECT_FALSE(MtuEnumToBytes(6).ok());
-  EXPECT_THAT(std::string(MtuBytesToEnum(1500).status().message()),
+  EXPECT_FALSE(clustercert::IbMtuToBytes(0).ok());
+  EXPECT_FALSE(clustercert::IbMtuToBytes(6).ok());
+  EXPECT_THAT(std::string(clustercert::IbMtuFromBytes(1500).status().message()),
               HasSubstr("active_mtu 1500 is not an IB MTU"));
-  EXPECT_FALSE(MtuBytesToEnum(9000).ok());
-  EXPECT_FALSE(MtuBytesToEnum(0).ok());
+  EXPECT_FALSE(clustercert::IbMtuFromBytes(9000).ok());
+  EXPECT_FALSE(clustercert::IbMtuFromBytes(0).ok());
 }
 
 TEST(MtuTest, PathMtuIsTheSmaller) {

@@ -1,0 +1,36 @@
+#pragma once
+
+#include <cstdint>
+#include <string>
+
+#include "absl/status/statusor.h"
+#include "absl/time/time.h"
+#include "clustercert/v1/peer.pb.h"
+
+namespace clustercert::peer {
+
+// The part of a peer-test spec every engine reads the same way: how many
+// parallel streams (TCP connections or QPs), whether both directions run, and
+// duration mode or iterations mode. Bounds are shared; the unit names the
+// engine's kind of stream in messages ("stream", "QP").
+struct RunShape {
+  uint32_t streams = 1;
+  bool bidirectional = false;
+  absl::Duration duration = absl::ZeroDuration();  // > 0: duration mode
+  uint64_t iterations = 0;                         // otherwise
+};
+
+struct RunShapeLimits {
+  uint32_t max_streams = 64;
+  double max_duration_s = 3600;
+  uint64_t max_iterations = 100'000'000;
+  uint64_t max_latency_samples = 10'000'000;  // every latency sample is kept
+  uint64_t default_iterations = 1000;
+  std::string stream_unit = "stream";  // "stream" | "QP"
+  std::string engine = "tcp";
+};
+
+absl::StatusOr<RunShape> ParseRunShape(const v1::PeerTestSpec& spec, bool latency,
+                                       const RunShapeLimits& limits);
+
+}  // namespace clustercert::peer
