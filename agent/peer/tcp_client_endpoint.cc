@@ -152,18 +152,19 @@ absl::StatusOr<v1::PeerTestResult> TcpClientEndpoint::RunBandwidth(
                       SteadyClock::now()};
   std::atomic<bool> stop{false};
   std::vector<std::function<absl::Status()>> tasks;
-  for (size_t i = 0; i < forward_.size(); ++i) {
-    tasks.push_back([&, i]() -> absl::Status {
-      absl::StatusOr<StreamTally> tally =
-          SendStream(forward_[i].socket, *message, plan, deadline, stop, progress_.counter());
-      if (!tally.ok()) {
-        return StreamFailure(tally.status(), forward_[i].peer, run_start,
-                             StreamName(i, forward_.size(), "sending"));
-      }
-      sent[i] = *tally;
-      return absl::OkStatus();
-    });
-  }
+  // All forward streams from one thread (see SendStreams).
+  std::vector<TcpSocket*> forward_sockets;
+  for (auto& stream : forward_) forward_sockets.push_back(&stream.socket);
+  tasks.push_back([&]() -> absl::Status {
+    size_t failed = 0;
+    absl::Status status = SendStreams(forward_sockets, *message, plan, deadline, stop,
+                                      progress_.counter(), &sent, &failed);
+    if (!status.ok()) {
+      return StreamFailure(status, forward_[failed].peer, run_start,
+                           StreamName(failed, forward_.size(), "sending"));
+    }
+    return absl::OkStatus();
+  });
   for (size_t i = 0; i < reverse_.size(); ++i) {
     tasks.push_back([&, i]() -> absl::Status {
       absl::StatusOr<StreamTally> tally =

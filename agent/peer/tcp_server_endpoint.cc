@@ -160,30 +160,28 @@ absl::StatusOr<v1::PeerTestResult> TcpServerEndpoint::RunBandwidth(
   absl::StatusOr<AlignedBuffer> message =
       AlignedBuffer::Allocate(reverse_.empty() ? 1 : options_.message_bytes);
   if (!message.ok()) return message.status();
-  std::vector<AlignedBuffer> scratch;
-  for (size_t i = 0; i < forward_.size(); ++i) {
-    absl::StatusOr<AlignedBuffer> buffer = AlignedBuffer::Allocate(kReceiveChunkBytes);
-    if (!buffer.ok()) return buffer.status();
-    scratch.push_back(*std::move(buffer));
-  }
+  // One read buffer: the forward streams are drained from one thread.
+  absl::StatusOr<AlignedBuffer> scratch = AlignedBuffer::Allocate(kReceiveChunkBytes);
+  if (!scratch.ok()) return scratch.status();
   std::vector<StreamTally> received(forward_.size());
   std::vector<StreamTally> sent(reverse_.size());
   const SendPlan plan{options_.message_bytes, options_.iterations, options_.duration,
                       SteadyClock::now()};
   std::atomic<bool> stop{false};
   std::vector<std::function<absl::Status()>> tasks;
-  for (size_t i = 0; i < forward_.size(); ++i) {
-    tasks.push_back([&, i]() -> absl::Status {
-      absl::StatusOr<StreamTally> tally =
-          ReceiveStream(forward_[i]->socket, scratch[i], deadline, stop, progress_.counter());
-      if (!tally.ok()) {
-        return StreamFailure(tally.status(), forward_[i]->peer, run_start,
-                             StreamName(i, forward_.size(), "receiving"));
-      }
-      received[i] = *tally;
-      return absl::OkStatus();
-    });
-  }
+  // All forward streams from one thread (see ReceiveStreams).
+  std::vector<TcpSocket*> forward_sockets;
+  for (auto& stream : forward_) forward_sockets.push_back(&stream->socket);
+  tasks.push_back([&]() -> absl::Status {
+    size_t failed = 0;
+    absl::Status status = ReceiveStreams(forward_sockets, *scratch, deadline, stop,
+                                         progress_.counter(), &received, &failed);
+    if (!status.ok()) {
+      return StreamFailure(status, forward_[failed]->peer, run_start,
+                           StreamName(failed, forward_.size(), "receiving"));
+    }
+    return absl::OkStatus();
+  });
   for (size_t i = 0; i < reverse_.size(); ++i) {
     tasks.push_back([&, i]() -> absl::Status {
       absl::StatusOr<StreamTally> tally =

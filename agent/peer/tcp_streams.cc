@@ -1,5 +1,10 @@
 #include "agent/peer/tcp_streams.h"
 
+#include <poll.h>
+#include <sys/socket.h>
+
+#include <algorithm>
+#include <cerrno>
 #include <cstdlib>
 #include <cstring>
 #include <mutex>
@@ -148,6 +153,163 @@ absl::StatusOr<StreamTally> ReceiveStream(TcpSocket& socket, const AlignedBuffer
     return sent;
   }
   return tally;
+}
+
+namespace {
+
+constexpr absl::Duration kPollSlice = absl::Milliseconds(50);
+
+// Waits for `events` on the sockets still in play, at most one poll slice.
+// Returns the pollfd array's revents per socket index (0 when not polled).
+absl::StatusOr<std::vector<short>> PollSockets(const std::vector<TcpSocket*>& sockets,
+                                               const std::vector<bool>& active, short events,
+                                               absl::Time deadline, const std::atomic<bool>& stop) {
+  if (stop.load()) return absl::AbortedError("stopped: another stream of this test failed");
+  const absl::Time now = absl::Now();
+  if (now >= deadline) return absl::DeadlineExceededError("the test ran out of time");
+  std::vector<pollfd> fds;
+  std::vector<size_t> index;
+  for (size_t i = 0; i < sockets.size(); ++i) {
+    if (!active[i]) continue;
+    fds.push_back({sockets[i]->fd(), events, 0});
+    index.push_back(i);
+  }
+  const int timeout_ms =
+      static_cast<int>(absl::ToInt64Milliseconds(std::min(kPollSlice, deadline - now))) + 1;
+  const int ready = ::poll(fds.data(), fds.size(), timeout_ms);
+  if (ready < 0 && errno != EINTR) {
+    return absl::UnavailableError(absl::StrCat("poll failed: ", std::strerror(errno)));
+  }
+  std::vector<short> revents(sockets.size(), 0);
+  for (size_t k = 0; k < fds.size(); ++k) revents[index[k]] = ready > 0 ? fds[k].revents : 0;
+  return revents;
+}
+
+absl::Status SocketError(const char* what) {
+  const int error = errno;
+  std::string message = absl::StrCat(what, ": ", std::strerror(error));
+  if (error == ECONNRESET || error == EPIPE) return absl::UnavailableError(message);
+  return absl::InternalError(message);
+}
+
+}  // namespace
+
+absl::Status SendStreams(const std::vector<TcpSocket*>& sockets, const AlignedBuffer& message,
+                         const SendPlan& plan, absl::Time deadline, const std::atomic<bool>& stop,
+                         std::atomic<uint64_t>* moved, std::vector<StreamTally>* tallies,
+                         size_t* failed) {
+  const size_t n = sockets.size();
+  tallies->assign(n, StreamTally{});
+  std::vector<size_t> offset(n, 0);  // bytes of the current message already sent
+  std::vector<bool> active(n, true);
+  for (auto& tally : *tallies) tally.first = plan.start;
+  size_t remaining = n;
+  while (remaining > 0) {
+    // A stream stops at a message boundary once the plan is done.
+    for (size_t i = 0; i < n; ++i) {
+      if (active[i] && offset[i] == 0 && SendPlanDone(plan, (*tallies)[i].messages)) {
+        active[i] = false;
+        --remaining;
+      }
+    }
+    if (remaining == 0) break;
+    auto ready = PollSockets(sockets, active, POLLOUT, deadline, stop);
+    if (!ready.ok()) {
+      *failed = 0;
+      for (size_t i = 0; i < n; ++i) {
+        if (active[i]) *failed = i;
+      }
+      return ready.status();
+    }
+    for (size_t i = 0; i < n; ++i) {
+      if (!active[i] || (*ready)[i] == 0) continue;
+      const ssize_t sent = ::send(sockets[i]->fd(), message.data() + offset[i],
+                                  plan.message_bytes - offset[i], MSG_NOSIGNAL | MSG_DONTWAIT);
+      if (sent < 0) {
+        if (errno == EAGAIN || errno == EWOULDBLOCK || errno == EINTR) continue;
+        *failed = i;
+        return SocketError("send failed");
+      }
+      offset[i] += static_cast<size_t>(sent);
+      if (offset[i] == plan.message_bytes) {
+        offset[i] = 0;
+        (*tallies)[i].bytes += plan.message_bytes;
+        ++(*tallies)[i].messages;
+        if (moved != nullptr) moved->fetch_add(plan.message_bytes, std::memory_order_relaxed);
+      }
+    }
+  }
+  // Every stream confirms what its receiver counted, as SendStream does.
+  for (size_t i = 0; i < n; ++i) {
+    *failed = i;
+    StreamTally& tally = (*tallies)[i];
+    if (absl::Status shut = sockets[i]->ShutdownWrite(); !shut.ok()) return shut;
+    std::array<uint8_t, 8> count{};
+    absl::StatusOr<size_t> got =
+        sockets[i]->ReceiveExact(count.data(), count.size(), deadline, &stop);
+    if (!got.ok()) return got.status();
+    if (*got != count.size()) {
+      return absl::UnavailableError(absl::StrCat(
+          "the receiver closed the stream without confirming the ", tally.bytes, " bytes sent"));
+    }
+    tally.last = SteadyClock::now();
+    const uint64_t received = GetBig(count.data(), 8);
+    if (received != tally.bytes) {
+      return absl::DataLossError(
+          absl::StrCat("the receiver counted ", received, " bytes, ", tally.bytes, " were sent"));
+    }
+  }
+  return absl::OkStatus();
+}
+
+absl::Status ReceiveStreams(const std::vector<TcpSocket*>& sockets, const AlignedBuffer& scratch,
+                            absl::Time deadline, const std::atomic<bool>& stop,
+                            std::atomic<uint64_t>* moved, std::vector<StreamTally>* tallies,
+                            size_t* failed) {
+  const size_t n = sockets.size();
+  tallies->assign(n, StreamTally{});
+  std::vector<bool> active(n, true);
+  size_t remaining = n;
+  while (remaining > 0) {
+    auto ready = PollSockets(sockets, active, POLLIN, deadline, stop);
+    if (!ready.ok()) {
+      *failed = 0;
+      for (size_t i = 0; i < n; ++i) {
+        if (active[i]) *failed = i;
+      }
+      return ready.status();
+    }
+    for (size_t i = 0; i < n; ++i) {
+      if (!active[i] || (*ready)[i] == 0) continue;
+      StreamTally& tally = (*tallies)[i];
+      const ssize_t got = ::recv(sockets[i]->fd(), scratch.data(), scratch.size(), MSG_DONTWAIT);
+      if (got < 0) {
+        if (errno == EAGAIN || errno == EWOULDBLOCK || errno == EINTR) continue;
+        *failed = i;
+        return SocketError("receive failed");
+      }
+      if (got > 0) {
+        if (tally.bytes == 0) tally.first = SteadyClock::now();
+        tally.bytes += static_cast<uint64_t>(got);
+        if (moved != nullptr)
+          moved->fetch_add(static_cast<uint64_t>(got), std::memory_order_relaxed);
+        continue;
+      }
+      // End of stream: confirm the count, as ReceiveStream does.
+      tally.last = SteadyClock::now();
+      if (tally.bytes == 0) tally.first = tally.last;
+      std::array<uint8_t, 8> count{};
+      PutBig(count.data(), tally.bytes, 8);
+      if (absl::Status sent = sockets[i]->SendAll(count.data(), count.size(), deadline, &stop);
+          !sent.ok()) {
+        *failed = i;
+        return sent;
+      }
+      active[i] = false;
+      --remaining;
+    }
+  }
+  return absl::OkStatus();
 }
 
 absl::StatusOr<uint64_t> EchoStream(TcpSocket& socket, const AlignedBuffer& scratch,

@@ -100,6 +100,19 @@ absl::StatusOr<StreamTally> ReceiveStream(TcpSocket& socket, const AlignedBuffer
                                           absl::Time deadline, const std::atomic<bool>& stop,
                                           std::atomic<uint64_t>* moved = nullptr);
 
+// The same for several streams from one thread, with poll(): on a host with
+// few cores a thread per stream spends its time switching (iperf3 also drives
+// all its streams from one thread). `tallies` gets one entry per socket; on
+// failure `failed` names the stream, and the status says what happened.
+absl::Status SendStreams(const std::vector<TcpSocket*>& sockets, const AlignedBuffer& message,
+                         const SendPlan& plan, absl::Time deadline, const std::atomic<bool>& stop,
+                         std::atomic<uint64_t>* moved, std::vector<StreamTally>* tallies,
+                         size_t* failed);
+absl::Status ReceiveStreams(const std::vector<TcpSocket*>& sockets, const AlignedBuffer& scratch,
+                            absl::Time deadline, const std::atomic<bool>& stop,
+                            std::atomic<uint64_t>* moved, std::vector<StreamTally>* tallies,
+                            size_t* failed);
+
 // The server side of kPingPong: echoes `message_bytes`-byte messages until
 // the client shuts down; returns the messages echoed.
 absl::StatusOr<uint64_t> EchoStream(TcpSocket& socket, const AlignedBuffer& scratch,
