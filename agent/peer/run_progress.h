@@ -13,6 +13,18 @@ namespace clustercert::peer {
 // may lag by one message).
 class RunProgress {
  public:
+  // Counts from construction until destruction, whichever way the run ends.
+  class Running {
+   public:
+    explicit Running(RunProgress& progress) : progress_(progress) { progress_.Start(); }
+    ~Running() { progress_.Stop(); }
+    Running(const Running&) = delete;
+    Running& operator=(const Running&) = delete;
+
+   private:
+    RunProgress& progress_;
+  };
+
   void Start() {
     bytes_.store(0, std::memory_order_relaxed);
     start_us_.store(absl::ToUnixMicros(absl::Now()), std::memory_order_relaxed);

@@ -121,12 +121,7 @@ absl::StatusOr<v1::PeerTestResult> TcpClientEndpoint::Run(absl::Time deadline) {
   ran_ = true;
   if (absl::Status fits = CheckDurationFits(options_, deadline); !fits.ok()) return fits;
   const SteadyClock::time_point run_start = SteadyClock::now();
-  progress_.Start();
-  // Progress stops counting whichever way Run returns.
-  struct StopProgress {
-    RunProgress& progress;
-    ~StopProgress() { progress.Stop(); }
-  } stop_progress{progress_};
+  RunProgress::Running running(progress_);
   absl::StatusOr<v1::PeerTestResult> result = options_.kind == TcpTestOptions::Kind::kLatency
                                                   ? RunPingPong(deadline, run_start)
                                                   : RunBandwidth(deadline, run_start);

@@ -37,6 +37,27 @@ bool SendPlanDone(const SendPlan& plan, uint64_t messages) {
   return messages >= plan.iterations;
 }
 
+// The sender's end of a forward stream: shut down writing, then read the
+// receiver's byte count and check it against what was sent.
+absl::Status ConfirmSent(TcpSocket& socket, absl::Time deadline, const std::atomic<bool>& stop,
+                         StreamTally& tally) {
+  if (absl::Status shut = socket.ShutdownWrite(); !shut.ok()) return shut;
+  std::array<uint8_t, 8> count{};
+  absl::StatusOr<size_t> got = socket.ReceiveExact(count.data(), count.size(), deadline, &stop);
+  if (!got.ok()) return got.status();
+  if (*got != count.size()) {
+    return absl::UnavailableError(absl::StrCat(
+        "the receiver closed the stream without confirming the ", tally.bytes, " bytes sent"));
+  }
+  tally.last = SteadyClock::now();
+  const uint64_t received = GetBig(count.data(), 8);
+  if (received != tally.bytes) {
+    return absl::DataLossError(
+        absl::StrCat("the receiver counted ", received, " bytes, ", tally.bytes, " were sent"));
+  }
+  return absl::OkStatus();
+}
+
 }  // namespace
 
 const char* StreamKindName(StreamKind kind) {
@@ -115,19 +136,8 @@ absl::StatusOr<StreamTally> SendStream(TcpSocket& socket, const AlignedBuffer& m
     if (moved != nullptr) moved->fetch_add(plan.message_bytes, std::memory_order_relaxed);
     ++tally.messages;
   }
-  if (absl::Status shut = socket.ShutdownWrite(); !shut.ok()) return shut;
-  std::array<uint8_t, 8> count{};
-  absl::StatusOr<size_t> got = socket.ReceiveExact(count.data(), count.size(), deadline, &stop);
-  if (!got.ok()) return got.status();
-  if (*got != count.size()) {
-    return absl::UnavailableError(absl::StrCat(
-        "the receiver closed the stream without confirming the ", tally.bytes, " bytes sent"));
-  }
-  tally.last = SteadyClock::now();
-  const uint64_t received = GetBig(count.data(), 8);
-  if (received != tally.bytes) {
-    return absl::DataLossError(
-        absl::StrCat("the receiver counted ", received, " bytes, ", tally.bytes, " were sent"));
+  if (absl::Status confirmed = ConfirmSent(socket, deadline, stop, tally); !confirmed.ok()) {
+    return confirmed;
   }
   return tally;
 }
@@ -242,21 +252,9 @@ absl::Status SendStreams(const std::vector<TcpSocket*>& sockets, const AlignedBu
   // Every stream confirms what its receiver counted, as SendStream does.
   for (size_t i = 0; i < n; ++i) {
     *failed = i;
-    StreamTally& tally = (*tallies)[i];
-    if (absl::Status shut = sockets[i]->ShutdownWrite(); !shut.ok()) return shut;
-    std::array<uint8_t, 8> count{};
-    absl::StatusOr<size_t> got =
-        sockets[i]->ReceiveExact(count.data(), count.size(), deadline, &stop);
-    if (!got.ok()) return got.status();
-    if (*got != count.size()) {
-      return absl::UnavailableError(absl::StrCat(
-          "the receiver closed the stream without confirming the ", tally.bytes, " bytes sent"));
-    }
-    tally.last = SteadyClock::now();
-    const uint64_t received = GetBig(count.data(), 8);
-    if (received != tally.bytes) {
-      return absl::DataLossError(
-          absl::StrCat("the receiver counted ", received, " bytes, ", tally.bytes, " were sent"));
+    if (absl::Status confirmed = ConfirmSent(*sockets[i], deadline, stop, (*tallies)[i]);
+        !confirmed.ok()) {
+      return confirmed;
     }
   }
   return absl::OkStatus();
