@@ -99,7 +99,11 @@ class PairRunner {
     result.set_ok(error.empty());
     result.set_error(error);
     if (error.empty()) {
-      if (IsBandwidth(item.test)) {
+      if (IsBandwidth(item.test) && plan_.pairwise.bidirectional) {
+        // Both directions at once: the sum, as perftest -b reports.
+        result.set_value(result.server_result().bandwidth().avg_gbps() +
+                         result.client_result().bandwidth().avg_gbps());
+      } else if (IsBandwidth(item.test)) {
         const double received = result.server_result().bandwidth().avg_gbps();
         result.set_value(received > 0 ? received : result.client_result().bandwidth().avg_gbps());
       } else {
@@ -123,6 +127,8 @@ class PairRunner {
     spec.set_queue_depth(128);
     spec.set_streams(1);
     if (IsBandwidth(item.test)) {
+      spec.set_streams(static_cast<uint32_t>(plan_.pairwise.streams));
+      spec.set_bidirectional(plan_.pairwise.bidirectional);
       spec.set_message_bytes(plan_.pairwise.message_bytes);
       spec.set_duration_s(plan_.pairwise.duration_s);
     } else {
@@ -300,7 +306,10 @@ class PairRunner {
   Progress& progress_;
 };
 
-pairwise::PairMeasurement MeasurementOf(const v1::PairResult& pair, double line_rate_gbps) {
+// With `bidirectional` each direction must reach the floor on its own, so the
+// weaker direction is judged (the cell's value is their sum).
+pairwise::PairMeasurement MeasurementOf(const v1::PairResult& pair, double line_rate_gbps,
+                                        bool bidirectional = false) {
   pairwise::PairMeasurement m;
   m.client = pair.client();
   m.server = pair.server();
@@ -311,7 +320,11 @@ pairwise::PairMeasurement MeasurementOf(const v1::PairResult& pair, double line_
   m.error = pair.error();
   // The receiver's figure is the bandwidth (what arrived); latency is the client's.
   m.result = pair.client_result();
-  if (IsBandwidth(pair.test()) && pair.server_result().bandwidth().avg_gbps() > 0) {
+  if (IsBandwidth(pair.test()) && bidirectional) {
+    const auto& a = pair.client_result().bandwidth();
+    const auto& b = pair.server_result().bandwidth();
+    *m.result.mutable_bandwidth() = a.avg_gbps() <= b.avg_gbps() ? a : b;
+  } else if (IsBandwidth(pair.test()) && pair.server_result().bandwidth().avg_gbps() > 0) {
     *m.result.mutable_bandwidth() = pair.server_result().bandwidth();
   }
   m.line_rate_gbps = line_rate_gbps;
@@ -377,8 +390,8 @@ PairwiseOutcome RunPairwisePhase(std::vector<NodeState>& nodes, const plan::Plan
         for (const auto& item : items) {
           v1::PairResult pair = runner.Run(client, server, item, static_cast<int>(r + 1),
                                            absl::StrCat("round ", r + 1, "/", rounds->size(), " "));
-          *pair.mutable_verdict() =
-              pairwise::JudgePair(plan.pairwise, MeasurementOf(pair, rates[p]));
+          *pair.mutable_verdict() = pairwise::JudgePair(
+              plan.pairwise, MeasurementOf(pair, rates[p], plan.pairwise.bidirectional));
           progress.Line("pairwise",
                         absl::StrCat("round ", r + 1, "/", rounds->size(), " ", CellLine(pair)));
           per_pair[p].push_back(std::move(pair));
@@ -454,7 +467,8 @@ PairwiseOutcome RunPairwisePhase(std::vector<NodeState>& nodes, const plan::Plan
       v1::PairResult pair =
           runner.Run(client, server, {original.test(), original.memory()}, 0, "retest ");
       pair.set_retest_of(absl::StrCat(original.client(), "->", original.server()));
-      *pair.mutable_verdict() = pairwise::JudgePair(plan.pairwise, MeasurementOf(pair, rate));
+      *pair.mutable_verdict() = pairwise::JudgePair(
+          plan.pairwise, MeasurementOf(pair, rate, plan.pairwise.bidirectional));
       progress.Line("pairwise", absl::StrCat("retest ", CellLine(pair)));
       outcome.pairs.push_back(std::move(pair));
       line_rates.push_back(rate);
@@ -465,7 +479,7 @@ PairwiseOutcome RunPairwisePhase(std::vector<NodeState>& nodes, const plan::Plan
   std::vector<v1::Finding> verdicts;
   for (size_t i = 0; i < outcome.pairs.size(); ++i) {
     const v1::PairResult& pair = outcome.pairs[i];
-    measurements.push_back(MeasurementOf(pair, line_rates[i]));
+    measurements.push_back(MeasurementOf(pair, line_rates[i], plan.pairwise.bidirectional));
     verdicts.push_back(pair.verdict());
     if (pair.retest_of().empty()) outcome.checks.push_back(pair.verdict());
     if (pair.verdict().status() == "fail" && pair.retest_of().empty()) ++outcome.failing;

@@ -85,6 +85,8 @@ struct Pairwise {
   std::vector<std::string> memory = {"host"};  // host | cuda
   double duration_s = 10;
   int64_t message_bytes = 8388608;
+  int streams = 1;               // parallel QPs / TCP connections per bandwidth test
+  bool bidirectional = false;    // bandwidth tests both ways at once (perftest -b)
   double min_fraction_of_line_rate = 0.80;
   double max_latency_us = 5;
 };

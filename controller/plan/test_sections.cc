@@ -245,7 +245,9 @@ void ParsePairwiseSection(MapReader& top, Pairwise* pairwise) {
                         : pattern == "ring"    ? PairwisePattern::kRing
                                                : PairwisePattern::kKBatch;
   }
-  section->Int("k", 2, 1024, "an integer from 2 to 1024 (for pattern k-batch: each node is paired with the k nodes after it around the ring)",
+  section->Int("k", 2, 1024,
+               "an integer from 2 to 1024 (for pattern k-batch: each node is paired with the k "
+               "nodes after it around the ring)",
                &pairwise->k);
   if (std::optional<YamlField> tests = section->Get("tests")) {
     if (auto values = ReadChoiceList(
@@ -262,9 +264,14 @@ void ParsePairwiseSection(MapReader& top, Pairwise* pairwise) {
   section->Number("duration_s", NumberRange::PositiveAtMost(3600),
                   "a positive number of seconds, at most 3600 (per test; e.g. 10)",
                   &pairwise->duration_s);
-  section->ByteSize("message_bytes", 1, int64_t{1} << 30,
-                    absl::StrCat(kSizeRule, ", from 1 to 1G (perftest's -s; e.g. 8M)"),
+  section->ByteSize("message_bytes", 1, int64_t{64} << 20,
+                    absl::StrCat(kSizeRule, ", from 1 to 64M (perftest's -s; e.g. 8M)"),
                     &pairwise->message_bytes);
+  section->Int("streams", 1, 64,
+               "an integer from 1 to 64 (parallel QPs for verbs, TCP connections for tcp, per "
+               "bandwidth test)",
+               &pairwise->streams);
+  section->Bool("bidirectional", &pairwise->bidirectional);
   section->Number("min_fraction_of_line_rate", NumberRange::PositiveAtMost(1),
                   "a number above 0 and at most 1 (the share of link_rate_gbps a pair must "
                   "reach; e.g. 0.80)",

@@ -18,6 +18,7 @@ struct Ledger {
   std::map<std::string, int> prepares;    // node -> PrepareEndpoint calls
   std::set<std::string> slow;             // nodes whose data plane is slow
   std::set<std::string> failing_prepare;  // nodes whose PrepareEndpoint fails
+  v1::PeerTestSpec last_spec;             // the most recent prepared spec
 };
 
 // A node-agent that answers at once; bandwidth is 9 Gb/s unless either end
@@ -43,6 +44,7 @@ class FakeAgent final : public AgentClient {
       return;
     }
     EXPECT_EQ(request.spec().engine(), "tcp");
+    ledger_.last_spec = request.spec();
     ++ledger_.open[node_];
     v1::PrepareEndpointResponse response;
     response.set_endpoint_id(request.spec().role() + "@" + node_);
@@ -189,6 +191,18 @@ TEST_F(PairwisePhaseTest, FailedPrepareClosesThePeerAndNamesTheNode) {
     }
   }
   for (const auto& [node, open] : ledger_.open) EXPECT_EQ(open, 0) << node;
+}
+
+TEST_F(PairwisePhaseTest, StreamsAndBidirectionalReachTheEnginesAndTheValueIsTheSum) {
+  plan_.pairwise.streams = 4;
+  plan_.pairwise.bidirectional = true;
+  PairwiseOutcome outcome = Run();
+  EXPECT_EQ(ledger_.last_spec.streams(), 4u);
+  EXPECT_TRUE(ledger_.last_spec.bidirectional());
+  for (const auto& pair : outcome.pairs) {
+    EXPECT_DOUBLE_EQ(pair.value(), 18.0);  // 9 Gb/s each way
+    EXPECT_EQ(pair.verdict().status(), "pass");
+  }
 }
 
 TEST_F(PairwisePhaseTest, TcpWithoutDataIpIsAnErrorSayingSo) {

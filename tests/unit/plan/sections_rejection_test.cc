@@ -183,7 +183,15 @@ const std::vector<RejectCase> kPairwiseCases = {
      {{"message_bytes: 8M", "message_bytes: 8X"}},
      "8X",
      "pairwise.message_bytes is \"8X\"; it must be a byte count: a whole number, optionally with a "
-     "binary suffix K, M or G (8, 64K, 8G), from 1 to 1G"},
+     "binary suffix K, M or G (8, 64K, 8G), from 1 to 64M"},
+    {"StreamsTooMany",
+     {{"message_bytes: 8M", "message_bytes: 8M\n  streams: 65"}},
+     "streams: |65",
+     "pairwise.streams is 65; it must be an integer from 1 to 64"},
+    {"BidirectionalNotBoolean",
+     {{"message_bytes: 8M", "message_bytes: 8M\n  bidirectional: maybe"}},
+     "bidirectional: |maybe",
+     "pairwise.bidirectional is"},
     {"MessageBytesTooLarge",
      {{"message_bytes: 8M", "message_bytes: 2G"}},
      "2G",
@@ -204,8 +212,8 @@ const std::vector<RejectCase> kPairwiseCases = {
      {{"max_latency_us: 5", "max_latency_ms: 5"}},
      "|max_latency_ms",
      "pairwise.max_latency_ms is not a known key; did you mean max_latency_us? Keys allowed in "
-     "pairwise: engine, pattern, k, tests, memory, duration_s, message_bytes, "
-     "min_fraction_of_line_rate, max_latency_us."},
+     "pairwise: engine, pattern, k, tests, memory, duration_s, message_bytes, streams, "
+     "bidirectional, min_fraction_of_line_rate, max_latency_us."},
     {"VerbsOnEthernetWithoutRails",
      {{"type: roce", "type: ethernet"},
       {"  roce: {gid_index: 3, pfc_priority: 3, dscp: 26, trust: dscp, ecn: true}\n", ""},
