@@ -5,6 +5,7 @@
 #include <set>
 #include <thread>
 
+#include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
 #include "absl/strings/str_join.h"
@@ -16,6 +17,30 @@
 #include "controller/schedule/pair_schedule.h"
 
 namespace clustercert::controller {
+
+std::string CudaMemoryFor(const NodeState& node, const std::string& rail) {
+  static constexpr const char* kOrder[] = {"PIX", "PXB", "PHB", "NODE", "SYS"};
+  auto rank = [](const std::string& relation) {
+    for (int i = 0; i < 5; ++i) {
+      if (relation == kOrder[i]) return i;
+    }
+    return 5;
+  };
+  if (!node.inventory || rail.empty()) return "cuda:0";
+  const v1::GpuNicPath* nearest = nullptr;
+  for (const auto& path : node.inventory->gpu_nic_paths()) {
+    if (path.nic() != rail) continue;
+    if (nearest == nullptr || rank(path.relation()) < rank(nearest->relation())) nearest = &path;
+  }
+  if (nearest == nullptr) return "cuda:0";
+  for (const auto& gpu : node.inventory->gpu_runtime().gpus()) {
+    if (absl::EqualsIgnoreCase(gpu.pci_bus_id(), nearest->gpu_pci())) {
+      return absl::StrCat("cuda:", gpu.index());
+    }
+  }
+  return "cuda:0";
+}
+
 namespace {
 
 constexpr uint32_t kLeaseSeconds = 60;
@@ -122,7 +147,7 @@ class PairRunner {
     spec.set_device(side.device);
     spec.set_port(1);
     spec.set_gid_index(plan_.fabric.roce.gid_index);
-    spec.set_memory(item.memory == "cuda" ? "cuda:0" : "host");
+    spec.set_memory(item.memory == "cuda" ? CudaMemoryFor(*side.state, side.device) : "host");
     spec.set_data_ip(side.state->node.data_ip);
     spec.set_queue_depth(128);
     spec.set_streams(1);

@@ -1,5 +1,6 @@
 #pragma once
 
+#include <string>
 #include <vector>
 
 #include "clustercert/v1/certificate.pb.h"
@@ -24,6 +25,12 @@ struct PairwiseOutcome {
 // Judges each cell, retests every failing pair once against partners that
 // passed, and localises. A pair with an unreachable node is an error cell,
 // never a skipped one.
+// The CUDA device nearest `rail` on `node` (the GPU whose PCIe relation to the
+// NIC is closest, by the inventory's gpu_nic_paths) as "cuda:N" in the CUDA
+// runtime's numbering, matched by PCI bus id; "cuda:0" when the inventory
+// cannot tell. Memory "cuda" in the plan means this device on each end.
+std::string CudaMemoryFor(const NodeState& node, const std::string& rail);
+
 PairwiseOutcome RunPairwisePhase(std::vector<NodeState>& nodes, const plan::Plan& plan,
                                  const std::vector<v1::Finding>& inventory_checks,
                                  Progress& progress);

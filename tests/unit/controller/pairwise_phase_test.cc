@@ -205,6 +205,29 @@ TEST_F(PairwisePhaseTest, StreamsAndBidirectionalReachTheEnginesAndTheValueIsThe
   }
 }
 
+TEST(CudaMemoryForTest, PicksTheClosestGpuByRelationAndMapsItToCuda) {
+  NodeState node;
+  node.inventory = v1::Inventory();
+  auto add_path = [&](const char* gpu_pci, const char* nic, const char* relation) {
+    auto* path = node.inventory->add_gpu_nic_paths();
+    path->set_gpu_pci(gpu_pci);
+    path->set_nic(nic);
+    path->set_relation(relation);
+  };
+  add_path("0000:41:00.0", "mlx5_0", "PHB");
+  add_path("0000:45:00.0", "mlx5_0", "PIX");
+  add_path("0000:c1:00.0", "mlx5_1", "PIX");
+  for (auto [index, bus] :
+       {std::pair{0, "0000:41:00.0"}, {1, "0000:45:00.0"}, {2, "0000:C1:00.0"}}) {
+    auto* gpu = node.inventory->mutable_gpu_runtime()->add_gpus();
+    gpu->set_index(index);
+    gpu->set_pci_bus_id(bus);
+  }
+  EXPECT_EQ(CudaMemoryFor(node, "mlx5_0"), "cuda:1");
+  EXPECT_EQ(CudaMemoryFor(node, "mlx5_1"), "cuda:2");  // bus ids compare without case
+  EXPECT_EQ(CudaMemoryFor(node, "mlx5_9"), "cuda:0");
+}
+
 TEST_F(PairwisePhaseTest, TcpWithoutDataIpIsAnErrorSayingSo) {
   nodes_[0].node.data_ip.clear();
   PairwiseOutcome outcome = Run();
