@@ -135,7 +135,8 @@ absl::StatusOr<v1::PeerTestResult> EndpointRegistry::Run(const v1::RunEndpointRe
     if (!touched.ok()) return touched.status();
     if (entry->running) {
       return absl::FailedPreconditionError(
-          absl::StrCat("endpoint ", request.endpoint_id(), " is already running"));
+          absl::StrCat("endpoint ", request.endpoint_id(),
+                       " is already running: wait for that run's result or close the endpoint"));
     }
     entry->running = true;
     entry->expires = std::max(entry->expires, deadline + limits_.run_grace);
@@ -156,7 +157,9 @@ absl::Status EndpointRegistry::Close(const std::string& endpoint_id) {
   std::lock_guard<std::mutex> lock(mutex_);
   auto it = entries_.find(endpoint_id);
   if (it == entries_.end()) {
-    return absl::NotFoundError(absl::StrCat("no endpoint ", endpoint_id, " to close"));
+    return absl::NotFoundError(absl::StrCat("no endpoint ", endpoint_id,
+                                            " to close: it was closed already or its lease ran "
+                                            "out, so nothing is left to free"));
   }
   released = std::move(it->second.endpoint);
   entries_.erase(it);

@@ -10,9 +10,9 @@ absl::StatusOr<RunShape> ParseRunShape(const v1::PeerTestSpec& spec, bool latenc
                                        const RunShapeLimits& limits) {
   RunShape shape;
   shape.streams = spec.streams() == 0 ? 1 : spec.streams();
-  if (shape.streams > limits.max_streams) {
+  if (shape.streams > kMaxStreams) {
     return absl::InvalidArgumentError(absl::StrCat("streams ", spec.streams(), " is outside 1..",
-                                                   limits.max_streams, " ", limits.stream_unit,
+                                                   kMaxStreams, " ", limits.stream_unit,
                                                    "s for the ", limits.engine, " engine"));
   }
   if (latency && shape.streams != 1) {
@@ -28,17 +28,17 @@ absl::StatusOr<RunShape> ParseRunShape(const v1::PeerTestSpec& spec, bool latenc
   shape.bidirectional = spec.bidirectional();
 
   const double seconds = spec.duration_s();
-  if (std::isnan(seconds) || seconds < 0 || seconds > limits.max_duration_s) {
-    return absl::InvalidArgumentError(absl::StrCat(
-        "duration_s ", seconds, " is outside 0 < duration_s <= ", limits.max_duration_s,
-        " (0 selects iterations mode)"));
+  if (std::isnan(seconds) || seconds < 0 || seconds > kMaxDurationSeconds) {
+    return absl::InvalidArgumentError(
+        absl::StrCat("duration_s ", seconds, " is outside 0 < duration_s <= ", kMaxDurationSeconds,
+                     " (0 selects iterations mode)"));
   }
   if (seconds > 0) {
     shape.duration = absl::Seconds(seconds);
     return shape;
   }
   shape.iterations = spec.iterations() == 0 ? limits.default_iterations : spec.iterations();
-  const uint64_t max_iterations = latency ? limits.max_latency_samples : limits.max_iterations;
+  const uint64_t max_iterations = latency ? kMaxLatencySamples : kMaxIterations;
   if (shape.iterations > max_iterations) {
     return absl::InvalidArgumentError(absl::StrCat(
         "iterations ", spec.iterations(), " is outside 1..", max_iterations, " for ", spec.test(),

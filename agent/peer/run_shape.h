@@ -20,11 +20,15 @@ struct RunShape {
   uint64_t iterations = 0;                         // otherwise
 };
 
+// Bounds every engine shares.
+inline constexpr uint32_t kMaxStreams = 64;
+inline constexpr double kMaxDurationSeconds = 3600;
+inline constexpr uint64_t kMaxIterations = 100'000'000;
+// Latency keeps every sample for its percentiles (8 bytes each).
+inline constexpr uint64_t kMaxLatencySamples = 10'000'000;
+
+// What differs between engines.
 struct RunShapeLimits {
-  uint32_t max_streams = 64;
-  double max_duration_s = 3600;
-  uint64_t max_iterations = 100'000'000;
-  uint64_t max_latency_samples = 10'000'000;  // every latency sample is kept
   uint64_t default_iterations = 1000;
   std::string stream_unit = "stream";  // "stream" | "QP"
   std::string engine = "tcp";

@@ -7,6 +7,7 @@
 #include <utility>
 
 #include "absl/strings/str_cat.h"
+#include "agent/peer/run_shape.h"
 
 namespace clustercert::peer {
 
@@ -115,11 +116,7 @@ absl::StatusOr<v1::PeerTestResult> TcpClientEndpoint::Run(absl::Time deadline) {
         "the tcp client ran without connected streams: Connect it to the server's EndpointInfo "
         "first");
   }
-  if (ran_) {
-    return absl::FailedPreconditionError("this tcp endpoint already ran; prepare a new one");
-  }
-  ran_ = true;
-  if (absl::Status fits = CheckDurationFits(options_, deadline); !fits.ok()) return fits;
+  if (absl::Status begun = BeginRun(options_, deadline, &ran_); !begun.ok()) return begun;
   const SteadyClock::time_point run_start = SteadyClock::now();
   RunProgress::Running running(progress_);
   absl::StatusOr<v1::PeerTestResult> result = options_.kind == TcpTestOptions::Kind::kLatency
@@ -206,9 +203,8 @@ absl::StatusOr<v1::PeerTestResult> TcpClientEndpoint::RunPingPong(
   const SendPlan plan{options_.message_bytes, options_.iterations, options_.duration,
                       SteadyClock::now()};
   std::atomic<bool> stop{false};
-  absl::StatusOr<std::vector<double>> rtt_us =
-      PingPongStream(ping_pong_->socket, *message, *scratch, plan,
-                     TcpTestOptions::kMaxLatencySamples, deadline, stop);
+  absl::StatusOr<std::vector<double>> rtt_us = PingPongStream(
+      ping_pong_->socket, *message, *scratch, plan, kMaxLatencySamples, deadline, stop);
   if (!rtt_us.ok()) {
     return StreamFailure(rtt_us.status(), ping_pong_->peer, run_start, "the ping-pong stream");
   }
@@ -218,10 +214,10 @@ absl::StatusOr<v1::PeerTestResult> TcpClientEndpoint::RunPingPong(
   result.set_role("client");
   result.set_memory_path("host");
   *result.mutable_latency() = LatencyOf(options_, *std::move(rtt_us));
-  result.set_detail(absl::StrCat(
-      "tcp, 1 stream, ", options_.message_bytes, "-byte ping-pong with TCP_NODELAY, ",
-      one_way ? "one-way = RTT/2" : "round trip", ", ", samples, " samples",
-      samples >= TcpTestOptions::kMaxLatencySamples ? " (stopped at the sample limit)" : ""));
+  result.set_detail(
+      absl::StrCat("tcp, 1 stream, ", options_.message_bytes, "-byte ping-pong with TCP_NODELAY, ",
+                   one_way ? "one-way = RTT/2" : "round trip", ", ", samples, " samples",
+                   samples >= kMaxLatencySamples ? " (stopped at the sample limit)" : ""));
   return result;
 }
 

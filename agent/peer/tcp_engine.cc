@@ -81,10 +81,6 @@ absl::StatusOr<TcpTestOptions> TcpTestOptions::FromSpec(const v1::PeerTestSpec& 
                                                    " (64 MiB) for the tcp engine"));
   }
   RunShapeLimits limits;
-  limits.max_streams = kMaxStreams;
-  limits.max_duration_s = kMaxDurationSeconds;
-  limits.max_iterations = kMaxIterations;
-  limits.max_latency_samples = kMaxLatencySamples;
   limits.default_iterations = kDefaultIterations;
   limits.stream_unit = "stream";
   limits.engine = "tcp";

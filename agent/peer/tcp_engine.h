@@ -7,6 +7,7 @@
 #include "absl/status/statusor.h"
 #include "absl/time/time.h"
 #include "agent/peer/peer_endpoint.h"
+#include "agent/peer/run_shape.h"
 #include "clustercert/v1/peer.pb.h"
 
 namespace clustercert::peer {
@@ -16,11 +17,7 @@ namespace clustercert::peer {
 // 2 for latency, 1 stream, 1,000 iterations when duration_s is 0 too.
 struct TcpTestOptions {
   static constexpr uint64_t kMaxMessageBytes = uint64_t{64} << 20;
-  static constexpr uint32_t kMaxStreams = 64;
-  static constexpr double kMaxDurationSeconds = 3600;
-  static constexpr uint64_t kMaxIterations = 100'000'000;
-  // Latency keeps every sample for its percentiles (8 bytes each).
-  static constexpr uint64_t kMaxLatencySamples = 10'000'000;
+  // Streams, duration, iterations and latency samples: see run_shape.h.
 
   enum class Kind { kBandwidth, kLatency };
 

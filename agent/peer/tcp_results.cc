@@ -103,4 +103,11 @@ v1::LatencyStats LatencyOf(const TcpTestOptions& options, std::vector<double> rt
   return ComputeLatency(std::move(rtt_us));
 }
 
+absl::Status BeginRun(const TcpTestOptions& options, absl::Time deadline, bool* ran) {
+  if (*ran)
+    return absl::FailedPreconditionError("this tcp endpoint already ran; prepare a new one");
+  *ran = true;
+  return CheckDurationFits(options, deadline);
+}
+
 }  // namespace clustercert::peer

@@ -49,6 +49,10 @@ absl::Status CheckReceived(const TcpTestOptions& options, const std::vector<Stre
 // rather than running into it.
 absl::Status CheckDurationFits(const TcpTestOptions& options, absl::Time deadline);
 
+// The checks both endpoints make as Run starts: an endpoint runs once (`ran`
+// is set), and the test must fit before `deadline`.
+absl::Status BeginRun(const TcpTestOptions& options, absl::Time deadline, bool* ran);
+
 v1::BandwidthStats BandwidthOf(const TcpTestOptions& options, uint64_t bytes,
                                SteadyClock::duration elapsed);
 // From round trips: one-way = RTT/2 for write/send, the RTT for read (perftest).

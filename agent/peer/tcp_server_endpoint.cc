@@ -132,11 +132,7 @@ absl::StatusOr<v1::PeerTestResult> TcpServerEndpoint::Run(absl::Time deadline) {
     return absl::FailedPreconditionError(
         "the tcp server ran before Connect: give it the client's EndpointInfo first");
   }
-  if (ran_) {
-    return absl::FailedPreconditionError("this tcp endpoint already ran; prepare a new one");
-  }
-  ran_ = true;
-  if (absl::Status fits = CheckDurationFits(options_, deadline); !fits.ok()) return fits;
+  if (absl::Status begun = BeginRun(options_, deadline, &ran_); !begun.ok()) return begun;
   const SteadyClock::time_point run_start = SteadyClock::now();
   RunProgress::Running running(progress_);
   if (absl::Status accepted = AcceptStreams(deadline, run_start); !accepted.ok()) return accepted;

@@ -1,7 +1,5 @@
 #include "agent/peer/verbs_endpoint.h"
 
-#include "common/ib_mtu.h"
-
 #include <algorithm>
 #include <cstring>
 #include <random>
@@ -12,6 +10,7 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
 #include "agent/peer/verbs_protocol.h"
+#include "common/ib_mtu.h"
 
 namespace clustercert::peer {
 namespace {

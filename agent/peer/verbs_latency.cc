@@ -19,6 +19,7 @@
 
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
+#include "agent/peer/run_shape.h"
 #include "agent/peer/verbs_datapath.h"
 #include "common/perf_stats.h"
 
@@ -135,8 +136,7 @@ absl::StatusOr<v1::PeerTestResult> LatencyRun::RunClient() {
   const Clock::time_point stop_at = options_.duration_mode()
                                         ? start + absl::ToChronoNanoseconds(options_.duration)
                                         : Clock::time_point::max();
-  const uint64_t limit =
-      options_.duration_mode() ? VerbsTestOptions::kMaxLatencySamples : options_.iterations;
+  const uint64_t limit = options_.duration_mode() ? kMaxLatencySamples : options_.iterations;
   std::vector<double> rtt_us;
   rtt_us.reserve(options_.duration_mode() ? 1 << 16 : limit);
 

@@ -1,13 +1,12 @@
 #include "agent/peer/verbs_options.h"
 
-#include "common/ib_mtu.h"
-
 #include <algorithm>
 #include <cmath>
 
 #include "absl/status/status.h"
 #include "absl/strings/str_cat.h"
 #include "agent/peer/run_shape.h"
+#include "common/ib_mtu.h"
 
 namespace clustercert::peer {
 namespace {
@@ -104,11 +103,8 @@ absl::StatusOr<VerbsTestOptions> VerbsTestOptions::FromSpec(const v1::PeerTestSp
         absl::StrCat("queue_depth ", spec.queue_depth(), " is outside 1..", kMaxQueueDepth));
   }
   RunShapeLimits limits;
-  limits.max_streams = kMaxStreams;
-  limits.max_duration_s = kMaxDurationSeconds;
-  limits.max_iterations = kMaxIterations;
-  limits.max_latency_samples = kMaxLatencySamples;
-  limits.default_iterations = options.test == "write_bw" ? kDefaultWriteBwIterations : kDefaultIterations;
+  limits.default_iterations =
+      options.test == "write_bw" ? kDefaultWriteBwIterations : kDefaultIterations;
   limits.stream_unit = "QP";
   limits.engine = "verbs";
   absl::StatusOr<RunShape> shape = ParseRunShape(spec, latency, limits);

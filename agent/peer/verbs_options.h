@@ -8,6 +8,7 @@
 #include "absl/status/statusor.h"
 #include "absl/time/time.h"
 #include "agent/peer/memory_provider.h"
+#include "agent/peer/run_shape.h"
 #include "clustercert/v1/peer.pb.h"
 
 namespace clustercert::peer {
@@ -22,11 +23,7 @@ struct VerbsTestOptions {
   static constexpr uint64_t kMaxBandwidthMessageBytes = uint64_t{64} << 20;
   static constexpr uint64_t kMaxLatencyMessageBytes = uint64_t{64} << 10;
   static constexpr uint32_t kMaxQueueDepth = 4096;
-  static constexpr uint32_t kMaxStreams = 64;
-  static constexpr double kMaxDurationSeconds = 3600;
-  static constexpr uint64_t kMaxIterations = 100'000'000;
-  // Latency keeps every sample for its percentiles (8 bytes each).
-  static constexpr uint64_t kMaxLatencySamples = 10'000'000;
+  // Streams, duration, iterations and latency samples: see run_shape.h.
 
   enum class Kind { kBandwidth, kLatency };
   // The verb that moves the data.

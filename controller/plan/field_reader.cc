@@ -58,13 +58,14 @@ void FieldReader::ReportAt(const SourceLocation& at, absl::string_view path, std
   context_.errors->Add(at, path, std::move(message));
 }
 
-std::optional<int64_t> FieldReader::Int(const YamlField& field, int64_t min, int64_t max,
-                                        absl::string_view requirement) {
+template <typename T, typename Parse>
+std::optional<T> FieldReader::PlainScalar(const YamlField& field, absl::string_view requirement,
+                                          Parse parse) {
   if (!field.value.IsScalar()) {
     Reject(field, requirement);
     return std::nullopt;
   }
-  const std::optional<int64_t> value = ParseIntText(field.value.Scalar());
+  const std::optional<T> value = parse(field.value.Scalar());
   if (!value.has_value()) {
     Reject(field, requirement);
     return std::nullopt;
@@ -73,6 +74,13 @@ std::optional<int64_t> FieldReader::Int(const YamlField& field, int64_t min, int
     Reject(field, requirement, kUnquoteHint);
     return std::nullopt;
   }
+  return value;
+}
+
+std::optional<int64_t> FieldReader::Int(const YamlField& field, int64_t min, int64_t max,
+                                        absl::string_view requirement) {
+  const std::optional<int64_t> value = PlainScalar<int64_t>(field, requirement, ParseIntText);
+  if (!value.has_value()) return std::nullopt;
   if (*value < min || *value > max) {
     Reject(field, requirement);
     return std::nullopt;
@@ -96,19 +104,8 @@ std::optional<int64_t> FieldReader::IntIn(const YamlField& field,
 
 std::optional<double> FieldReader::Number(const YamlField& field, const NumberRange& range,
                                           absl::string_view requirement) {
-  if (!field.value.IsScalar()) {
-    Reject(field, requirement);
-    return std::nullopt;
-  }
-  const std::optional<double> value = ParseNumberText(field.value.Scalar());
-  if (!value.has_value()) {
-    Reject(field, requirement);
-    return std::nullopt;
-  }
-  if (!IsPlainScalar(field.value)) {
-    Reject(field, requirement, kUnquoteHint);
-    return std::nullopt;
-  }
+  const std::optional<double> value = PlainScalar<double>(field, requirement, ParseNumberText);
+  if (!value.has_value()) return std::nullopt;
   const bool above_min = range.min_inclusive ? *value >= range.min : *value > range.min;
   const bool below_max =
       !range.has_max || (range.max_inclusive ? *value <= range.max : *value < range.max);

@@ -94,6 +94,11 @@ class FieldReader {
   const ParseContext& context() const { return context_; }
 
  private:
+  // A scalar that `parse` accepts and that is written plain (not quoted);
+  // otherwise the field is rejected with `requirement` and nullopt returned.
+  template <typename T, typename Parse>
+  std::optional<T> PlainScalar(const YamlField& field, absl::string_view requirement, Parse parse);
+
   ParseContext context_;
 };
 
