@@ -1,0 +1,137 @@
+#!/usr/bin/env bash
+# Parity with perftest: Debian's ib_write_bw / ib_send_bw / ib_write_lat and
+# clustercert's verbs engine (driven the way users drive it: node-agent in the
+# VMs, `controller run` with a one-test plan) with the same parameters on the
+# same soft-RoCE VM pair (node2 client -> node1 server, rxe0, GID index 1,
+# RC, one QP, TX depth 128), alternating, REPEATS times. Prints the medians
+# and the ratios: targets are bandwidth >= 0.97 x perftest and latency
+# typical <= 1.05 x perftest. Under TCG emulation single runs swing, which is
+# why the medians are compared; nothing here is asserted.
+#
+#   bench/verbs_vs_perftest.sh [BUILD_DIR]          (as root; default build)
+#
+# Uses the lab that is up (CCLAB_NAME, 2+ VMs), or brings up a 2-VM lab and
+# tears it down afterwards. Environment: REPEATS (5), SECONDS_PER_BW (5, the
+# bandwidth tests' -D / duration_s), BW_BYTES (65536, perftest's bandwidth
+# default), TESTS ("write_bw send_bw write_lat"). Latency uses perftest's
+# defaults, which are the engine's: 2-byte messages, 1000 iterations.
+set -euo pipefail
+
+cd "$(dirname "$0")/.."
+BUILD_DIR=${1:-build}
+REPEATS=${REPEATS:-5}
+SECONDS_PER_BW=${SECONDS_PER_BW:-5}
+BW_BYTES=${BW_BYTES:-65536}
+TESTS=${TESTS:-"write_bw send_bw write_lat"}
+LAB=deploy/lab/softroce-lab.sh
+CONTROLLER=$(cd "$BUILD_DIR" && pwd)/bin/controller
+
+die() { echo "verbs_vs_perftest: $*" >&2; exit 1; }
+[[ $(id -u) -eq 0 ]] || die "needs root (the soft-RoCE lab)"
+[[ -x $CONTROLLER ]] || die "$CONTROLLER is missing: bash scripts/build.sh"
+command -v python3 >/dev/null || die "python3 is needed to read the certificate"
+
+WORK=$(mktemp -d /var/tmp/verbs_vs_perftest.XXXXXX)
+own_lab=0
+cleanup() {
+  ((own_lab)) && bash "$LAB" down || true
+  rm -rf "$WORK"
+}
+trap cleanup EXIT
+trap 'exit 130' INT TERM
+
+if ! bash "$LAB" status | grep -q "node2: qemu pid"; then
+  own_lab=1
+  CCLAB_BUILD=$BUILD_DIR bash "$LAB" up --nodes 2
+fi
+
+perftest_flags() {  # the flags both tools agree on, for test $1
+  case "$1" in
+    *_bw) echo "-d rxe0 -i 1 -x 1 -c RC -q 1 -t 128 -s $BW_BYTES -D $SECONDS_PER_BW -F --report_gbits" ;;
+    *_lat) echo "-d rxe0 -i 1 -x 1 -c RC -s 2 -n 1000 -F" ;;
+  esac
+}
+
+# One perftest run of test $1: bandwidth average Gb/s, or latency t_typical us.
+perftest_figure() {
+  local test=$1 tool="ib_$1" flags
+  flags=$(perftest_flags "$test")
+  bash "$LAB" exec 1 "timeout 120 $tool $flags" >"$WORK/server.txt" 2>&1 &
+  local server=$!
+  sleep 2  # the server must be listening on its TCP side channel first
+  bash "$LAB" exec 2 "timeout 120 $tool $flags 10.203.2.1" >"$WORK/client.txt" 2>&1 ||
+    die "$tool client failed: $(tail -5 "$WORK/client.txt")"
+  wait "$server" || die "$tool server failed: $(tail -5 "$WORK/server.txt")"
+  python3 - "$test" "$WORK/client.txt" <<'EOF'
+import re, sys
+test, path = sys.argv[1], sys.argv[2]
+rows = [l.split() for l in open(path) if re.match(r"^\s*\d+\s+\d+\s+[\d.]+", l)]
+if not rows:
+    sys.exit("no result row in perftest's output:\n" + open(path).read())
+row = rows[-1]
+# bw: #bytes #iterations BW_peak BW_average MsgRate
+# lat: #bytes #iterations t_min t_max t_typical t_avg t_stdev 99% 99.9%
+print(row[3] if test.endswith("_bw") else row[4])
+EOF
+}
+
+# One engine run of test $1 through node-agent and controller: the server
+# side's Gb/s (perftest's client prints the same figure) or the typical us.
+engine_figure() {
+  local test=$1 plan=$WORK/plan.yaml
+  cat >"$plan" <<EOF
+cluster: parity
+fabric: {type: roce, link_rate_gbps: 2.5, active_mtu: 4096, min_netdev_mtu: 9000, roce: {gid_index: 1}}
+nodes:
+  - {name: node2, agent: "10.203.1.2:7070", rails: [rxe0], gpus: 0}
+  - {name: node1, agent: "10.203.1.1:7070", rails: [rxe0], gpus: 0}
+expect: {nvidia_peermem: false, ofed: false, ntp_synced: false, clock_offset_ms: 100000}
+agents: {insecure: true, connect_timeout_s: 10, call_timeout_s: 60, retries: 1}
+pairwise: {engine: verbs, tests: [$test], memory: [host], duration_s: $SECONDS_PER_BW,
+           message_bytes: $BW_BYTES, min_fraction_of_line_rate: 0.001, max_latency_us: 1000000}
+certificate: {out: $WORK/certs}
+EOF
+  rm -rf "$WORK/certs"
+  bash "$LAB" host "$CONTROLLER" run "$plan" --color=never >"$WORK/controller.txt" 2>&1 || true
+  local cert
+  cert=$(ls "$WORK"/certs/*/certificate.json 2>/dev/null | head -1)
+  [[ -n $cert ]] || die "controller wrote no certificate: $(tail -20 "$WORK/controller.txt")"
+  python3 - "$test" "$cert" <<'EOF'
+import json, sys
+test, path = sys.argv[1], sys.argv[2]
+cert = json.load(open(path))
+pairs = [p for p in cert.get("pairs", []) if p.get("test") == test and not p.get("retestOf")]
+if not pairs or not pairs[0].get("ok"):
+    sys.exit("the engine's %s pair failed: %s" % (test, pairs[0].get("error") if pairs else "no pair"))
+pair = pairs[0]
+results = [r for r in (pair.get("client"), pair.get("server")) if r]
+if test.endswith("_bw"):
+    server = [r for r in results if r.get("role") == "server"] or results
+    print(server[0]["bandwidth"]["avgGbps"])
+else:
+    client = [r for r in results if r.get("role") == "client"] or results
+    print(client[0]["latency"]["typicalUs"])
+EOF
+}
+
+median() { printf '%s\n' "$@" | sort -g | awk '{v[NR]=$1} END {print (NR%2 ? v[(NR+1)/2] : (v[NR/2]+v[NR/2+1])/2)}'; }
+
+printf '%-10s %14s %14s %7s  %s\n' test perftest engine ratio verdict
+for test in $TESTS; do
+  p_runs=()
+  e_runs=()
+  for ((i = 0; i < REPEATS; ++i)); do
+    p_runs+=("$(perftest_figure "$test")")
+    e_runs+=("$(engine_figure "$test")")
+  done
+  p=$(median "${p_runs[@]}")
+  e=$(median "${e_runs[@]}")
+  case "$test" in
+    *_bw) unit="Gb/s"; ratio=$(python3 -c "print('%.3f' % ($e / $p))")
+          verdict=$(python3 -c "print('ok' if $ratio >= 0.97 else 'below 0.97')") ;;
+    *) unit="us typ"; ratio=$(python3 -c "print('%.3f' % ($e / $p))")
+       verdict=$(python3 -c "print('ok' if $ratio <= 1.05 else 'above 1.05')") ;;
+  esac
+  printf '%-10s %9s %-6s %7s %-6s %7s  %s   (runs: perftest %s; engine %s)\n' "$test" "$p" "$unit" \
+    "$e" "$unit" "$ratio" "$verdict" "${p_runs[*]}" "${e_runs[*]}"
+done

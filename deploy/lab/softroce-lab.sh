@@ -1,0 +1,327 @@
+#!/usr/bin/env bash
+# The soft-RoCE lab: N qemu VMs (default 4), each with a real rdma_rxe device
+# on its data NIC and the host's own node-agent running inside, so the verbs
+# engine, the live RoCE inventory and `controller run` meet real libibverbs.
+#
+#   softroce-lab.sh up [--nodes N] [--data-mtu M] [--speed MBPS]   boot the lab
+#   softroce-lab.sh down                  remove everything (idempotent)
+#   softroce-lab.sh status                what is running
+#   softroce-lab.sh host CMD...           run CMD where the controller sits (the lab's netns)
+#   softroce-lab.sh exec N CMD...         run CMD inside VM N (bash -c), print its output
+#   softroce-lab.sh slow N RATE           shape VM N's data tap both ways with tc (e.g. 5mbit)
+#   softroce-lab.sh fast N                remove that shaping
+#   softroce-lab.sh run [up options] -- CMD...   up, CMD on the host side, down; CMD's exit status
+#
+# Layout, all inside one network namespace (CCLAB_NAME, default cclab) so no
+# lab packet ever reaches a real network:
+#   bridge mgmt  10.203.1.0/24  controller 10.203.1.254, VM N 10.203.1.N (agent on :7070)
+#   bridge data  10.203.2.0/24  VM N 10.203.2.N, MTU 9000, rxe0 on it
+# Each VM boots Debian's kernel with a busybox initramfs, mounts the host's
+# root read-only over 9p and runs node-agent from the host's build tree
+# (CCLAB_BUILD, default build). VM N's state folder (console log, agent log,
+# command files) is $CCLAB_STATE/nodeN, default /var/tmp/cclab-NAME.
+#
+# Runs as root. Installs its Debian packages itself. Interrupted or failed,
+# it tears down what it made: no VM, tap, bridge or namespace is left.
+set -euo pipefail
+
+repo=$(cd "$(dirname "$0")/../.." && pwd)
+name=${CCLAB_NAME:-cclab}
+state=${CCLAB_STATE:-/var/tmp/cclab-$name}
+build=${CCLAB_BUILD:-build}
+case "$build" in /*) ;; *) build="$repo/$build" ;; esac
+netns=$name
+boot_timeout=${CCLAB_BOOT_TIMEOUT:-300}
+exec_timeout=${CCLAB_EXEC_TIMEOUT:-900}
+vm_memory=${CCLAB_VM_MEMORY:-512}
+
+packages=(qemu-system-x86 linux-image-amd64 busybox-static perftest ibverbs-utils ibverbs-providers
+  iproute2 kmod)
+modules_9p=(virtio_ring virtio virtio_pci_modern_dev virtio_pci_legacy_dev virtio_pci
+  9pnet 9pnet_virtio netfs fscache 9p)
+
+say() { echo "softroce-lab: $*" >&2; }
+die() {
+  say "$*"
+  exit 1
+}
+
+usage() {
+  sed -n '2,/^set -euo/p' "$0" | sed '$d' | sed 's/^# \{0,1\}//' >&2
+  exit 2
+}
+
+need_root() {
+  [[ $(id -u) -eq 0 ]] || die "needs root (network namespaces, taps, qemu); run it with sudo"
+}
+
+ensure_packages() {
+  local missing=() p
+  for p in "${packages[@]}"; do
+    dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")
+  done
+  ((${#missing[@]} == 0)) && return 0
+  say "installing ${missing[*]}"
+  export DEBIAN_FRONTEND=noninteractive
+  apt-get update -qq
+  apt-get install -y -qq --no-install-recommends "${missing[@]}" >/dev/null
+}
+
+# The newest Debian kernel that has its modules installed.
+kernel_version() {
+  local v
+  for v in $(ls /boot | sed -n 's/^vmlinuz-//p' | sort -V -r); do
+    if [[ -d /lib/modules/$v/kernel/drivers/infiniband/sw/rxe ]]; then
+      echo "$v"
+      return 0
+    fi
+  done
+  die "no kernel in /boot with rdma_rxe in /lib/modules (apt-get install linux-image-amd64)"
+}
+
+build_initramfs() {
+  local kver=$1 root=$state/initramfs m path
+  rm -rf "$root"
+  mkdir -p "$root/bin" "$root/modules"
+  cp /bin/busybox "$root/bin/busybox"
+  cp "$repo/deploy/lab/initramfs-init.sh" "$root/init"
+  chmod +x "$root/init"
+  : >"$root/modules/order"
+  for m in "${modules_9p[@]}"; do
+    path=$(modinfo -k "$kver" -n "$m" 2>/dev/null) || die "kernel $kver has no module $m"
+    [[ $path == /* ]] || continue  # built in
+    case "$path" in
+      *.ko) cp "$path" "$root/modules/$m.ko" ;;
+      *.ko.xz) xz -dc "$path" >"$root/modules/$m.ko" ;;
+      *.ko.zst) zstd -qdc "$path" >"$root/modules/$m.ko" ;;
+      *) die "module $path: unknown compression" ;;
+    esac
+    echo "$m" >>"$root/modules/order"
+  done
+  (cd "$root" && find . | cpio -o -H newc --quiet | gzip -1) >"$state/initramfs.gz"
+}
+
+in_ns() { ip netns exec "$netns" "$@"; }
+
+vm_pid() {
+  local f=$state/node$1/qemu.pid
+  [[ -s $f ]] && cat "$f"
+}
+
+down() {
+  local d pid
+  for d in "$state"/node*/; do
+    [[ -d $d ]] || continue
+    pid=$(cat "$d/qemu.pid" 2>/dev/null || true)
+    [[ -n $pid ]] && kill -9 "$pid" 2>/dev/null || true
+  done
+  if ip netns list 2>/dev/null | grep -qw "^$netns"; then
+    ip netns pids "$netns" 2>/dev/null | xargs -r kill -9 2>/dev/null || true
+    sleep 0.2
+    ip netns del "$netns" 2>/dev/null || true
+  fi
+  # A VM killed above may still hold its 9p files for a moment.
+  for _ in 1 2 3 4 5; do
+    rm -rf "$state" 2>/dev/null && break
+    sleep 0.5
+  done
+}
+
+console_tail() {
+  local n=$1
+  say "node$n console (last lines of $state/node$n/console.log):"
+  tail -n 25 "$state/node$n/console.log" 2>/dev/null | sed 's/^/    /' >&2 || true
+  if [[ -s $state/node$n/agent.log ]]; then
+    say "node$n agent log:"
+    tail -n 10 "$state/node$n/agent.log" | sed 's/^/    /' >&2
+  fi
+}
+
+up() {
+  local nodes=4 data_mtu=9000 speed=1000
+  while (($#)); do
+    case "$1" in
+      --nodes) nodes=$2; shift 2 ;;
+      --data-mtu) data_mtu=$2; shift 2 ;;
+      --speed) speed=$2; shift 2 ;;
+      *) die "up: unknown option $1 (--nodes N, --data-mtu M, --speed MBPS)" ;;
+    esac
+  done
+  [[ $nodes =~ ^[0-9]+$ ]] && ((nodes >= 2 && nodes <= 8)) || die "up: --nodes $nodes: give 2 to 8"
+  need_root
+  [[ -x $build/bin/node-agent ]] ||
+    die "$build/bin/node-agent is missing: run bash scripts/build.sh first (or set CCLAB_BUILD)"
+  [[ $build != /run/* && $build != /tmp/* && $repo != /run/* ]] ||
+    die "the build tree $build is under /run or /tmp, which the VMs mount over; use another folder"
+  ensure_packages
+  [[ -e /dev/net/tun ]] || die "/dev/net/tun is missing: the VMs' taps need the tun driver"
+
+  down
+  trap 'say "interrupted: tearing the lab down"; down; exit 130' INT TERM
+  trap 'rc=$?; if ((rc != 0)); then say "up failed: tearing the lab down"; down; fi' EXIT
+  mkdir -p "$state"
+  local kver
+  kver=$(kernel_version)
+  build_initramfs "$kver"
+
+  ip netns add "$netns"
+  in_ns ip link set lo up
+  in_ns ip link add mgmt type bridge
+  in_ns ip link add data type bridge
+  in_ns ip link set data mtu "$data_mtu"
+  in_ns ip addr add 10.203.1.254/24 dev mgmt
+  in_ns ip link set mgmt up
+  in_ns ip link set data up
+
+  local n hex
+  for ((n = 1; n <= nodes; ++n)); do
+    hex=$(printf '%02x' "$n")
+    mkdir -p "$state/node$n"
+    in_ns ip tuntap add dev "m$n" mode tap
+    in_ns ip tuntap add dev "d$n" mode tap
+    in_ns ip link set "m$n" master mgmt up
+    in_ns ip link set "d$n" mtu "$data_mtu" master data up
+    in_ns qemu-system-x86_64 -name "$name-node$n" -accel tcg -smp 1 -m "$vm_memory" \
+      -nodefaults -display none -no-reboot -daemonize -pidfile "$state/node$n/qemu.pid" \
+      -serial "file:$state/node$n/console.log" \
+      -kernel "/boot/vmlinuz-$kver" -initrd "$state/initramfs.gz" \
+      -append "console=ttyS0 panic=-1 quiet cclab.node=$n cclab.init=$repo/deploy/lab/node-init.sh cclab.agent=$build/bin/node-agent cclab.mgmt_mac=52:54:00:cc:01:$hex cclab.data_mac=52:54:00:cc:02:$hex cclab.mgmt_ip=10.203.1.$n cclab.data_ip=10.203.2.$n cclab.data_mtu=$data_mtu" \
+      -virtfs "local,path=/,mount_tag=hostroot,security_model=none,readonly=on,multidevs=remap" \
+      -virtfs "local,path=$state/node$n,mount_tag=labstate,security_model=none" \
+      -netdev "tap,id=mgmt,ifname=m$n,script=no,downscript=no" \
+      -device "virtio-net-pci,netdev=mgmt,mac=52:54:00:cc:01:$hex" \
+      -netdev "tap,id=data,ifname=d$n,script=no,downscript=no" \
+      -device "virtio-net-pci,netdev=data,mac=52:54:00:cc:02:$hex,speed=$speed,duplex=full,host_mtu=$data_mtu"
+  done
+  echo "$nodes" >"$state/nodes"
+  say "booting $nodes VMs (kernel $kver, TCG emulation; about 10-60 s)"
+
+  local start=$SECONDS ready
+  for ((n = 1; n <= nodes; ++n)); do
+    until [[ -s $state/node$n/agent.port ]]; do
+      if [[ -e $state/node$n/failed ]]; then
+        console_tail "$n"
+        die "node$n failed to start: $(cat "$state/node$n/failed")"
+      fi
+      if ! kill -0 "$(vm_pid "$n")" 2>/dev/null; then
+        console_tail "$n"
+        die "node$n's VM exited while booting"
+      fi
+      if ((SECONDS - start > boot_timeout)); then
+        console_tail "$n"
+        die "node$n did not start its node-agent within ${boot_timeout} s (CCLAB_BOOT_TIMEOUT)"
+      fi
+      sleep 0.5
+    done
+  done
+  trap - EXIT INT TERM
+  say "up in $((SECONDS - start)) s: $nodes VMs, agents on 10.203.1.1-$nodes:7070, rxe0 on 10.203.2.1-$nodes"
+  say "run a plan: $0 host $build/bin/controller run plans/lab-softroce.yaml"
+  say "tear down:  $0 down"
+}
+
+status() {
+  if ! ip netns list 2>/dev/null | grep -qw "^$netns"; then
+    echo "lab $name: down"
+    return 0
+  fi
+  local nodes n pid
+  nodes=$(cat "$state/nodes" 2>/dev/null || echo 0)
+  echo "lab $name: namespace $netns, state $state, $nodes VMs"
+  for ((n = 1; n <= nodes; ++n)); do
+    pid=$(vm_pid "$n" || true)
+    if [[ -n $pid ]] && kill -0 "$pid" 2>/dev/null; then
+      echo "  node$n: qemu pid $pid, agent $( [[ -s $state/node$n/agent.port ]] && echo "on 10.203.1.$n:7070" || echo "not started")"
+    else
+      echo "  node$n: VM not running"
+    fi
+  done
+}
+
+check_node() {
+  local n=$1
+  [[ $n =~ ^[0-9]+$ ]] || die "node '$n': give the VM's number (1 for node1)"
+  [[ -d $state/node$n ]] || die "node$n is not in the lab (is it up? $0 status)"
+}
+
+vm_exec() {
+  local n=$1
+  shift
+  check_node "$n"
+  (($#)) || die "exec: give a command"
+  local id cmd=$state/node$n/cmd
+  id="$(date +%s%N)-$$-$RANDOM"
+  printf '%s\n' "$*" >"$cmd/$id.tmp"
+  mv "$cmd/$id.tmp" "$cmd/$id.sh"
+  local start=$SECONDS
+  until [[ -e $cmd/$id.rc ]]; do
+    if ! kill -0 "$(vm_pid "$n")" 2>/dev/null; then die "node$n's VM is not running"; fi
+    if ((SECONDS - start > exec_timeout)); then
+      die "node$n: '$*' did not finish within ${exec_timeout} s (CCLAB_EXEC_TIMEOUT)"
+    fi
+    sleep 0.2
+  done
+  cat "$cmd/$id.out"
+  local rc
+  rc=$(cat "$cmd/$id.rc")
+  rm -f "$cmd/$id".*
+  return "$rc"
+}
+
+slow() {
+  local n=$1 rate=$2
+  check_node "$n"
+  # Towards the VM: the tap's egress. From the VM: shaped inside the VM on
+  # data0's egress, which is the same wire from the other end.
+  in_ns tc qdisc replace dev "d$n" root tbf rate "$rate" burst 32kbit latency 400ms
+  vm_exec "$n" "tc qdisc replace dev data0 root tbf rate $rate burst 32kbit latency 400ms" >/dev/null
+  say "node$n's data link shaped to $rate both ways"
+}
+
+fast() {
+  local n=$1
+  check_node "$n"
+  in_ns tc qdisc del dev "d$n" root 2>/dev/null || true
+  vm_exec "$n" "tc qdisc del dev data0 root 2>/dev/null; true" >/dev/null
+  say "node$n's data link unshaped"
+}
+
+action=${1:-}
+(($#)) && shift
+case "$action" in
+  up) up "$@" ;;
+  down) need_root; down ;;
+  status) status ;;
+  host)
+    (($#)) || die "host: give a command"
+    in_ns "$@"
+    ;;
+  exec)
+    (($# >= 2)) || die "exec: give a node number and a command"
+    vm_exec "$@"
+    ;;
+  slow)
+    (($# == 2)) || die "slow: give a node number and a tc rate (e.g. slow 3 5mbit)"
+    slow "$@"
+    ;;
+  fast)
+    (($# == 1)) || die "fast: give a node number"
+    fast "$@"
+    ;;
+  run)
+    up_args=()
+    while (($#)) && [[ $1 != -- ]]; do up_args+=("$1"); shift; done
+    (($#)) && shift
+    (($#)) || die "run: give a command after --"
+    trap 'down' EXIT
+    trap 'say "interrupted: tearing the lab down"; exit 130' INT TERM
+    up "${up_args[@]}"
+    trap 'down' EXIT
+    set +e
+    in_ns "$@"
+    rc=$?
+    set -e
+    exit "$rc"
+    ;;
+  *) usage ;;
+esac
