@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <cstdint>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "absl/strings/str_cat.h"
@@ -238,6 +239,24 @@ v1::Finding CheckEcn(const CheckContext& context, const QosSubject& subject) {
 
 void AppendQosChecks(const CheckContext& context, std::vector<v1::Finding>& findings) {
   if (!context.is_roce()) return;
+  if (!context.roce().lossless) {
+    // Recorded as skipped, not left out: the certificate shows they were not checked.
+    constexpr std::pair<const char*, Severity> kQosChecks[] = {
+        {"qos.pfc", Severity::kError},
+        {"qos.trust", Severity::kError},
+        {"qos.dscp", Severity::kError},
+        {"qos.traffic_class", Severity::kWarning},
+        {"qos.ecn", Severity::kWarning}};
+    for (const RailPort& rail_port : context.RailPorts()) {
+      for (const auto& [id, severity] : kQosChecks) {
+        findings.push_back(
+            context.Builder(id, severity, rail_port.device->name(), rail_port.port->port())
+                .Skipped("plan sets fabric.roce.lossless: false (no PFC/ECN configuration to "
+                         "check)"));
+      }
+    }
+    return;
+  }
   for (const RailPort& rail_port : context.RailPorts()) {
     QosSubject subject = ResolveQos(context, rail_port);
     findings.push_back(CheckPfc(context, subject));

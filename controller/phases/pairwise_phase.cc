@@ -262,17 +262,22 @@ class PairRunner {
       };
       run(server, server_endpoint->endpoint_id(), &server_run, &server_done);
       run(client, client_endpoint->endpoint_id(), &client_run, &client_done);
-      // Live progress of bandwidth tests: what the receiver has so far, once a second.
-      const Side& receiver = server;
-      const std::string receiver_id = server_endpoint->endpoint_id();
+      // Live progress of bandwidth tests, once a second, from the side whose
+      // completions count the data: the receiver of sends and tcp streams, but the
+      // poster of RDMA writes and reads (the passive end of a one-sided verb sees
+      // no completions, and read 0 Gb/s in the soft-RoCE lab until this was so).
+      const bool poster_counts = ProgressFromClient(plan_.pairwise.engine, item.test);
+      const Side& counting = poster_counts ? client : server;
+      const std::string counting_id =
+          (poster_counts ? client_endpoint : server_endpoint)->endpoint_id();
       uint64_t last_bytes = 0;
       double last_seconds = 0;
       while (!client_done.WaitForNotificationWithTimeout(kProgressPeriod)) {
         if (!IsBandwidth(item.test)) continue;
         v1::GetEndpointProgressRequest request;
-        request.set_endpoint_id(receiver_id);
+        request.set_endpoint_id(counting_id);
         auto answer = CallAndWait<v1::GetEndpointProgressResponse>([&](auto done) {
-          receiver.state->client->GetEndpointProgress(request, kProgressPeriod, std::move(done));
+          counting.state->client->GetEndpointProgress(request, kProgressPeriod, std::move(done));
         });
         if (!answer.ok() || !answer->progress().running()) continue;
         const auto& now = answer->progress();
@@ -366,6 +371,11 @@ std::string CellLine(const v1::PairResult& pair) {
 }
 
 }  // namespace
+
+bool ProgressFromClient(plan::PairwiseEngine engine, const std::string& test) {
+  return engine == plan::PairwiseEngine::kVerbs &&
+         (absl::StartsWith(test, "write_") || absl::StartsWith(test, "read_"));
+}
 
 PairwiseOutcome RunPairwisePhase(std::vector<NodeState>& nodes, const plan::Plan& plan,
                                  const std::vector<v1::Finding>& inventory_checks,

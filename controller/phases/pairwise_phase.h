@@ -31,6 +31,11 @@ struct PairwiseOutcome {
 // cannot tell. Memory "cuda" in the plan means this device on each end.
 std::string CudaMemoryFor(const NodeState& node, const std::string& rail);
 
+// Whose byte counter shows a bandwidth test's live progress: the client's for
+// verbs RDMA writes and reads (it posts them; the passive server sees no
+// completions), the server's (the receiver) for sends and every tcp test.
+bool ProgressFromClient(plan::PairwiseEngine engine, const std::string& test);
+
 PairwiseOutcome RunPairwisePhase(std::vector<NodeState>& nodes, const plan::Plan& plan,
                                  const std::vector<v1::Finding>& inventory_checks,
                                  Progress& progress);

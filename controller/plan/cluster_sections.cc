@@ -29,7 +29,7 @@ std::optional<FabricType> FabricTypeFromName(const std::string& name) {
 
 void ParseRoce(MapReader& fabric, RoceSettings* roce) {
   std::optional<MapReader> section =
-      fabric.Map("roce", "a map with gid_index, pfc_priority, dscp, trust and ecn");
+      fabric.Map("roce", "a map with gid_index, pfc_priority, dscp, trust, ecn and lossless");
   if (!section.has_value()) return;
   section->Int("gid_index", 0, 255,
                "an integer from 0 to 255 (the RoCE v2 GID table index: 3 on a typical mlx5 "
@@ -44,6 +44,7 @@ void ParseRoce(MapReader& fabric, RoceSettings* roce) {
                &roce->dscp);
   section->Enum("trust", {"dscp", "pcp"}, &roce->trust);
   section->Bool("ecn", &roce->ecn);
+  section->Bool("lossless", &roce->lossless);
   section->Finish();
 }
 

@@ -23,6 +23,9 @@ struct RoceSettings {
   int dscp = 26;
   std::string trust = "dscp";  // dscp | pcp
   bool ecn = true;
+  // false: the fabric is not run lossless (soft-RoCE, a lab switch without
+  // DCB), so the PFC, trust, DSCP, traffic_class and ECN checks are skipped.
+  bool lossless = true;
 };
 
 struct Fabric {

@@ -268,21 +268,31 @@ vm_exec() {
   return "$rc"
 }
 
+# Shapes VM N's data link on the host side only, both ways: the tap's egress
+# (towards the VM) and, through an ifb device, the tap's ingress (from the
+# VM). Shaping inside the VM would push back into rdma_rxe, which on 6.1
+# soft-locks the VM's CPU; on the wire it is what a bad cable or a
+# mis-negotiated switch port looks like: drops, retransmits, a slow pair.
 slow() {
   local n=$1 rate=$2
   check_node "$n"
-  # Towards the VM: the tap's egress. From the VM: shaped inside the VM on
-  # data0's egress, which is the same wire from the other end.
-  in_ns tc qdisc replace dev "d$n" root tbf rate "$rate" burst 32kbit latency 400ms
-  vm_exec "$n" "tc qdisc replace dev data0 root tbf rate $rate burst 32kbit latency 400ms" >/dev/null
-  say "node$n's data link shaped to $rate both ways"
+  local shape=(tbf rate "$rate" burst 32kbit latency 50ms)
+  in_ns tc qdisc replace dev "d$n" root "${shape[@]}"
+  in_ns ip link show "i$n" >/dev/null 2>&1 || in_ns ip link add "i$n" type ifb
+  in_ns ip link set "i$n" up
+  in_ns tc qdisc replace dev "i$n" root "${shape[@]}"
+  in_ns tc qdisc replace dev "d$n" handle ffff: ingress
+  in_ns tc filter replace dev "d$n" parent ffff: protocol all prio 1 u32 match u32 0 0 \
+    action mirred egress redirect dev "i$n"
+  say "node$n's data link shaped to $rate both ways (tc tbf on tap d$n and ifb i$n)"
 }
 
 fast() {
   local n=$1
   check_node "$n"
   in_ns tc qdisc del dev "d$n" root 2>/dev/null || true
-  vm_exec "$n" "tc qdisc del dev data0 root 2>/dev/null; true" >/dev/null
+  in_ns tc qdisc del dev "d$n" ingress 2>/dev/null || true
+  in_ns ip link del "i$n" 2>/dev/null || true
   say "node$n's data link unshaped"
 }
 

@@ -158,5 +158,20 @@ TEST(QosChecksTest, InfinibandHasNoQosChecks) {
               IsEmpty());
 }
 
+TEST(QosChecksTest, LosslessFalseSkipsEveryQosCheckWithTheReason) {
+  // soft-RoCE has no DCB at all: each check is recorded as skipped, never passed.
+  plan::Plan plan = testing::RocePlan();
+  plan.fabric.roce.lossless = false;
+  v1::Inventory inventory = testing::HealthyRoceInventory();
+  inventory.clear_qos();
+  std::vector<v1::Finding> findings = QosFindings(plan, inventory);
+  ASSERT_EQ(findings.size(), 10u);
+  for (const v1::Finding& finding : findings) {
+    EXPECT_EQ(finding.status(), "skipped") << finding.id();
+    EXPECT_THAT(finding.message(), HasSubstr("fabric.roce.lossless: false")) << finding.id();
+  }
+  EXPECT_EQ(Get(findings, "qos.ecn", "mlx5_1", 1).severity(), "warning");
+}
+
 }  // namespace
 }  // namespace clustercert::checks

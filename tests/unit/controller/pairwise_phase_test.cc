@@ -238,5 +238,16 @@ TEST_F(PairwisePhaseTest, TcpWithoutDataIpIsAnErrorSayingSo) {
   }
 }
 
+// Found in the soft-RoCE lab: the passive server of an RDMA write sees no
+// completions, so live progress read from it showed 0.00 Gb/s throughout.
+TEST(ProgressFromClientTest, OneSidedVerbsAreCountedByTheirPoster) {
+  using plan::PairwiseEngine;
+  EXPECT_TRUE(ProgressFromClient(PairwiseEngine::kVerbs, "write_bw"));
+  EXPECT_TRUE(ProgressFromClient(PairwiseEngine::kVerbs, "read_bw"));
+  EXPECT_FALSE(ProgressFromClient(PairwiseEngine::kVerbs, "send_bw"));
+  EXPECT_FALSE(ProgressFromClient(PairwiseEngine::kTcp, "write_bw"));
+  EXPECT_FALSE(ProgressFromClient(PairwiseEngine::kTcp, "send_bw"));
+}
+
 }  // namespace
 }  // namespace clustercert::controller

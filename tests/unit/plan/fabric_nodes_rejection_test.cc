@@ -94,12 +94,12 @@ const std::vector<RejectCase> kFabricCases = {
      {{"ecn: true", "ecm: true"}},
      "|ecm: true",
      "fabric.roce.ecm is not a known key; did you mean ecn? Keys allowed in fabric.roce: "
-     "gid_index, pfc_priority, dscp, trust, ecn."},
+     "gid_index, pfc_priority, dscp, trust, ecn, lossless."},
     {"RoceUnknownKey",
      {{"ecn: true", "ecn: true, pfc: 3"}},
      "|pfc: 3",
      "fabric.roce.pfc is not a known key. Keys allowed in fabric.roce: gid_index, pfc_priority, "
-     "dscp, trust, ecn."},
+     "dscp, trust, ecn, lossless."},
     {"RoceOnInfiniband",
      {{"type: roce", "type: infiniband"}},
      "roce: |{",

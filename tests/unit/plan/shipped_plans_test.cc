@@ -139,5 +139,25 @@ TEST(ShippedPlansTest, Local) {
   EXPECT_FALSE(plan->uplink.enabled);
 }
 
+TEST(ShippedPlansTest, LabSoftroce) {
+  const absl::StatusOr<Plan> plan = LoadShipped("lab-softroce.yaml");
+  ASSERT_TRUE(plan.ok()) << plan.status();
+  EXPECT_EQ(plan->fabric.type, FabricType::kRoce);
+  EXPECT_EQ(plan->fabric.link_rate_gbps, 2.5);  // what rxe reports for a 1000 Mb/s NIC
+  EXPECT_EQ(plan->fabric.roce.gid_index, 1);
+  EXPECT_FALSE(plan->fabric.roce.lossless);
+  ASSERT_EQ(plan->nodes.size(), 4u);
+  for (int i = 0; i < 4; ++i) {
+    const Node& node = plan->nodes[i];
+    EXPECT_EQ(node.agent, absl::StrCat("10.203.1.", i + 1, ":7070"));
+    EXPECT_THAT(node.rails, ElementsAre("rxe0"));
+  }
+  EXPECT_TRUE(plan->pairwise.enabled);
+  EXPECT_EQ(plan->pairwise.engine, PairwiseEngine::kVerbs);
+  EXPECT_THAT(plan->pairwise.tests, ElementsAre("write_bw", "send_bw", "write_lat", "send_lat"));
+  EXPECT_FALSE(plan->collectives.enabled);
+  EXPECT_FALSE(plan->uplink.enabled);
+}
+
 }  // namespace
 }  // namespace clustercert::plan
