@@ -28,6 +28,11 @@ constexpr int kPollBatch = 32;
 // A side with nothing to post and no data to receive only waits for the end
 // signal; it naps between empty polls rather than spinning a core.
 constexpr auto kPassiveNap = std::chrono::microseconds(50);
+// A side that has seen no completion for this long is on a stalled link
+// (drops, go-back-N retransmits): it polls with naps from then on, so its
+// spinning does not take the CPU the retransmits need. Found in the soft-RoCE
+// lab, where two stalled VMs starved the healthy pairs of the same round.
+constexpr auto kStallBeforeNap = std::chrono::milliseconds(10);
 
 struct QpState {
   uint64_t posted = 0;     // data work requests posted
@@ -214,6 +219,7 @@ absl::StatusOr<v1::PeerTestResult> BandwidthRun::Run() {
   last_completion_ = start;
   if (per_qp_ != 0) peak_.Record(0, start);
   const bool passive = !sending_ && !receives_data_;
+  last_receive_ = start;
   ibv_wc wcs[kPollBatch];
   while (!Done()) {
     const Clock::time_point now = Clock::now();
@@ -228,7 +234,10 @@ absl::StatusOr<v1::PeerTestResult> BandwidthRun::Run() {
     absl::StatusOr<int> found = path_.Poll(wcs, kPollBatch);
     if (!found.ok()) return found.status();
     if (*found == 0) {
-      if (passive) std::this_thread::sleep_for(kPassiveNap);
+      const Clock::time_point last_activity = std::max(last_completion_, last_receive_);
+      if (passive || now - last_activity > kStallBeforeNap) {
+        std::this_thread::sleep_for(kPassiveNap);
+      }
       continue;
     }
     const Clock::time_point polled = Clock::now();

@@ -207,18 +207,20 @@ TEST_F(SoftRoceLabTest, HealthyLabIsCertifiedWithRealVerbs) {
   EXPECT_EQ(cells, 6 * 4);
   EXPECT_EQ(certificate.suspects_size(), 0);
   // Live progress came from the side that counts: writes by their poster.
-  EXPECT_TRUE(std::regex_search(run.out, std::regex("write_bw host: 0\\.0[1-9]\\d* Gb/s now|"
-                                                    "write_bw host: 0\\.[1-9]\\d* Gb/s now")))
-      << run.out;
+  // (Progress lines go to stderr.)
+  EXPECT_TRUE(std::regex_search(run.err, std::regex("write_bw host: 0\\.(0[1-9]|[1-9]\\d)\\d* Gb/s now")))
+      << run.err;
 }
 
 TEST_F(SoftRoceLabTest, SlowedDataLinkIsLocalisedToItsNode) {
   CommandResult slow = Lab({"slow", "3", "10mbit"}, "slow");
   ASSERT_EQ(slow.exit_code, 0) << slow.err;
   // The shipped plan with two tests and shorter runs: a pair on the slowed
-  // link runs until its deadline, so fewer tests keep this quick.
+  // link runs until its deadline, so fewer tests keep this quick. Latency
+  // first: a healthy pair's 1000 ping-pongs beside a stalled pair's write_bw
+  // get too little of the host's two cores (an artefact of emulation).
   std::string plan = ReadFile(kPlan);
-  plan = std::regex_replace(plan, std::regex("tests: \\[[^\\]]*\\]"), "tests: [write_bw, write_lat]");
+  plan = std::regex_replace(plan, std::regex("tests: \\[[^\\]]*\\]"), "tests: [write_lat, write_bw]");
   plan = std::regex_replace(plan, std::regex("duration_s: 3"), "duration_s: 2");
   const fs::path path = WorkDir() / "slow-plan.yaml";
   std::ofstream(path) << plan;
