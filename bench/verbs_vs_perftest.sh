@@ -104,7 +104,7 @@ engine_figure() {
   local test=$1 plan=$WORK/plan.yaml
   cat >"$plan" <<EOF
 cluster: parity
-fabric: {type: roce, link_rate_gbps: 2.5, active_mtu: 4096, min_netdev_mtu: 9000, roce: {gid_index: 1}}
+fabric: {type: roce, link_rate_gbps: 2.5, active_mtu: 4096, min_netdev_mtu: 9000, roce: {gid_index: 1, lossless: false}}
 nodes:
   - {name: node2, agent: "10.203.1.2:7070", rails: [rxe0], gpus: 0}
   - {name: node1, agent: "10.203.1.1:7070", rails: [rxe0], gpus: 0}
@@ -115,17 +115,21 @@ pairwise: {engine: verbs, tests: [$test], memory: [host], duration_s: $SECONDS_P
 certificate: {out: $WORK/certs}
 EOF
   rm -rf "$WORK/certs"
-  bash "$LAB" host "$CONTROLLER" run "$plan" --color=never >"$WORK/controller.txt" 2>&1 || true
-  local cert
+  # Exit 1 (ran, not certified) still has the cell; 2 and 3 mean nothing ran.
+  local rc=0 cert
+  bash "$LAB" host "$CONTROLLER" run "$plan" --color=never >"$WORK/controller.txt" 2>&1 || rc=$?
   cert=$(ls "$WORK"/certs/*/certificate.json 2>/dev/null | head -1)
-  [[ -n $cert ]] || die "controller wrote no certificate: $(tail -20 "$WORK/controller.txt")"
+  [[ $rc -le 1 && -n $cert ]] ||
+    die "controller run (exit $rc) wrote no certificate; it said: $(tail -20 "$WORK/controller.txt")"
   python3 - "$test" "$cert" <<'EOF'
 import json, sys
 test, path = sys.argv[1], sys.argv[2]
 cert = json.load(open(path))
 pairs = [p for p in cert.get("pairs", []) if p.get("test") == test and not p.get("retest_of")]
 if not pairs or not pairs[0].get("ok"):
-    sys.exit("the engine's %s pair failed: %s" % (test, pairs[0].get("error") if pairs else "no pair"))
+    sys.exit("verbs_vs_perftest: the engine's %s cell node2 -> node1 failed: %s; run "
+             "plans/lab-softroce.yaml on the lab by hand (docs/lab.md) to look closer"
+             % (test, pairs[0].get("error") if pairs else "the certificate has no such cell"))
 # The cell's judged figure: bandwidth as measured where the data is counted
 # (the receiver of sends, the poster of writes), latency typical one-way us.
 print(pairs[0]["value"])
@@ -144,11 +148,10 @@ for test in $TESTS; do
   done
   p=$(median "${p_runs[@]}")
   e=$(median "${e_runs[@]}")
+  ratio=$(python3 -c "print('%.3f' % ($e / $p))")
   case "$test" in
-    *_bw) unit="Gb/s"; ratio=$(python3 -c "print('%.3f' % ($e / $p))")
-          verdict=$(python3 -c "print('ok' if $ratio >= 0.97 else 'below 0.97')") ;;
-    *) unit="us typ"; ratio=$(python3 -c "print('%.3f' % ($e / $p))")
-       verdict=$(python3 -c "print('ok' if $ratio <= 1.05 else 'above 1.05')") ;;
+    *_bw) unit="Gb/s"; verdict=$(python3 -c "print('ok' if $ratio >= 0.97 else 'below 0.97')") ;;
+    *) unit="us typ"; verdict=$(python3 -c "print('ok' if $ratio <= 1.05 else 'above 1.05')") ;;
   esac
   printf '%-10s %10.4f %10.4f %-6s %7s  %-11s (runs: perftest %s; engine %s)\n' "$test" "$p" "$e" \
     "$unit" "$ratio" "$verdict" "${p_runs[*]}" "$(printf '%.4f ' "${e_runs[@]}")"

@@ -1,10 +1,11 @@
 #!/usr/bin/env bash
-# Installs the Debian packages clustercert builds and tests with.
+# Installs the Debian packages clustercert builds and tests with, or the
+# packages named as arguments (deploy/lab/softroce-lab.sh passes its own).
 # Idempotent: packages already present are left alone, and apt is only
 # consulted when something is missing.
 set -euo pipefail
 
-packages=(
+build_packages=(
   build-essential cmake ninja-build pkg-config
   libgrpc++-dev protobuf-compiler-grpc libprotobuf-dev protobuf-compiler
   libabsl-dev libyaml-cpp-dev libspdlog-dev libfmt-dev
@@ -13,6 +14,7 @@ packages=(
   libgtest-dev libgmock-dev libbenchmark-dev
   iproute2 procps
 )
+if [ $# -gt 0 ]; then packages=("$@"); else packages=("${build_packages[@]}"); fi
 
 missing=()
 for p in "${packages[@]}"; do

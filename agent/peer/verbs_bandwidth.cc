@@ -217,9 +217,9 @@ absl::StatusOr<v1::PeerTestResult> BandwidthRun::Run() {
                                         : Clock::time_point::max();
   first_post_ = start;
   last_completion_ = start;
+  last_receive_ = start;  // the stall nap measures silence from here
   if (per_qp_ != 0) peak_.Record(0, start);
   const bool passive = !sending_ && !receives_data_;
-  last_receive_ = start;
   ibv_wc wcs[kPollBatch];
   while (!Done()) {
     const Clock::time_point now = Clock::now();

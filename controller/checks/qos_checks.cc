@@ -3,7 +3,6 @@
 #include <algorithm>
 #include <cstdint>
 #include <string>
-#include <utility>
 #include <vector>
 
 #include "absl/strings/str_cat.h"
@@ -62,8 +61,8 @@ std::string PfcVector(int priority) {
   return absl::StrJoin(bits, ",");
 }
 
-v1::Finding CheckPfc(const CheckContext& context, const QosSubject& subject) {
-  FindingBuilder builder = QosBuilder(context, subject, "qos.pfc", Severity::kError);
+v1::Finding CheckPfc(const CheckContext& context, const QosSubject& subject,
+                          const FindingBuilder& builder) {
   const int priority = context.roce().pfc_priority;
   const std::string expected = absl::StrCat("priority ", priority, " only");
   if (subject.qos == nullptr) return builder.Unknown(subject.missing, "PFC", expected);
@@ -87,8 +86,8 @@ v1::Finding CheckPfc(const CheckContext& context, const QosSubject& subject) {
                    "stays on priority 0."));
 }
 
-v1::Finding CheckTrust(const CheckContext& context, const QosSubject& subject) {
-  FindingBuilder builder = QosBuilder(context, subject, "qos.trust", Severity::kError);
+v1::Finding CheckTrust(const CheckContext& context, const QosSubject& subject,
+                          const FindingBuilder& builder) {
   const std::string& expected = context.roce().trust;
   if (subject.qos == nullptr) return builder.Unknown(subject.missing, "QoS trust", expected);
   const v1::NetdevQos& qos = *subject.qos;
@@ -124,8 +123,8 @@ v1::Finding CheckTrust(const CheckContext& context, const QosSubject& subject) {
   return builder.Fail(observed, expected, message, remedy);
 }
 
-v1::Finding CheckDscpMap(const CheckContext& context, const QosSubject& subject) {
-  FindingBuilder builder = QosBuilder(context, subject, "qos.dscp", Severity::kError);
+v1::Finding CheckDscpMap(const CheckContext& context, const QosSubject& subject,
+                          const FindingBuilder& builder) {
   const int dscp = context.roce().dscp;
   const int priority = context.roce().pfc_priority;
   if (context.roce().trust != "dscp") {
@@ -174,8 +173,8 @@ std::string TrafficClassText(uint32_t traffic_class) {
                       (traffic_class & 3u) != 0 ? "on" : "off", ")");
 }
 
-v1::Finding CheckTrafficClass(const CheckContext& context, const QosSubject& subject) {
-  FindingBuilder builder = QosBuilder(context, subject, "qos.traffic_class", Severity::kWarning);
+v1::Finding CheckTrafficClass(const CheckContext& context, const QosSubject& subject,
+                          const FindingBuilder& builder) {
   const uint32_t wanted =
       (static_cast<uint32_t>(context.roce().dscp) << 2) | (context.roce().ecn ? 2u : 0u);
   const std::string expected = TrafficClassText(wanted);
@@ -198,8 +197,8 @@ v1::Finding CheckTrafficClass(const CheckContext& context, const QosSubject& sub
                    " and land in PFC priority ", context.roce().pfc_priority, " on every hop."));
 }
 
-v1::Finding CheckEcn(const CheckContext& context, const QosSubject& subject) {
-  FindingBuilder builder = QosBuilder(context, subject, "qos.ecn", Severity::kWarning);
+v1::Finding CheckEcn(const CheckContext& context, const QosSubject& subject,
+                          const FindingBuilder& builder) {
   const int priority = context.roce().pfc_priority;
   if (!context.roce().ecn) return builder.Skipped("plan sets fabric.roce.ecn: false");
   const std::string expected = absl::StrCat("np and rp on priority ", priority);
@@ -235,35 +234,35 @@ v1::Finding CheckEcn(const CheckContext& context, const QosSubject& subject) {
                                    "emergency brake."));
 }
 
+// Every QoS check, in report order; each judges one rail port's netdev.
+struct QosCheck {
+  const char* id;
+  Severity severity;
+  v1::Finding (*judge)(const CheckContext&, const QosSubject&, const FindingBuilder&);
+};
+constexpr QosCheck kQosChecks[] = {
+    {"qos.pfc", Severity::kError, CheckPfc},
+    {"qos.trust", Severity::kError, CheckTrust},
+    {"qos.dscp", Severity::kError, CheckDscpMap},
+    {"qos.traffic_class", Severity::kWarning, CheckTrafficClass},
+    {"qos.ecn", Severity::kWarning, CheckEcn},
+};
+
 }  // namespace
 
 void AppendQosChecks(const CheckContext& context, std::vector<v1::Finding>& findings) {
   if (!context.is_roce()) return;
-  if (!context.roce().lossless) {
-    // Recorded as skipped, not left out: the certificate shows they were not checked.
-    constexpr std::pair<const char*, Severity> kQosChecks[] = {
-        {"qos.pfc", Severity::kError},
-        {"qos.trust", Severity::kError},
-        {"qos.dscp", Severity::kError},
-        {"qos.traffic_class", Severity::kWarning},
-        {"qos.ecn", Severity::kWarning}};
-    for (const RailPort& rail_port : context.RailPorts()) {
-      for (const auto& [id, severity] : kQosChecks) {
-        findings.push_back(
-            context.Builder(id, severity, rail_port.device->name(), rail_port.port->port())
-                .Skipped("plan sets fabric.roce.lossless: false (no PFC/ECN configuration to "
-                         "check)"));
-      }
-    }
-    return;
-  }
   for (const RailPort& rail_port : context.RailPorts()) {
-    QosSubject subject = ResolveQos(context, rail_port);
-    findings.push_back(CheckPfc(context, subject));
-    findings.push_back(CheckTrust(context, subject));
-    findings.push_back(CheckDscpMap(context, subject));
-    findings.push_back(CheckTrafficClass(context, subject));
-    findings.push_back(CheckEcn(context, subject));
+    const QosSubject subject = ResolveQos(context, rail_port);
+    for (const QosCheck& check : kQosChecks) {
+      const FindingBuilder builder = QosBuilder(context, subject, check.id, check.severity);
+      // Recorded as skipped, not left out: the certificate shows what was not checked.
+      findings.push_back(context.roce().lossless
+                             ? check.judge(context, subject, builder)
+                             : builder.Skipped("plan sets fabric.roce.lossless: false (this "
+                                               "fabric runs without PFC/ECN, so there is no QoS "
+                                               "configuration to check)"));
+    }
   }
 }
 

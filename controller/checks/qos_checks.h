@@ -20,6 +20,8 @@ namespace clustercert::checks {
 //   qos.traffic_class (warning): traffic_class == dscp << 2 | (ecn ? 2 : 0).
 //   qos.ecn (warning, when roce.ecn): bit pfc_priority set in both
 //     ecn_np_mask and ecn_rp_mask.
+// With roce.lossless false (no DCB on the fabric: soft-RoCE) every one of
+// them is skipped with that reason.
 void AppendQosChecks(const CheckContext& context, std::vector<v1::Finding>& findings);
 
 }  // namespace clustercert::checks

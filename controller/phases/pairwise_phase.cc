@@ -263,13 +263,11 @@ class PairRunner {
       run(server, server_endpoint->endpoint_id(), &server_run, &server_done);
       run(client, client_endpoint->endpoint_id(), &client_run, &client_done);
       // Live progress of bandwidth tests, once a second, from the side whose
-      // completions count the data: the receiver of sends and tcp streams, but the
-      // poster of RDMA writes and reads (the passive end of a one-sided verb sees
-      // no completions, and read 0 Gb/s in the soft-RoCE lab until this was so).
-      const bool poster_counts = ProgressFromClient(plan_.pairwise.engine, item.test);
-      const Side& counting = poster_counts ? client : server;
+      // completions count the data (see ProgressFromClient).
+      const bool from_client = ProgressFromClient(plan_.pairwise.engine, item.test);
+      const Side& counting = from_client ? client : server;
       const std::string counting_id =
-          (poster_counts ? client_endpoint : server_endpoint)->endpoint_id();
+          (from_client ? client_endpoint : server_endpoint)->endpoint_id();
       uint64_t last_bytes = 0;
       double last_seconds = 0;
       while (!client_done.WaitForNotificationWithTimeout(kProgressPeriod)) {

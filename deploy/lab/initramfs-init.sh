@@ -17,7 +17,7 @@ fail() {
 
 # The virtio and 9p modules, in dependency order (softroce-lab.sh copies them).
 for m in $(cat /modules/order); do
-  insmod "/modules/$m.ko" || fail "insmod $m failed"
+  insmod "/modules/$m.ko" || fail "insmod $m failed: the initramfs module does not match the kernel (softroce-lab.sh rebuilds both on every up)"
 done
 
 arg() {

@@ -38,7 +38,7 @@ data_mtu=$(arg data_mtu)
 
 hostname "node$node"
 ip link set lo up
-modprobe virtio_net || fail "modprobe virtio_net failed"
+modprobe virtio_net || fail "modprobe virtio_net failed: the VM needs /lib/modules/$(uname -r) from the host (reinstall linux-image-amd64)"
 for _ in $(seq 50); do
   [ "$(ls /sys/class/net | wc -l)" -ge 3 ] && break
   sleep 0.1
@@ -50,8 +50,8 @@ for dev in /sys/class/net/*; do
     "$data_mac") ip link set "$name" name data0 ;;
   esac
 done
-[ -e /sys/class/net/mgmt0 ] || fail "no NIC with the management MAC $mgmt_mac"
-[ -e /sys/class/net/data0 ] || fail "no NIC with the data MAC $data_mac"
+[ -e /sys/class/net/mgmt0 ] || fail "no NIC with the management MAC $mgmt_mac (NICs: $(cat /sys/class/net/*/address | tr '\n' ' ')): qemu's -device line in softroce-lab.sh boot_vm sets it"
+[ -e /sys/class/net/data0 ] || fail "no NIC with the data MAC $data_mac (NICs: $(cat /sys/class/net/*/address | tr '\n' ' ')): qemu's -device line in softroce-lab.sh boot_vm sets it"
 ip link set mgmt0 mtu 1500 up
 ip addr add "$mgmt_ip/24" dev mgmt0
 ip link set data0 mtu "$data_mtu" up
@@ -59,9 +59,9 @@ ip addr add "$data_ip/24" dev data0
 
 # crc32_generic first: without it rdma_rxe's ICRC setup fails and `rdma link
 # add` says "No such file or directory".
-modprobe crc32_generic || fail "modprobe crc32_generic failed"
-modprobe rdma_rxe || fail "modprobe rdma_rxe failed"
-rdma link add rxe0 type rxe netdev data0 || fail "rdma link add rxe0 type rxe netdev data0 failed"
+modprobe crc32_generic || fail "modprobe crc32_generic failed: rdma_rxe needs it; reinstall linux-image-amd64 on the host"
+modprobe rdma_rxe || fail "modprobe rdma_rxe failed: Debian's kernel ships it as a module; reinstall linux-image-amd64 on the host"
+rdma link add rxe0 type rxe netdev data0 || fail "rdma link add rxe0 type rxe netdev data0 failed (see the lines above): data0 must be up and crc32_generic loaded"
 # The IPv4-mapped RoCE v2 GID (index 1) appears once rxe has seen the address.
 for _ in $(seq 100); do
   grep -q ffff /sys/class/infiniband/rxe0/ports/1/gids/1 2>/dev/null && break

@@ -55,18 +55,6 @@ need_root() {
   [[ $(id -u) -eq 0 ]] || die "needs root (network namespaces, taps, qemu); run it with sudo"
 }
 
-ensure_packages() {
-  local missing=() p
-  for p in "${packages[@]}"; do
-    dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")
-  done
-  ((${#missing[@]} == 0)) && return 0
-  say "installing ${missing[*]}"
-  export DEBIAN_FRONTEND=noninteractive
-  apt-get update -qq
-  apt-get install -y -qq --no-install-recommends "${missing[@]}" >/dev/null
-}
-
 # The newest Debian kernel that has its modules installed.
 kernel_version() {
   local v
@@ -102,6 +90,7 @@ build_initramfs() {
 }
 
 in_ns() { ip netns exec "$netns" "$@"; }
+lab_exists() { ip netns list 2>/dev/null | grep -qw "^$netns"; }
 
 vm_pid() {
   local f=$state/node$1/qemu.pid
@@ -115,7 +104,7 @@ down() {
     pid=$(cat "$d/qemu.pid" 2>/dev/null || true)
     [[ -n $pid ]] && kill -9 "$pid" 2>/dev/null || true
   done
-  if ip netns list 2>/dev/null | grep -qw "^$netns"; then
+  if lab_exists; then
     ip netns pids "$netns" 2>/dev/null | xargs -r kill -9 2>/dev/null || true
     sleep 0.2
     ip netns del "$netns" 2>/dev/null || true
@@ -137,6 +126,68 @@ console_tail() {
   fi
 }
 
+# The lab's namespace with its two bridges; the controller's seat is on mgmt.
+make_switch() {
+  local data_mtu=$1
+  ip netns add "$netns"
+  in_ns ip link set lo up
+  in_ns ip link add mgmt type bridge
+  in_ns ip link add data type bridge
+  in_ns ip link set data mtu "$data_mtu"
+  in_ns ip addr add 10.203.1.254/24 dev mgmt
+  in_ns ip link set mgmt up
+  in_ns ip link set data up
+}
+
+# VM N: taps mN and dN on the bridges, qemu in the background. Its NICs are
+# named by MAC in node-init.sh; the data NIC's speed is what rxe reports.
+boot_vm() {
+  local n=$1 kver=$2 data_mtu=$3 speed=$4 hex
+  hex=$(printf '%02x' "$n")
+  mkdir -p "$state/node$n"
+  in_ns ip tuntap add dev "m$n" mode tap
+  in_ns ip tuntap add dev "d$n" mode tap
+  in_ns ip link set "m$n" master mgmt up
+  in_ns ip link set "d$n" mtu "$data_mtu" master data up
+  local kernel_args=(console=ttyS0 panic=-1 quiet "cclab.node=$n"
+    "cclab.init=$repo/deploy/lab/node-init.sh" "cclab.agent=$build/bin/node-agent"
+    "cclab.mgmt_mac=52:54:00:cc:01:$hex" "cclab.data_mac=52:54:00:cc:02:$hex"
+    "cclab.mgmt_ip=10.203.1.$n" "cclab.data_ip=10.203.2.$n" "cclab.data_mtu=$data_mtu")
+  in_ns qemu-system-x86_64 -name "$name-node$n" -accel tcg -smp 1 -m "$vm_memory" \
+    -nodefaults -display none -no-reboot -daemonize -pidfile "$state/node$n/qemu.pid" \
+    -serial "file:$state/node$n/console.log" \
+    -kernel "/boot/vmlinuz-$kver" -initrd "$state/initramfs.gz" -append "${kernel_args[*]}" \
+    -virtfs "local,path=/,mount_tag=hostroot,security_model=none,readonly=on,multidevs=remap" \
+    -virtfs "local,path=$state/node$n,mount_tag=labstate,security_model=none" \
+    -netdev "tap,id=mgmt,ifname=m$n,script=no,downscript=no" \
+    -device "virtio-net-pci,netdev=mgmt,mac=52:54:00:cc:01:$hex" \
+    -netdev "tap,id=data,ifname=d$n,script=no,downscript=no" \
+    -device "virtio-net-pci,netdev=data,mac=52:54:00:cc:02:$hex,speed=$speed,duplex=full,host_mtu=$data_mtu"
+}
+
+# Waits for every VM's node-agent; a VM that fails, exits or overruns has its
+# console printed and ends the wait.
+wait_for_agents() {
+  local nodes=$1 start=$SECONDS n
+  for ((n = 1; n <= nodes; ++n)); do
+    until [[ -s $state/node$n/agent.port ]]; do
+      if [[ -e $state/node$n/failed ]]; then
+        console_tail "$n"
+        die "node$n failed to start: $(cat "$state/node$n/failed")"
+      fi
+      if ! kill -0 "$(vm_pid "$n")" 2>/dev/null; then
+        console_tail "$n"
+        die "node$n's VM exited while booting: its console is above; fix what it names and run up again"
+      fi
+      if ((SECONDS - start > boot_timeout)); then
+        console_tail "$n"
+        die "node$n did not start its node-agent within ${boot_timeout} s: its console is above; a busy host boots slower (raise CCLAB_BOOT_TIMEOUT)"
+      fi
+      sleep 0.5
+    done
+  done
+}
+
 up() {
   local nodes=4 data_mtu=9000 speed=1000
   while (($#)); do
@@ -153,7 +204,7 @@ up() {
     die "$build/bin/node-agent is missing: run bash scripts/build.sh first (or set CCLAB_BUILD)"
   [[ $build != /run/* && $repo != /run/* ]] ||
     die "the build tree $build is under /run, which the VMs mount over; use another folder"
-  ensure_packages
+  bash "$repo/scripts/install-deps.sh" "${packages[@]}" >&2
   [[ -e /dev/net/tun ]] || die "/dev/net/tun is missing: the VMs' taps need the tun driver"
 
   down
@@ -164,56 +215,16 @@ up() {
   kver=$(kernel_version)
   build_initramfs "$kver"
 
-  ip netns add "$netns"
-  in_ns ip link set lo up
-  in_ns ip link add mgmt type bridge
-  in_ns ip link add data type bridge
-  in_ns ip link set data mtu "$data_mtu"
-  in_ns ip addr add 10.203.1.254/24 dev mgmt
-  in_ns ip link set mgmt up
-  in_ns ip link set data up
-
-  local n hex
+  make_switch "$data_mtu"
+  local n
   for ((n = 1; n <= nodes; ++n)); do
-    hex=$(printf '%02x' "$n")
-    mkdir -p "$state/node$n"
-    in_ns ip tuntap add dev "m$n" mode tap
-    in_ns ip tuntap add dev "d$n" mode tap
-    in_ns ip link set "m$n" master mgmt up
-    in_ns ip link set "d$n" mtu "$data_mtu" master data up
-    in_ns qemu-system-x86_64 -name "$name-node$n" -accel tcg -smp 1 -m "$vm_memory" \
-      -nodefaults -display none -no-reboot -daemonize -pidfile "$state/node$n/qemu.pid" \
-      -serial "file:$state/node$n/console.log" \
-      -kernel "/boot/vmlinuz-$kver" -initrd "$state/initramfs.gz" \
-      -append "console=ttyS0 panic=-1 quiet cclab.node=$n cclab.init=$repo/deploy/lab/node-init.sh cclab.agent=$build/bin/node-agent cclab.mgmt_mac=52:54:00:cc:01:$hex cclab.data_mac=52:54:00:cc:02:$hex cclab.mgmt_ip=10.203.1.$n cclab.data_ip=10.203.2.$n cclab.data_mtu=$data_mtu" \
-      -virtfs "local,path=/,mount_tag=hostroot,security_model=none,readonly=on,multidevs=remap" \
-      -virtfs "local,path=$state/node$n,mount_tag=labstate,security_model=none" \
-      -netdev "tap,id=mgmt,ifname=m$n,script=no,downscript=no" \
-      -device "virtio-net-pci,netdev=mgmt,mac=52:54:00:cc:01:$hex" \
-      -netdev "tap,id=data,ifname=d$n,script=no,downscript=no" \
-      -device "virtio-net-pci,netdev=data,mac=52:54:00:cc:02:$hex,speed=$speed,duplex=full,host_mtu=$data_mtu"
+    boot_vm "$n" "$kver" "$data_mtu" "$speed"
   done
   echo "$nodes" >"$state/nodes"
   say "booting $nodes VMs (kernel $kver, TCG emulation; about 10-60 s)"
 
-  local start=$SECONDS ready
-  for ((n = 1; n <= nodes; ++n)); do
-    until [[ -s $state/node$n/agent.port ]]; do
-      if [[ -e $state/node$n/failed ]]; then
-        console_tail "$n"
-        die "node$n failed to start: $(cat "$state/node$n/failed")"
-      fi
-      if ! kill -0 "$(vm_pid "$n")" 2>/dev/null; then
-        console_tail "$n"
-        die "node$n's VM exited while booting"
-      fi
-      if ((SECONDS - start > boot_timeout)); then
-        console_tail "$n"
-        die "node$n did not start its node-agent within ${boot_timeout} s (CCLAB_BOOT_TIMEOUT)"
-      fi
-      sleep 0.5
-    done
-  done
+  local start=$SECONDS
+  wait_for_agents "$nodes"
   trap - EXIT INT TERM
   say "up in $((SECONDS - start)) s: $nodes VMs, agents on 10.203.1.1-$nodes:7070, rxe0 on 10.203.2.1-$nodes"
   say "run a plan: $0 host $build/bin/controller run plans/lab-softroce.yaml"
@@ -221,7 +232,7 @@ up() {
 }
 
 status() {
-  if ! ip netns list 2>/dev/null | grep -qw "^$netns"; then
+  if ! lab_exists; then
     echo "lab $name: down"
     return 0
   fi
@@ -255,9 +266,11 @@ vm_exec() {
   mv "$cmd/$id.tmp" "$cmd/$id.sh"
   local start=$SECONDS
   until [[ -e $cmd/$id.rc ]]; do
-    if ! kill -0 "$(vm_pid "$n")" 2>/dev/null; then die "node$n's VM is not running"; fi
+    if ! kill -0 "$(vm_pid "$n")" 2>/dev/null; then
+      die "node$n's VM is not running (its console: $state/node$n/console.log): run $0 up again"
+    fi
     if ((SECONDS - start > exec_timeout)); then
-      die "node$n: '$*' did not finish within ${exec_timeout} s (CCLAB_EXEC_TIMEOUT)"
+      die "node$n: '$*' did not finish within ${exec_timeout} s; it may still run in the VM (see $state/node$n/console.log), raise CCLAB_EXEC_TIMEOUT for longer commands"
     fi
     sleep 0.2
   done

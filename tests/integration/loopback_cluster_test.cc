@@ -7,13 +7,12 @@
 #include <fstream>
 #include <map>
 #include <memory>
-#include <regex>
 #include <thread>
 
 #include "clustercert/v1/certificate.pb.h"
-#include "google/protobuf/util/json_util.h"
 #include "gtest/gtest.h"
 #include "tests/integration/child_process.h"
+#include "tests/integration/controller_output.h"
 
 namespace clustercert::testing {
 namespace {
@@ -104,18 +103,6 @@ class LoopbackClusterTest : public ::testing::Test {
     return RunCommand(args, (dir_ / "controller").string());
   }
 
-  static v1::Certificate LoadCertificate(const CommandResult& run) {
-    std::smatch match;
-    v1::Certificate certificate;
-    if (!std::regex_search(run.out, match, std::regex("certificate: (\\S+)"))) {
-      ADD_FAILURE() << "no certificate path in output:\n" << run.out << run.err;
-      return certificate;
-    }
-    auto status = google::protobuf::util::JsonStringToMessage(ReadFile(match[1]), &certificate);
-    EXPECT_TRUE(status.ok()) << status.ToString();
-    return certificate;
-  }
-
   static std::multiset<std::string> FindingIds(const v1::Certificate& c, const std::string& node) {
     std::multiset<std::string> ids;
     for (const auto& f : c.findings()) {
@@ -137,7 +124,7 @@ TEST_F(LoopbackClusterTest, FourHealthyAgentsAreCertified) {
   const std::string plan = WritePlan("plan.yaml", RocePlan(nodes));
   CommandResult run = Controller({"run", plan});
   ASSERT_EQ(run.exit_code, 0) << run.out << run.err;
-  v1::Certificate certificate = LoadCertificate(run);
+  v1::Certificate certificate = CertificateFromOutput(run.out);
   EXPECT_EQ(certificate.verdict(), "certified");
   EXPECT_EQ(certificate.cluster(), "it-roce");
   EXPECT_EQ(certificate.plan_sha256().size(), 64u);
@@ -158,7 +145,7 @@ TEST_F(LoopbackClusterTest, BrokenNodeIsNamedWithEachFaultAndRemedy) {
   const std::string plan = WritePlan("plan.yaml", RocePlan(nodes));
   CommandResult run = Controller({"run", plan});
   ASSERT_EQ(run.exit_code, 1) << run.out << run.err;
-  v1::Certificate certificate = LoadCertificate(run);
+  v1::Certificate certificate = CertificateFromOutput(run.out);
   EXPECT_EQ(certificate.verdict(), "not-certified");
   EXPECT_TRUE(FindingIds(certificate, "node1").empty());
   EXPECT_EQ(FindingIds(certificate, "node2"),
@@ -182,7 +169,7 @@ TEST_F(LoopbackClusterTest, UnreachableNodeFailsAloneWithinTheDeadline) {
   CommandResult run = Controller({"run", plan});
   ASSERT_EQ(run.exit_code, 1) << run.out << run.err;
   EXPECT_LT(run.seconds, 15.0);
-  v1::Certificate certificate = LoadCertificate(run);
+  v1::Certificate certificate = CertificateFromOutput(run.out);
   EXPECT_EQ(FindingIds(certificate, "node4"), (std::multiset<std::string>{"connect.reachable"}));
   for (const char* healthy : {"node1", "node2", "node3"}) {
     EXPECT_TRUE(FindingIds(certificate, healthy).empty()) << healthy;

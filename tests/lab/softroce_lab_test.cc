@@ -14,9 +14,9 @@
 #include <string>
 
 #include "clustercert/v1/certificate.pb.h"
-#include "google/protobuf/util/json_util.h"
 #include "gtest/gtest.h"
 #include "tests/integration/child_process.h"
+#include "tests/integration/controller_output.h"
 
 namespace clustercert::testing {
 namespace {
@@ -78,15 +78,7 @@ class SoftRoceLabTest : public ::testing::Test {
     const fs::path out = WorkDir() / (log + "-certs");
     *run = Lab({"host", CONTROLLER_BIN, "run", plan, "--out", out.string(), "--color=never"}, log,
                1500);
-    v1::Certificate certificate;
-    std::smatch match;
-    if (!std::regex_search(run->out, match, std::regex("certificate: (\\S+)"))) {
-      ADD_FAILURE() << "no certificate path in:\n" << run->out << run->err;
-      return certificate;
-    }
-    auto status = google::protobuf::util::JsonStringToMessage(ReadFile(match[1]), &certificate);
-    EXPECT_TRUE(status.ok()) << status.ToString();
-    return certificate;
+    return CertificateFromOutput(run->out);
   }
 
   static std::string skip_reason_;
