@@ -1,6 +1,7 @@
 // node-agent: answers the controller's gRPC calls on the management network
 // with this host's inventory (and, in later versions, peer tests).
 #include <pthread.h>
+
 #include <signal.h>
 #include <unistd.h>
 
@@ -53,6 +54,10 @@ static int RunAgent(int argc, char** argv) {
       {"insecure", false, "", "serve plaintext gRPC: loopback development only", ""},
       {"port-file", true, "FILE", "write the port actually bound to FILE", ""},
       {"worker-threads", true, "N", "threads that run collection off the gRPC threads", "2"},
+      {"worker-dir", true, "DIR",
+       "where the collective workers (collective-worker-gloo, -nccl) are (default: the "
+       "node-agent's own directory)",
+       ""},
       {"help", false, "", "print this help", ""},
   });
   if (auto parsed = command_line.Parse(argc, argv); !parsed.ok()) {
@@ -137,8 +142,19 @@ static int RunAgent(int argc, char** argv) {
   peer::IoctlEthtoolStatsSource ethtool;
   peer::PortCounterReader counters(view, view.is_live() ? &ethtool : nullptr);
 
+  // Collective ranks: worker processes under a lease the sweeper enforces.
+  // A worker that exits early must not take the agent down with SIGPIPE on
+  // its stdin: writes to a dead worker fail with EPIPE instead.
+  ::signal(SIGPIPE, SIG_IGN);
+  agent::collective::CollectiveRegistry collective_jobs([] { return absl::Now(); });
+  collective_jobs.StartSweeper(absl::Seconds(1));
+  const std::string worker_dir = command_line.Get("worker-dir").empty()
+                                     ? agent::ExecutableDirectory()
+                                     : command_line.Get("worker-dir");
+  agent::CollectiveHandlers collectives(collective_jobs, worker_dir);
+
   WorkerPool pool(options->worker_threads);
-  agent::NodeAgentService service(handlers, endpoints, counters, pool);
+  agent::NodeAgentService service(handlers, endpoints, counters, collectives, pool);
 
   grpc::ServerBuilder builder;
   int bound_port = 0;

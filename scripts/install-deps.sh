@@ -8,7 +8,7 @@ set -euo pipefail
 build_packages=(
   build-essential cmake ninja-build pkg-config
   libgrpc++-dev protobuf-compiler-grpc libprotobuf-dev protobuf-compiler
-  libabsl-dev libyaml-cpp-dev libspdlog-dev libfmt-dev
+  libabsl-dev libyaml-cpp-dev libspdlog-dev libfmt-dev libgloo-dev
   libibverbs-dev librdmacm-dev ibverbs-providers
   libssl-dev openssl
   libgtest-dev libgmock-dev libbenchmark-dev

@@ -5,8 +5,13 @@
 namespace clustercert::agent {
 
 NodeAgentService::NodeAgentService(AgentHandlers& handlers, peer::EndpointRegistry& endpoints,
-                                   const peer::PortCounterReader& counters, WorkerPool& pool)
-    : handlers_(handlers), endpoints_(endpoints), counters_(counters), pool_(pool) {}
+                                   const peer::PortCounterReader& counters,
+                                   CollectiveHandlers& collectives, WorkerPool& pool)
+    : handlers_(handlers),
+      endpoints_(endpoints),
+      counters_(counters),
+      collectives_(collectives),
+      pool_(pool) {}
 
 NodeAgentService::~NodeAgentService() {
   std::lock_guard<std::mutex> lock(runs_mutex_);
@@ -109,6 +114,40 @@ grpc::ServerUnaryReactor* NodeAgentService::ReadPortCounters(
     *response->mutable_counters() =
         counters_.Read(request->device(), request->port(), request->netdev());
     reactor->Finish(grpc::Status::OK);
+  });
+  return reactor;
+}
+
+grpc::ServerUnaryReactor* NodeAgentService::StartCollective(
+    grpc::CallbackServerContext* context, const v1::StartCollectiveRequest* request,
+    v1::StartCollectiveResponse* response) {
+  auto* reactor = context->DefaultReactor();
+  pool_.Submit([this, reactor, request, response] {  // spawns processes: off the gRPC thread
+    auto result = collectives_.Start(*request);
+    if (result.ok()) *response = std::move(*result);
+    reactor->Finish(ToGrpcStatus(result.status()));
+  });
+  return reactor;
+}
+
+grpc::ServerUnaryReactor* NodeAgentService::PollCollective(grpc::CallbackServerContext* context,
+                                                           const v1::PollCollectiveRequest* request,
+                                                           v1::PollCollectiveResponse* response) {
+  auto* reactor = context->DefaultReactor();
+  // No I/O: the job's own thread reads the workers; this only takes what it
+  // gathered, so it is answered on the gRPC thread.
+  auto result = collectives_.Poll(*request);
+  if (result.ok()) *response = std::move(*result);
+  reactor->Finish(ToGrpcStatus(result.status()));
+  return reactor;
+}
+
+grpc::ServerUnaryReactor* NodeAgentService::StopCollective(grpc::CallbackServerContext* context,
+                                                           const v1::StopCollectiveRequest* request,
+                                                           v1::StopCollectiveResponse*) {
+  auto* reactor = context->DefaultReactor();
+  pool_.Submit([this, reactor, request] {  // kills and reaps: off the gRPC thread
+    reactor->Finish(ToGrpcStatus(collectives_.Stop(*request)));
   });
   return reactor;
 }

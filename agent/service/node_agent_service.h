@@ -9,6 +9,7 @@
 #include "agent/peer/endpoint_registry.h"
 #include "agent/peer/port_counters.h"
 #include "agent/service/agent_handlers.h"
+#include "agent/service/collective_handlers.h"
 #include "clustercert/v1/node_agent.grpc.pb.h"
 #include "common/worker_pool.h"
 
@@ -21,7 +22,8 @@ namespace clustercert::agent {
 class NodeAgentService final : public v1::NodeAgent::CallbackService {
  public:
   NodeAgentService(AgentHandlers& handlers, peer::EndpointRegistry& endpoints,
-                   const peer::PortCounterReader& counters, WorkerPool& pool);
+                   const peer::PortCounterReader& counters, CollectiveHandlers& collectives,
+                   WorkerPool& pool);
   ~NodeAgentService() override;
 
   grpc::ServerUnaryReactor* GetVersion(grpc::CallbackServerContext* context,
@@ -48,11 +50,21 @@ class NodeAgentService final : public v1::NodeAgent::CallbackService {
   grpc::ServerUnaryReactor* ReadPortCounters(grpc::CallbackServerContext* context,
                                              const v1::ReadPortCountersRequest* request,
                                              v1::ReadPortCountersResponse* response) override;
+  grpc::ServerUnaryReactor* StartCollective(grpc::CallbackServerContext* context,
+                                            const v1::StartCollectiveRequest* request,
+                                            v1::StartCollectiveResponse* response) override;
+  grpc::ServerUnaryReactor* PollCollective(grpc::CallbackServerContext* context,
+                                           const v1::PollCollectiveRequest* request,
+                                           v1::PollCollectiveResponse* response) override;
+  grpc::ServerUnaryReactor* StopCollective(grpc::CallbackServerContext* context,
+                                           const v1::StopCollectiveRequest* request,
+                                           v1::StopCollectiveResponse* response) override;
 
  private:
   AgentHandlers& handlers_;
   peer::EndpointRegistry& endpoints_;
   const peer::PortCounterReader& counters_;
+  CollectiveHandlers& collectives_;
   WorkerPool& pool_;
   struct RunThread {
     std::thread thread;

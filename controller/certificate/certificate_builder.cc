@@ -14,7 +14,7 @@ v1::PhaseResult Skipped(const char* name, bool requested) {
   phase.set_status("skipped");
   if (requested) {
     phase.set_detail(absl::StrCat("skipped: the ", name, " phase is not in clustercert ",
-                                  kToolVersion, "; this certificate covers connect, inventory and pairwise"));
+                                  kToolVersion, "; this certificate covers connect, inventory, pairwise and collectives"));
   } else {
     phase.set_detail(absl::StrCat("skipped: the plan has no ", name, " section"));
   }
@@ -24,7 +24,7 @@ v1::PhaseResult Skipped(const char* name, bool requested) {
 }  // namespace
 
 std::vector<v1::PhaseResult> UnimplementedPhases(const plan::Plan& plan) {
-  return {Skipped("collectives", plan.collectives.enabled), Skipped("uplink", plan.uplink.enabled)};
+  return {Skipped("uplink", plan.uplink.enabled)};
 }
 
 v1::Certificate BuildCertificate(const plan::Plan& plan, const std::vector<NodeState>& nodes,
@@ -52,6 +52,7 @@ v1::Certificate BuildCertificate(const plan::Plan& plan, const std::vector<NodeS
 
   for (const auto& pair : record.pairs) *certificate.add_pairs() = pair;
   for (const auto& suspect : record.suspects) *certificate.add_suspects() = suspect;
+  for (const auto& sweep : record.collectives) *certificate.add_collectives() = sweep;
 
   std::vector<std::string> reasons;
   int blocking = 0;
@@ -68,11 +69,13 @@ v1::Certificate BuildCertificate(const plan::Plan& plan, const std::vector<NodeS
   if (blocking > 0) {
     reasons.push_back(absl::StrCat(blocking, " check(s) of severity error failed or are unknown"));
   }
+  // A phase the plan asks for that did not run (not in this build, no GPU
+  // for nccl, no agent) keeps the run from being certified.
   for (const auto& phase : record.phases) {
     if (phase.status() == "skipped" &&
-        phase.detail().find("is not in clustercert") != std::string::npos) {
-      reasons.push_back(
-          absl::StrCat("the plan asks for the ", phase.name(), " phase, which did not run"));
+        phase.detail().find("the plan has no") == std::string::npos) {
+      reasons.push_back(absl::StrCat("the plan asks for the ", phase.name(),
+                                     " phase, which did not run (", phase.detail(), ")"));
     }
   }
   certificate.set_verdict(reasons.empty() ? "certified" : "not-certified");

@@ -23,6 +23,7 @@ struct RunRecord {
   std::vector<v1::Finding> checks;
   std::vector<v1::PairResult> pairs;
   std::vector<v1::Suspect> suspects;
+  std::vector<v1::CollectiveSweep> collectives;
 };
 
 v1::Certificate BuildCertificate(const plan::Plan& plan, const std::vector<NodeState>& nodes,

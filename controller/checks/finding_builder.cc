@@ -51,7 +51,7 @@ FindingBuilder::FindingBuilder(absl::string_view id, Severity severity, absl::st
                                absl::string_view device, uint32_t port)
     : id_(id), severity_(severity), node_(node), device_(device), port_(port) {
   subject_ = node_;
-  if (!device_.empty()) absl::StrAppend(&subject_, " ", device_);
+  if (!device_.empty()) absl::StrAppend(&subject_, subject_.empty() ? "" : " ", device_);
   if (port_ != 0) absl::StrAppend(&subject_, " port ", port_);
 }
 

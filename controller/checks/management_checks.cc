@@ -41,6 +41,12 @@ std::map<std::string, std::string> DataNetdevs(const CheckContext& context) {
 void AppendManagementChecks(const CheckContext& context, std::vector<v1::Finding>& findings) {
   const std::string& management = context.inventory().management_netdev();
   const std::string expected = "not a data-plane (RDMA) netdev";
+  if (!context.plan().expect.management_separate) {
+    findings.push_back(context.Builder("mgmt.separate", Severity::kError, management)
+                           .Skipped("plan sets expect.management_separate: false (one-interface "
+                                    "development box)"));
+    return;
+  }
   if (management.empty()) {
     findings.push_back(context.Builder("mgmt.separate", Severity::kError)
                            .Unknown(ExplainMissing(context.inventory(), {"management_netdev"}),

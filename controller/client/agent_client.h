@@ -45,6 +45,14 @@ class AgentClient {
                                    AgentCallback<v1::GetEndpointProgressResponse> done) = 0;
   virtual void ReadPortCounters(const v1::ReadPortCountersRequest& request, absl::Duration timeout,
                                 AgentCallback<v1::ReadPortCountersResponse> done) = 0;
+
+  // Collective jobs (see NodeAgent in node_agent.proto).
+  virtual void StartCollective(const v1::StartCollectiveRequest& request, absl::Duration timeout,
+                               AgentCallback<v1::StartCollectiveResponse> done) = 0;
+  virtual void PollCollective(const v1::PollCollectiveRequest& request, absl::Duration timeout,
+                              AgentCallback<v1::PollCollectiveResponse> done) = 0;
+  virtual void StopCollective(const v1::StopCollectiveRequest& request, absl::Duration timeout,
+                              AgentCallback<v1::StopCollectiveResponse> done) = 0;
 };
 
 }  // namespace clustercert::controller

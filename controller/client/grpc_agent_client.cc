@@ -154,4 +154,31 @@ std::unique_ptr<AgentClient> GrpcAgentClientFactory::Connect(const std::string& 
   return std::make_unique<GrpcAgentClient>(std::move(channel));
 }
 
+void GrpcAgentClient::StartCollective(const v1::StartCollectiveRequest& request, absl::Duration timeout,
+                             AgentCallback<v1::StartCollectiveResponse> done) {
+  StartCall<v1::StartCollectiveRequest, v1::StartCollectiveResponse>(
+      request, timeout, std::move(done),
+      [this](auto* context, auto* req, auto* response, auto callback) {
+        stub_->async()->StartCollective(context, req, response, std::move(callback));
+      });
+}
+
+void GrpcAgentClient::PollCollective(const v1::PollCollectiveRequest& request, absl::Duration timeout,
+                             AgentCallback<v1::PollCollectiveResponse> done) {
+  StartCall<v1::PollCollectiveRequest, v1::PollCollectiveResponse>(
+      request, timeout, std::move(done),
+      [this](auto* context, auto* req, auto* response, auto callback) {
+        stub_->async()->PollCollective(context, req, response, std::move(callback));
+      });
+}
+
+void GrpcAgentClient::StopCollective(const v1::StopCollectiveRequest& request, absl::Duration timeout,
+                             AgentCallback<v1::StopCollectiveResponse> done) {
+  StartCall<v1::StopCollectiveRequest, v1::StopCollectiveResponse>(
+      request, timeout, std::move(done),
+      [this](auto* context, auto* req, auto* response, auto callback) {
+        stub_->async()->StopCollective(context, req, response, std::move(callback));
+      });
+}
+
 }  // namespace clustercert::controller

@@ -31,6 +31,12 @@ class GrpcAgentClient final : public AgentClient {
                            AgentCallback<v1::GetEndpointProgressResponse> done) override;
   void ReadPortCounters(const v1::ReadPortCountersRequest& request, absl::Duration timeout,
                         AgentCallback<v1::ReadPortCountersResponse> done) override;
+  void StartCollective(const v1::StartCollectiveRequest& request, absl::Duration timeout,
+                       AgentCallback<v1::StartCollectiveResponse> done) override;
+  void PollCollective(const v1::PollCollectiveRequest& request, absl::Duration timeout,
+                      AgentCallback<v1::PollCollectiveResponse> done) override;
+  void StopCollective(const v1::StopCollectiveRequest& request, absl::Duration timeout,
+                      AgentCallback<v1::StopCollectiveResponse> done) override;
 
  private:
   std::shared_ptr<grpc::Channel> channel_;

@@ -1,10 +1,12 @@
 #include "controller/commands/certification_run.h"
 
 #include "absl/strings/str_cat.h"
+#include "absl/strings/str_format.h"
 #include "controller/certificate/certificate_builder.h"
 #include "controller/checks/cluster_checks.h"
 #include "controller/checks/node_checks.h"
 #include "controller/commands/command_support.h"
+#include "controller/phases/collectives_phase.h"
 #include "controller/phases/connect_phase.h"
 #include "controller/phases/inventory_phase.h"
 #include "controller/phases/pairwise_phase.h"
@@ -39,6 +41,44 @@ v1::PhaseResult RunPairwise(const plan::Plan& plan, std::vector<NodeState>& node
   }
   phase.set_duration_ms(absl::ToInt64Milliseconds(now() - start));
   progress.Line("pairwise", phase.detail());
+  return phase;
+}
+
+v1::PhaseResult RunCollectives(const plan::Plan& plan, std::vector<NodeState>& nodes,
+                               CertificationResult& result, RunRecord& record, Progress& progress,
+                               const std::function<absl::Time()>& now) {
+  v1::PhaseResult phase;
+  phase.set_name("collectives");
+  const absl::Time start = now();
+  if (!plan.collectives.enabled) {
+    phase.set_status("skipped");
+    phase.set_detail("skipped: the plan has no collectives section");
+  } else if (result.reachable == 0) {
+    phase.set_status("skipped");
+    phase.set_detail("skipped: no agent answered");
+  } else {
+    CollectivesOutcome outcome = RunCollectivesPhase(nodes, plan, progress);
+    if (!outcome.not_run.empty()) {
+      phase.set_status("skipped");
+      phase.set_detail(outcome.not_run);
+    } else {
+      int blocking = 0;
+      for (const auto& check : outcome.checks) blocking += checks::BlocksCertification(check) ? 1 : 0;
+      phase.set_status(blocking == 0 && !outcome.sweeps.empty() ? "pass" : "fail");
+      std::string scopes;
+      for (const auto& sweep : outcome.sweeps) {
+        absl::StrAppend(&scopes, scopes.empty() ? "" : ", ", sweep.scope(), " ",
+                        sweep.ok() ? absl::StrFormat("%.2f GB/s", sweep.large_busbw_gbytes())
+                                   : std::string("failed"));
+      }
+      phase.set_detail(absl::StrCat(outcome.sweeps.size(), " sweep(s) (", scopes, "), ",
+                                    blocking, " check(s) blocking certification"));
+    }
+    for (auto& check : outcome.checks) result.checks.push_back(std::move(check));
+    record.collectives = std::move(outcome.sweeps);
+  }
+  phase.set_duration_ms(absl::ToInt64Milliseconds(now() - start));
+  progress.Line("collectives", phase.detail());
   return phase;
 }
 
@@ -82,6 +122,7 @@ CertificationResult RunCertification(const plan::Plan& plan, std::vector<NodeSta
 
   if (scope == PhaseScope::kAll) {
     record.phases.push_back(RunPairwise(plan, nodes, result, record, progress, now));
+    record.phases.push_back(RunCollectives(plan, nodes, result, record, progress, now));
     for (auto& phase : UnimplementedPhases(plan)) {
       progress.Line(phase.name(), phase.detail());
       record.phases.push_back(std::move(phase));

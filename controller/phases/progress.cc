@@ -9,4 +9,11 @@ void Progress::Line(const std::string& phase, const std::string& text) {
   std::fflush(out_);
 }
 
+void Progress::Block(const std::string& text) {
+  if (quiet_) return;
+  std::lock_guard<std::mutex> lock(mutex_);
+  std::fputs(text.c_str(), out_);
+  std::fflush(out_);
+}
+
 }  // namespace clustercert::controller

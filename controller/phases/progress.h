@@ -13,6 +13,8 @@ class Progress {
  public:
   explicit Progress(std::FILE* out = stderr, bool quiet = false) : out_(out), quiet_(quiet) {}
   void Line(const std::string& phase, const std::string& text);
+  // Text written as it is (a table such as nccl-tests'), lines ending in '\n'.
+  void Block(const std::string& text);
 
  private:
   std::FILE* out_;

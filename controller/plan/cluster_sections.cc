@@ -164,6 +164,7 @@ void ParseExpectSection(MapReader& top, Expectations* expect) {
                   "nodes, e.g. 5)",
                   &expect->clock_offset_ms);
   section->Bool("ntp_synced", &expect->ntp_synced);
+  section->Bool("management_separate", &expect->management_separate);
   section->Bool("ofed", &expect->ofed);
   section->Enum("max_gpu_nic_relation", {"PIX", "PXB", "PHB", "NODE", "SYS"},
                 &expect->max_gpu_nic_relation);

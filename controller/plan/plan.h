@@ -56,6 +56,9 @@ struct Expectations {
   double clock_offset_ms = 5;
   bool ntp_synced = true;  // require the kernel clock to be NTP-disciplined
   bool ofed = true;        // warn when running upstream rdma-core instead of MLNX_OFED
+  // false: a one-interface box (loopback development) where the data plane is
+  // the management interface by construction; mgmt.separate is skipped.
+  bool management_separate = true;
   std::string max_gpu_nic_relation = "PHB";  // PIX | PXB | PHB | NODE | SYS
   bool gpu_nic_same_numa = true;
 };
@@ -95,6 +98,9 @@ struct Pairwise {
 };
 
 enum class CollectiveBackend { kNccl, kGloo };
+enum class CollectiveLauncher { kAgents, kMpirun };
+// gloo only: kAuto = ibverbs where the node's first rail is an RDMA device, else tcp.
+enum class GlooTransport { kAuto, kTcp, kIbverbs };
 
 struct SizeSweep {
   int64_t min_bytes = 8;
@@ -109,6 +115,16 @@ struct Collectives {
   int ranks_per_node = 0;       // 0: the node's gpus
   double min_busbw_gbytes = 0;  // 0: not checked
   std::map<std::string, std::string> env;
+  CollectiveLauncher launcher = CollectiveLauncher::kAgents;
+  GlooTransport transport = GlooTransport::kAuto;
+  int warmup_iters = 5;         // nccl-tests -w
+  int iters = 20;               // nccl-tests -n
+  double timeout_s = 600;       // per scope: ranks still running then are killed
+  // 1-node | 2-node | all-nodes; all three by default.
+  std::vector<std::string> scopes = {"1-node", "2-node", "all-nodes"};
+  // launcher mpirun: the OpenMPI hostfile and the nccl-tests binary.
+  std::string hostfile;
+  std::string nccl_tests_binary = "all_reduce_perf";
 };
 
 struct UplinkTarget {

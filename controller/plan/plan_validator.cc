@@ -205,7 +205,36 @@ void CheckPairwise(const Plan& plan, PlanErrorList* errors) {
   }
 }
 
+// Keys that belong to one backend or launcher only.
+void CheckCollectiveModes(const Plan& plan, PlanErrorList* errors) {
+  const Collectives& collectives = plan.collectives;
+  if (!collectives.enabled) return;
+  const bool nccl = collectives.backend == CollectiveBackend::kNccl;
+  if (nccl && plan.locations.count("collectives.transport") != 0 &&
+      !errors->HasErrorAt("collectives.transport")) {
+    errors->Add(LocationOf(plan, {"collectives.transport"}), "collectives.transport",
+                "collectives.transport picks gloo's transport, but the backend is nccl, which "
+                "picks its own (steer it with env NCCL_IB_HCA / NCCL_SOCKET_IFNAME); remove "
+                "transport or set backend: gloo.");
+  }
+  if (collectives.launcher != CollectiveLauncher::kMpirun ||
+      errors->HasErrorAt("collectives.launcher")) {
+    return;
+  }
+  if (!nccl) {
+    errors->Add(LocationOf(plan, {"collectives.launcher"}), "collectives.launcher",
+                "collectives.launcher is mpirun, which runs nccl-tests' all_reduce_perf, but the "
+                "backend is gloo; use launcher: agents with gloo, or backend: nccl.");
+  }
+  if (collectives.hostfile.empty() && !errors->HasErrorAt("collectives.hostfile")) {
+    errors->Add(LocationOf(plan, {"collectives.launcher"}), "collectives.hostfile",
+                "collectives.launcher is mpirun but collectives.hostfile is missing; name the "
+                "OpenMPI hostfile (one line per node: \"node1 slots=4\").");
+  }
+}
+
 void CheckCollectives(const Plan& plan, PlanErrorList* errors) {
+  CheckCollectiveModes(plan, errors);
   const Collectives& collectives = plan.collectives;
   if (!collectives.enabled || collectives.backend != CollectiveBackend::kNccl ||
       errors->HasErrorAt("collectives.backend")) {

@@ -300,6 +300,38 @@ void ParseCollectivesSection(MapReader& top, Collectives* collectives) {
                   "turns the check off; about 22 on 200 Gb/s)",
                   &collectives->min_busbw_gbytes);
   ParseEnv(*section, &collectives->env);
+  std::string launcher;
+  if (section->Enum("launcher", {"agents", "mpirun"}, &launcher)) {
+    collectives->launcher =
+        launcher == "agents" ? CollectiveLauncher::kAgents : CollectiveLauncher::kMpirun;
+  }
+  std::string transport;
+  if (section->Enum("transport", {"auto", "tcp", "ibverbs"}, &transport)) {
+    collectives->transport = transport == "auto"  ? GlooTransport::kAuto
+                             : transport == "tcp" ? GlooTransport::kTcp
+                                                  : GlooTransport::kIbverbs;
+  }
+  section->Int("warmup_iters", 0, 1000,
+               "an integer from 0 to 1000 (untimed operations per size; nccl-tests -w)",
+               &collectives->warmup_iters);
+  section->Int("iters", 1, 100000,
+               "an integer from 1 to 100000 (timed operations per size; nccl-tests -n)",
+               &collectives->iters);
+  section->Number("timeout_s", NumberRange::PositiveAtMost(86400),
+                  "a positive number of seconds, at most 86400 (per scope; ranks still running "
+                  "then are killed)",
+                  &collectives->timeout_s);
+  if (std::optional<YamlField> scopes = section->Get("scopes")) {
+    if (auto values =
+            ReadChoiceList(*section->reader(), *scopes, {"1-node", "2-node", "all-nodes"})) {
+      collectives->scopes = *values;
+    }
+  }
+  section->String("hostfile", "a path to an OpenMPI hostfile (launcher mpirun)",
+                  &collectives->hostfile);
+  section->String("nccl_tests_binary",
+                  "the all_reduce_perf executable, a name on PATH or a path (launcher mpirun)",
+                  &collectives->nccl_tests_binary);
   section->Finish();
 }
 

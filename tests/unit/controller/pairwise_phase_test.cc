@@ -83,6 +83,18 @@ class FakeAgent final : public AgentClient {
                         AgentCallback<v1::ReadPortCountersResponse> done) override {
     done(v1::ReadPortCountersResponse(), {});
   }
+  void StartCollective(const v1::StartCollectiveRequest&, absl::Duration,
+                       AgentCallback<v1::StartCollectiveResponse> done) override {
+    done(absl::UnimplementedError("no collectives in the pairwise fake"), {});
+  }
+  void PollCollective(const v1::PollCollectiveRequest&, absl::Duration,
+                      AgentCallback<v1::PollCollectiveResponse> done) override {
+    done(absl::UnimplementedError("no collectives in the pairwise fake"), {});
+  }
+  void StopCollective(const v1::StopCollectiveRequest&, absl::Duration,
+                      AgentCallback<v1::StopCollectiveResponse> done) override {
+    done(absl::UnimplementedError("no collectives in the pairwise fake"), {});
+  }
 
  private:
   std::string node_;

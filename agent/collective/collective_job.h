@@ -1,0 +1,129 @@
+#pragma once
+
+// One collective run on this node: the worker processes of the ranks the
+// controller placed here, the job's share of the rendezvous store, and what
+// the workers report. Plain class; the gRPC handlers convert around it.
+//
+// Each worker is a child process (agent/collective/worker_process.h) speaking
+// collective/worker_protocol.h on its stdin/stdout; its stderr is kept as its
+// log. A worker's `get` is answered as soon as the key is in the job's store,
+// whether a local worker set it or the controller delivered it.
+//
+// One event-loop thread per job polls every worker's stdout, stderr, exit
+// (pidfd) and, when a reply is queued, stdin, plus a wakeup pipe; it also
+// spawns the workers, so their PR_SET_PDEATHSIG is tied to a thread that
+// lives as long as they do. Every public method may be called from any
+// thread (gRPC handlers) while the loop runs; none of them blocks on a
+// worker (stdin writes are non-blocking, the rest queues for the loop).
+//
+// A rank that fails does not bring the job's other ranks down: the
+// controller sees the failure in Ranks() and decides (usually Cancel), and
+// gloo/NCCL peers waiting on the dead rank time out by themselves. Only the
+// job's deadline (JobLaunch::timeout) and Cancel kill workers.
+
+#include <chrono>
+#include <cstdint>
+#include <future>
+#include <map>
+#include <memory>
+#include <mutex>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "absl/status/statusor.h"
+#include "absl/time/time.h"
+
+namespace clustercert::agent::collective {
+
+struct WorkerLaunch {
+  int rank = 0;
+  std::string executable;                  // absolute path
+  std::vector<std::string> args;           // without argv[0]
+  std::map<std::string, std::string> env;  // added to the agent's environment
+};
+
+struct JobLaunch {
+  std::string name;  // the controller's name, for logs
+  std::vector<WorkerLaunch> workers;
+  absl::Duration timeout;  // every worker is killed this long after start
+};
+
+enum class RankState { kRunning, kDone, kFailed };
+
+struct RankReport {
+  int rank = 0;
+  RankState state = RankState::kRunning;
+  std::string error;               // kFailed: the worker's `fail` sentence, or how it died
+  int exit_code = -1;              // -1 while running or when killed by a signal
+  int signal = 0;                  // the signal that ended it, 0 if none
+  std::vector<std::string> notes;  // every `note` line
+  std::vector<std::string> log;    // stderr lines, at most kMaxLogLines (the last ones kept,
+                                   // but NCCL's "Channel"/"Using network" lines always kept)
+  int64_t log_lines_dropped = 0;   // stderr lines left out of `log` by the cap
+};
+
+struct StoreEntry {
+  std::string key;
+  std::vector<char> value;
+};
+
+struct RowReport {
+  int rank = 0;
+  std::string line;  // EncodeRowLine form
+};
+
+class CollectiveJob {
+ public:
+  static constexpr int kMaxLogLines = 2000;
+
+  // Spawns every worker. Fails (and leaves no process behind) when one
+  // cannot start, with a sentence naming the executable.
+  static absl::StatusOr<std::unique_ptr<CollectiveJob>> Start(JobLaunch launch);
+  ~CollectiveJob();  // kills and reaps what still runs
+
+  // Keys from other nodes, relayed by the controller.
+  void Deliver(const std::vector<StoreEntry>& entries);
+  // Keys set by this node's workers since the last call.
+  std::vector<StoreEntry> TakePublished();
+  // Rows reported since the last call.
+  std::vector<RowReport> TakeRows();
+  std::vector<RankReport> Ranks() const;
+  bool Finished() const;  // every worker exited (or was killed and reaped)
+  // Kills every worker still running (SIGKILL to its process group) and
+  // records `reason` as its error.
+  void Cancel(const std::string& reason);
+
+  CollectiveJob(const CollectiveJob&) = delete;
+  CollectiveJob& operator=(const CollectiveJob&) = delete;
+
+ private:
+  struct Worker;  // one rank's process, line buffers and report
+
+  explicit CollectiveJob(JobLaunch launch);
+  // The loop thread's body: spawns the workers, reports how that went through
+  // `started`, then serves them until every one is reaped or the job stops.
+  void Loop(std::promise<absl::Status>* started);
+  void Wake();
+  void ReadStream(Worker& worker, bool is_stdout, bool until_eof);
+  void HandleStdoutLine(Worker& worker, const std::string& line);
+  void HandleStderrLine(Worker& worker, const std::string& line);
+  void Answer(const std::string& key, const std::vector<char>& value);
+  void Finalize(Worker& worker);
+
+  const JobLaunch launch_;
+  int wake_read_ = -1;
+  int wake_write_ = -1;
+
+  mutable std::mutex mutex_;
+  std::vector<std::unique_ptr<Worker>> workers_;
+  std::map<std::string, std::vector<char>> store_;
+  std::map<std::string, std::vector<Worker*>> pending_gets_;
+  std::vector<StoreEntry> published_;
+  std::vector<RowReport> rows_;
+  bool stopping_ = false;
+
+  std::thread loop_;  // last: joined in the destructor before the rest goes
+};
+
+}  // namespace clustercert::agent::collective

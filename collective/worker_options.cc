@@ -1,0 +1,232 @@
+#include "collective/worker_options.h"
+
+#include <charconv>
+#include <cmath>
+#include <cstdlib>
+#include <limits>
+#include <system_error>
+
+namespace clustercert::collective {
+namespace {
+
+std::string FormatDouble(double value) {
+  char buffer[64];
+  auto [end, ec] = std::to_chars(buffer, buffer + sizeof(buffer), value);
+  if (ec != std::errc()) return "0";
+  return std::string(buffer, end);
+}
+
+template <typename Int>
+bool ParseWhole(const std::string& text, Int& out) {
+  if (text.empty()) return false;
+  const char* first = text.data();
+  const char* last = first + text.size();
+  auto [end, ec] = std::from_chars(first, last, out);
+  return ec == std::errc() && end == last;
+}
+
+bool ParseReal(const std::string& text, double& out) {
+  if (text.empty()) return false;
+  const char* first = text.data();
+  const char* last = first + text.size();
+  auto [end, ec] = std::from_chars(first, last, out);
+  return ec == std::errc() && end == last && std::isfinite(out);
+}
+
+std::string Quoted(const std::string& value) { return "'" + value + "'"; }
+
+// MIN:MAX:FACTOR, plain bytes (no K/M/G: the agent expands the plan's units).
+bool ParseSizes(const std::string& text, SweepSpec& sweep, std::string& error) {
+  const size_t first_colon = text.find(':');
+  const size_t second_colon =
+      first_colon == std::string::npos ? std::string::npos : text.find(':', first_colon + 1);
+  int64_t min_bytes = 0;
+  int64_t max_bytes = 0;
+  int factor = 0;
+  if (second_colon == std::string::npos || !ParseWhole(text.substr(0, first_colon), min_bytes) ||
+      !ParseWhole(text.substr(first_colon + 1, second_colon - first_colon - 1), max_bytes) ||
+      !ParseWhole(text.substr(second_colon + 1), factor)) {
+    error = "--sizes is " + Quoted(text) +
+            ": it must be MIN:MAX:FACTOR in plain bytes, e.g. 8:8589934592:2";
+    return false;
+  }
+  if (min_bytes < 1 || max_bytes < min_bytes || factor < 2) {
+    error = "--sizes is " + Quoted(text) +
+            ": MIN must be 1 or more, MAX at least MIN and FACTOR 2 or more";
+    return false;
+  }
+  sweep.min_bytes = min_bytes;
+  sweep.max_bytes = max_bytes;
+  sweep.factor = factor;
+  return true;
+}
+
+}  // namespace
+
+std::vector<std::string> FormatWorkerArgs(const WorkerOptions& options) {
+  std::vector<std::string> args = {
+      "--rank",
+      std::to_string(options.rank),
+      "--ranks",
+      std::to_string(options.ranks),
+      "--local-rank",
+      std::to_string(options.local_rank),
+      "--sizes",
+      std::to_string(options.sweep.min_bytes) + ":" + std::to_string(options.sweep.max_bytes) +
+          ":" + std::to_string(options.sweep.factor),
+      "--warmup",
+      std::to_string(options.sweep.warmup_iters),
+      "--iters",
+      std::to_string(options.sweep.iters),
+      "--memory-cap",
+      std::to_string(options.memory_cap_bytes),
+      "--transport",
+      options.transport,
+      "--ib-port",
+      std::to_string(options.ib_port),
+      "--gid-index",
+      std::to_string(options.gid_index),
+      "--cuda-device",
+      std::to_string(options.cuda_device),
+      "--timeout-s",
+      FormatDouble(options.timeout_s),
+  };
+  if (!options.sweep.in_place) args.push_back("--no-in-place");
+  // Empty strings are the defaults; leaving them out keeps argv free of
+  // empty arguments that would show as gaps in ps and logs.
+  if (!options.bind_ip.empty()) {
+    args.push_back("--bind-ip");
+    args.push_back(options.bind_ip);
+  }
+  if (!options.ib_device.empty()) {
+    args.push_back("--ib-device");
+    args.push_back(options.ib_device);
+  }
+  if (options.copy_check) args.push_back("--copy-check");
+  if (options.print_table) args.push_back("--print-table");
+  return args;
+}
+
+std::optional<WorkerOptions> ParseWorkerArgs(const std::vector<std::string>& args,
+                                             std::string& error) {
+  WorkerOptions options;
+  bool saw_rank = false;
+  bool saw_ranks = false;
+  for (size_t i = 0; i < args.size(); ++i) {
+    std::string flag = args[i];
+    std::optional<std::string> inline_value;
+    if (const size_t equals = flag.find('=');
+        flag.rfind("--", 0) == 0 && equals != std::string::npos) {
+      inline_value = flag.substr(equals + 1);
+      flag = flag.substr(0, equals);
+    }
+
+    // Switches take no value.
+    if (flag == "--no-in-place" || flag == "--copy-check" || flag == "--print-table") {
+      if (inline_value) {
+        error = flag + " takes no value, got " + Quoted(*inline_value) + ": drop the value";
+        return std::nullopt;
+      }
+      if (flag == "--no-in-place") options.sweep.in_place = false;
+      if (flag == "--copy-check") options.copy_check = true;
+      if (flag == "--print-table") options.print_table = true;
+      continue;
+    }
+
+    static const char* const kValueFlags[] = {
+        "--rank",    "--ranks",      "--local-rank",  "--sizes",    "--warmup",
+        "--iters",   "--memory-cap", "--transport",   "--bind-ip",  "--ib-device",
+        "--ib-port", "--gid-index",  "--cuda-device", "--timeout-s"};
+    bool known = false;
+    for (const char* name : kValueFlags) known = known || flag == name;
+    if (!known) {
+      error = Quoted(args[i]) +
+              " is not a collective worker flag: the agent and the worker come from different "
+              "builds, so install both from the same release";
+      return std::nullopt;
+    }
+    std::string value;
+    if (inline_value) {
+      value = *inline_value;
+    } else if (i + 1 < args.size()) {
+      value = args[++i];
+    } else {
+      error = flag + " needs a value after it";
+      return std::nullopt;
+    }
+
+    auto whole_at_least = [&](auto& target, long long minimum, const char* what) {
+      if (!ParseWhole(value, target) || target < minimum) {
+        error = flag + " is " + Quoted(value) + ": it must be " + what;
+        return false;
+      }
+      return true;
+    };
+    if (flag == "--rank") {
+      if (!whole_at_least(options.rank, 0, "a whole number, 0 or more")) return std::nullopt;
+      saw_rank = true;
+    } else if (flag == "--ranks") {
+      if (!whole_at_least(options.ranks, 1, "a whole number, 1 or more")) return std::nullopt;
+      saw_ranks = true;
+    } else if (flag == "--local-rank") {
+      if (!whole_at_least(options.local_rank, 0, "a whole number, 0 or more")) return std::nullopt;
+    } else if (flag == "--sizes") {
+      if (!ParseSizes(value, options.sweep, error)) return std::nullopt;
+    } else if (flag == "--warmup") {
+      if (!whole_at_least(options.sweep.warmup_iters, 0, "a whole number, 0 or more")) {
+        return std::nullopt;
+      }
+    } else if (flag == "--iters") {
+      if (!whole_at_least(options.sweep.iters, 1, "a whole number, 1 or more")) {
+        return std::nullopt;
+      }
+    } else if (flag == "--memory-cap") {
+      if (!whole_at_least(options.memory_cap_bytes, 0, "a byte count, 0 (no cap) or more")) {
+        return std::nullopt;
+      }
+    } else if (flag == "--transport") {
+      if (value != "tcp" && value != "ibverbs") {
+        error = "--transport is " + Quoted(value) + ": it must be tcp or ibverbs";
+        return std::nullopt;
+      }
+      options.transport = value;
+    } else if (flag == "--bind-ip") {
+      options.bind_ip = value;
+    } else if (flag == "--ib-device") {
+      options.ib_device = value;
+    } else if (flag == "--ib-port") {
+      if (!whole_at_least(options.ib_port, 1, "a port number, 1 or more")) return std::nullopt;
+    } else if (flag == "--gid-index") {
+      if (!whole_at_least(options.gid_index, 0, "a GID index, 0 or more")) return std::nullopt;
+    } else if (flag == "--cuda-device") {
+      if (!whole_at_least(options.cuda_device, -1,
+                          "a CUDA device ordinal, or -1 for the local rank")) {
+        return std::nullopt;
+      }
+    } else if (flag == "--timeout-s") {
+      if (!ParseReal(value, options.timeout_s) || options.timeout_s <= 0) {
+        error = "--timeout-s is " + Quoted(value) + ": it must be a number of seconds above 0";
+        return std::nullopt;
+      }
+    }
+  }
+
+  if (!saw_rank || !saw_ranks) {
+    error = std::string(saw_rank ? "--ranks" : "--rank") +
+            " is missing: the worker needs both --rank and --ranks";
+    return std::nullopt;
+  }
+  if (options.rank >= options.ranks) {
+    error = "--rank is " + std::to_string(options.rank) + " but --ranks is " +
+            std::to_string(options.ranks) + ": the rank must be below the number of ranks";
+    return std::nullopt;
+  }
+  if (options.print_table && options.ranks != 1) {
+    error = "--print-table is given with --ranks " + std::to_string(options.ranks) +
+            ": the table is for standalone runs only, so use --ranks 1";
+    return std::nullopt;
+  }
+  return options;
+}
+
+}  // namespace clustercert::collective

@@ -1,0 +1,138 @@
+#include "controller/collectives/mpirun_sweep.h"
+
+#include <cmath>
+
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_split.h"
+#include "agent/inventory/process_command_runner.h"
+#include "collective/nccl_tests_output.h"
+#include "collective/nccl_transport_log.h"
+#include "controller/collectives/collective_scopes.h"
+#include "controller/collectives/sweep_merge.h"
+
+namespace clustercert::controller {
+namespace {
+
+int TotalRanks(const plan::Plan& plan) {
+  int ranks = 0;
+  for (const plan::Node& node : plan.nodes) ranks += RanksOnNode(plan.collectives, node);
+  return ranks;
+}
+
+v1::CollectiveRow ToRow(const collective::SweepRow& row) {
+  v1::CollectiveRow out;
+  out.set_bytes(row.bytes);
+  out.set_count(row.count);
+  out.set_type(row.type);
+  out.set_redop(row.redop);
+  out.set_root(row.root);
+  out.set_oop_time_us(row.out_of_place.time_us);
+  out.set_oop_algbw_gbytes(row.out_of_place.algbw_gbps);
+  out.set_oop_busbw_gbytes(row.out_of_place.busbw_gbps);
+  out.set_oop_wrong(row.out_of_place.wrong);
+  out.set_has_in_place(row.has_in_place);
+  out.set_ip_time_us(row.in_place.time_us);
+  out.set_ip_algbw_gbytes(row.in_place.algbw_gbps);
+  out.set_ip_busbw_gbytes(row.in_place.busbw_gbps);
+  out.set_ip_wrong(row.in_place.wrong);
+  return out;
+}
+
+}  // namespace
+
+std::vector<std::string> MpirunCommand(const plan::Plan& plan, int ranks) {
+  const plan::Collectives& c = plan.collectives;
+  std::vector<std::string> argv = {"mpirun", "--hostfile", c.hostfile, "-np", absl::StrCat(ranks),
+                                   "--bind-to", "none"};
+  if (c.env.count("NCCL_DEBUG") == 0) {
+    argv.push_back("-x");
+    argv.push_back("NCCL_DEBUG=INFO");
+  }
+  for (const auto& [name, value] : c.env) {
+    argv.push_back("-x");
+    argv.push_back(absl::StrCat(name, "=", value));
+  }
+  for (std::string arg :
+       {c.nccl_tests_binary, std::string("-b"), absl::StrCat(c.sizes.min_bytes), std::string("-e"),
+        absl::StrCat(c.sizes.max_bytes), std::string("-f"), absl::StrCat(c.sizes.factor),
+        std::string("-g"), std::string("1"), std::string("-w"), absl::StrCat(c.warmup_iters),
+        std::string("-n"), absl::StrCat(c.iters), std::string("-c"), std::string("1")}) {
+    argv.push_back(std::move(arg));
+  }
+  return argv;
+}
+
+MpirunSweepResult RunMpirunSweep(const plan::Plan& plan, inventory::CommandRunner& runner) {
+  MpirunSweepResult result;
+  v1::CollectiveSweep& sweep = result.sweep;
+  sweep.set_scope("all-nodes");
+  sweep.set_backend("nccl");
+  sweep.set_launcher("mpirun");
+  for (const plan::Node& node : plan.nodes) sweep.add_nodes(node.name);
+  const int ranks = TotalRanks(plan);
+  sweep.set_ranks(ranks);
+  const absl::Time start = absl::Now();
+  absl::StatusOr<inventory::CommandResult> ran =
+      runner.Run(MpirunCommand(plan, ranks), absl::Seconds(plan.collectives.timeout_s));
+  sweep.set_duration_ms(absl::ToInt64Milliseconds(absl::Now() - start));
+  if (!ran.ok()) {
+    if (absl::IsNotFound(ran.status())) {
+      result.not_run = absl::StrCat(
+          "skipped: collectives.launcher is mpirun but mpirun is not installed (",
+          ran.status().message(), "); install OpenMPI (apt-get install openmpi-bin) or use "
+          "launcher: agents");
+      return result;
+    }
+    sweep.set_ok(false);
+    sweep.set_error(absl::StrCat("mpirun ", plan.collectives.nccl_tests_binary, " failed: ",
+                                 ran.status().message(),
+                                 absl::IsDeadlineExceeded(ran.status())
+                                     ? "; raise collectives.timeout_s or lower sizes.max"
+                                     : ""));
+    return result;
+  }
+  result.output = ran->stdout_text;
+  collective::NcclTestsRun parsed = collective::ParseNcclTestsOutput(ran->stdout_text);
+  std::vector<v1::CollectiveRow> rows;
+  for (const auto& row : parsed.rows) rows.push_back(ToRow(row));
+  for (const auto& row : rows) *sweep.add_rows() = row;
+  LargeMessageBusbw figure = LargeMessageFigure(rows);
+  sweep.set_large_busbw_gbytes(figure.busbw_gbytes);
+  sweep.set_large_from_bytes(figure.from_bytes);
+  sweep.set_table(NcclTestsTable(rows));
+  for (const std::string& error : parsed.errors) sweep.add_notes("unparsed: " + error);
+
+  // NCCL's INFO lines come on stdout with the table under mpirun.
+  std::vector<std::string> lines = absl::StrSplit(ran->stdout_text + ran->stderr_text, '\n');
+  collective::TransportSummary summary = collective::SummariseTransportLog(lines);
+  v1::CollectiveTransport* transport = sweep.mutable_nccl_transport();
+  transport->set_network(summary.network);
+  transport->set_net_ib_channels(summary.net_ib);
+  transport->set_net_ib_gdr_channels(summary.net_ib_gdr);
+  transport->set_net_socket_channels(summary.net_socket);
+  transport->set_intra_node_channels(summary.intra_node);
+  for (const auto& channel : summary.channels) {
+    transport->add_channels(absl::StrCat("channel ", channel.channel, " ", channel.from_rank, "->",
+                                         channel.to_rank, " via ", channel.detail));
+  }
+  sweep.set_transport(summary.net_socket > 0 ? "NET/Socket"
+                      : summary.net_ib > 0   ? (summary.net_ib_gdr == summary.net_ib ? "NET/IB+GDRDMA" : "NET/IB")
+                                             : "");
+  if (ran->exit_code != 0 || rows.empty()) {
+    sweep.set_ok(false);
+    std::string last = ran->stderr_text.substr(ran->stderr_text.rfind('\n', ran->stderr_text.size() - 2) + 1);
+    sweep.set_error(absl::StrCat("mpirun ", plan.collectives.nccl_tests_binary, " exited with code ",
+                                 ran->exit_code, rows.empty() ? " and printed no result row" : "",
+                                 last.empty() ? "" : absl::StrCat(": ", last)));
+  } else {
+    sweep.set_ok(true);
+  }
+  return result;
+}
+
+MpirunSweepResult RunMpirunSweep(const plan::Plan& plan) {
+  inventory::ProcessCommandRunner runner;
+  return RunMpirunSweep(plan, runner);
+}
+
+}  // namespace clustercert::controller

@@ -1,0 +1,37 @@
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "clustercert/v1/certificate.pb.h"
+#include "collective/sweep_row.h"
+
+namespace clustercert::controller {
+
+struct RankRow {
+  int rank = 0;
+  collective::SweepRow row;
+};
+
+// One row per size from every rank's rows: an allreduce ends when its
+// slowest rank does, so time is the maximum over ranks and algbw/busbw are
+// recomputed from it (nccl-tests reports the same way); #wrong is the sum
+// over ranks (-1 when no rank checked). Sorted by size.
+std::vector<v1::CollectiveRow> MergeRankRows(const std::vector<RankRow>& rows, int ranks);
+
+// The busbw figure the floor and the 1 -> 2 node comparison use: the best
+// out-of-place busbw among the sizes from 1/8 of the largest size up (the last
+// four sizes of a x2 sweep), so one noisy size neither passes nor fails a run.
+struct LargeMessageBusbw {
+  double busbw_gbytes = 0;
+  int64_t from_bytes = 0;
+};
+LargeMessageBusbw LargeMessageFigure(const std::vector<v1::CollectiveRow>& rows);
+
+// The rows in nccl-tests' column layout, header included.
+std::string NcclTestsTable(const std::vector<v1::CollectiveRow>& rows);
+
+collective::SweepRow ToSweepRow(const v1::CollectiveRow& row);
+
+}  // namespace clustercert::controller

@@ -1,0 +1,229 @@
+#include "controller/phases/collectives_phase.h"
+
+#include <algorithm>
+
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_format.h"
+#include "absl/strings/str_join.h"
+#include "absl/time/clock.h"
+#include "collective/nccl_transport_log.h"
+#include "controller/collectives/agent_collective_run.h"
+#include "controller/collectives/collective_job_spec.h"
+#include "controller/collectives/collective_scopes.h"
+#include "controller/collectives/collective_verdicts.h"
+#include "controller/collectives/mpirun_sweep.h"
+#include "controller/collectives/sweep_merge.h"
+
+namespace clustercert::controller {
+namespace {
+
+// Why the nccl backend cannot run on this node, or "".
+std::string NcclUnavailable(const NodeState& node, int ranks) {
+  if (!node.inventory) return absl::StrCat(node.node.name, " has no inventory");
+  const v1::GpuRuntime& runtime = node.inventory->gpu_runtime();
+  if (runtime.gpus_size() >= ranks && ranks > 0) return "";
+  return absl::StrCat(node.node.name, " has ", runtime.gpus_size(), " usable GPU(s) for ", ranks,
+                      " NCCL rank(s)",
+                      runtime.reason().empty() ? "" : absl::StrCat(" (", runtime.reason(), ")"));
+}
+
+// The gloo transport the ranks reported ("transport tcp 10.0.0.1"), when
+// every rank reported the same one.
+std::string ReportedGlooTransport(const std::vector<std::string>& notes) {
+  std::string seen;
+  for (const std::string& note : notes) {
+    const size_t at = note.find(": transport ");
+    if (at == std::string::npos) continue;
+    std::string rest = note.substr(at + 12);
+    std::string name = rest.substr(0, rest.find(' '));
+    if (seen.empty()) {
+      seen = name;
+    } else if (seen != name) {
+      return "mixed";
+    }
+  }
+  return seen;
+}
+
+v1::CollectiveTransport SummariseNcclLogs(const std::vector<RankLog>& logs) {
+  v1::CollectiveTransport out;
+  for (const RankLog& log : logs) {
+    collective::TransportSummary summary = collective::SummariseTransportLog(log.lines);
+    if (out.network().empty()) out.set_network(summary.network);
+    out.set_net_ib_channels(out.net_ib_channels() + summary.net_ib);
+    out.set_net_ib_gdr_channels(out.net_ib_gdr_channels() + summary.net_ib_gdr);
+    out.set_net_socket_channels(out.net_socket_channels() + summary.net_socket);
+    out.set_intra_node_channels(out.intra_node_channels() + summary.intra_node);
+    for (const collective::ChannelTransport& channel : summary.channels) {
+      out.add_channels(absl::StrCat(log.node, " rank ", log.rank, ": channel ", channel.channel,
+                                    " ", channel.from_rank, "->", channel.to_rank,
+                                    channel.direction.empty() ? "" : " " + channel.direction,
+                                    " via ", channel.detail));
+    }
+  }
+  return out;
+}
+
+std::string NcclTransportName(const v1::CollectiveTransport& transport) {
+  if (transport.net_socket_channels() > 0) return "NET/Socket";
+  if (transport.net_ib_channels() > 0) {
+    return transport.net_ib_gdr_channels() == transport.net_ib_channels() ? "NET/IB+GDRDMA"
+                                                                           : "NET/IB";
+  }
+  if (transport.intra_node_channels() > 0) return "intra-node";
+  return "";
+}
+
+void FinishSweep(v1::CollectiveSweep& sweep, const std::vector<RankRow>& rows) {
+  std::vector<v1::CollectiveRow> merged = MergeRankRows(rows, sweep.ranks());
+  for (auto& row : merged) *sweep.add_rows() = std::move(row);
+  std::vector<v1::CollectiveRow> copy(sweep.rows().begin(), sweep.rows().end());
+  LargeMessageBusbw figure = LargeMessageFigure(copy);
+  sweep.set_large_busbw_gbytes(figure.busbw_gbytes);
+  sweep.set_large_from_bytes(figure.from_bytes);
+  sweep.set_table(NcclTestsTable(copy));
+}
+
+v1::CollectiveSweep RunScope(std::vector<NodeState>& nodes, const plan::Plan& plan,
+                             const CollectiveScope& scope, Progress& progress) {
+  const absl::Time start = absl::Now();
+  v1::CollectiveSweep sweep;
+  sweep.set_scope(scope.name);
+  sweep.set_backend(plan.collectives.backend == plan::CollectiveBackend::kNccl ? "nccl" : "gloo");
+  sweep.set_launcher("agents");
+  int world = 0;
+  std::vector<RankBlock> blocks;
+  for (size_t index : scope.nodes) {
+    const int count = RanksOnNode(plan.collectives, nodes[index].node);
+    blocks.push_back({world, count});
+    world += count;
+    sweep.add_nodes(nodes[index].node.name);
+  }
+  sweep.set_ranks(world);
+
+  std::vector<NodeState*> members;
+  std::vector<v1::CollectiveJobSpec> specs;
+  std::vector<std::string> spec_errors;
+  for (size_t k = 0; k < scope.nodes.size(); ++k) {
+    NodeState& node = nodes[scope.nodes[k]];
+    absl::StatusOr<v1::CollectiveJobSpec> spec = BuildJobSpec(plan, node, blocks[k], world);
+    if (!spec.ok()) {
+      spec_errors.emplace_back(spec.status().message());
+      continue;
+    }
+    members.push_back(&node);
+    specs.push_back(*std::move(spec));
+  }
+  if (!spec_errors.empty()) {
+    sweep.set_ok(false);
+    sweep.set_error(spec_errors.front());
+    for (auto& error : spec_errors) sweep.add_rank_errors(error);
+    sweep.set_duration_ms(absl::ToInt64Milliseconds(absl::Now() - start));
+    return sweep;
+  }
+
+  progress.Line("collectives",
+                absl::StrCat(scope.name, ": ", world, " rank(s) on ",
+                             absl::StrJoin(sweep.nodes(), ", "), ", ", sweep.backend(),
+                             sweep.backend() == "gloo" ? absl::StrCat(" ", specs[0].transport()) : "",
+                             ", sizes ", plan.collectives.sizes.min_bytes, "..",
+                             plan.collectives.sizes.max_bytes, " B x", plan.collectives.sizes.factor));
+  ScopeRunSettings settings;
+  settings.job_name = absl::StrCat("collectives/", scope.name);
+  settings.job_timeout = absl::Seconds(plan.collectives.timeout_s);
+  settings.call_timeout = absl::Seconds(plan.agents.call_timeout_s);
+  ScopeRunResult run = RunScopeThroughAgents(members, specs, settings, [&](const RankRow& row) {
+    if (row.rank != 0) return;
+    progress.Line("collectives",
+                  absl::StrFormat("%s: %12d B  %9.2f us  busbw %7.2f GB/s (rank 0)", scope.name,
+                                  row.row.bytes, row.row.out_of_place.time_us,
+                                  row.row.out_of_place.busbw_gbps));
+  });
+  sweep.set_ok(run.ok);
+  sweep.set_error(run.error);
+  for (auto& error : run.rank_errors) sweep.add_rank_errors(error);
+  for (auto& note : run.notes) sweep.add_notes(note);
+  FinishSweep(sweep, run.rows);
+  if (sweep.backend() == "nccl") {
+    *sweep.mutable_nccl_transport() = SummariseNcclLogs(run.logs);
+    sweep.set_transport(NcclTransportName(sweep.nccl_transport()));
+  } else {
+    sweep.set_transport(ReportedGlooTransport(run.notes));
+  }
+  sweep.set_duration_ms(absl::ToInt64Milliseconds(absl::Now() - start));
+  return sweep;
+}
+
+void PrintSweep(const v1::CollectiveSweep& sweep, Progress& progress) {
+  progress.Block(absl::StrCat("# clustercert allreduce ", sweep.scope(), ": ", sweep.ranks(),
+                              " rank(s) on ", absl::StrJoin(sweep.nodes(), ", "), ", ",
+                              sweep.backend(), sweep.transport().empty() ? "" : " ",
+                              sweep.transport(), "\n", sweep.table(),
+                              absl::StrFormat("# large-message busbw: %.2f GB/s (best from %d B up)\n",
+                                              sweep.large_busbw_gbytes(),
+                                              sweep.large_from_bytes()),
+                              sweep.ok() ? "" : absl::StrCat("# not complete: ", sweep.error(), "\n")));
+}
+
+const v1::CollectiveSweep* FindScope(const std::vector<v1::CollectiveSweep>& sweeps,
+                                     const std::string& name) {
+  for (const auto& sweep : sweeps) {
+    if (sweep.scope() == name) return &sweep;
+  }
+  return nullptr;
+}
+
+}  // namespace
+
+CollectivesOutcome RunCollectivesPhase(std::vector<NodeState>& nodes, const plan::Plan& plan,
+                                       Progress& progress) {
+  CollectivesOutcome outcome;
+  std::vector<size_t> reachable;
+  for (size_t i = 0; i < nodes.size(); ++i) {
+    if (nodes[i].reachable && nodes[i].inventory) reachable.push_back(i);
+  }
+
+  if (plan.collectives.launcher == plan::CollectiveLauncher::kMpirun) {
+    MpirunSweepResult external = RunMpirunSweep(plan);
+    if (!external.not_run.empty()) {
+      outcome.not_run = external.not_run;
+      return outcome;
+    }
+    PrintSweep(external.sweep, progress);
+    for (auto& finding : JudgeSweep(plan, external.sweep, "")) outcome.checks.push_back(finding);
+    outcome.sweeps.push_back(std::move(external.sweep));
+    return outcome;
+  }
+
+  if (plan.collectives.backend == plan::CollectiveBackend::kNccl) {
+    std::vector<std::string> missing;
+    for (size_t index : reachable) {
+      std::string why = NcclUnavailable(nodes[index], RanksOnNode(plan.collectives, nodes[index].node));
+      if (!why.empty()) missing.push_back(why);
+    }
+    if (!missing.empty()) {
+      outcome.not_run = absl::StrCat("skipped: ", absl::StrJoin(missing, "; "),
+                                     "; the nccl backend needs one GPU per rank (use backend: "
+                                     "gloo on hosts without GPUs)");
+      return outcome;
+    }
+  }
+
+  ScopeChoice choice = ChooseScopes(plan.collectives.scopes, reachable);
+  outcome.skipped = choice.skipped;
+  for (const std::string& skipped : choice.skipped) progress.Line("collectives", "skipped " + skipped);
+  for (const CollectiveScope& scope : choice.scopes) {
+    v1::CollectiveSweep sweep = RunScope(nodes, plan, scope, progress);
+    PrintSweep(sweep, progress);
+    const std::string expected_gloo = GlooTransportFor(plan, nodes[scope.nodes.front()]);
+    for (auto& finding : JudgeSweep(plan, sweep, expected_gloo)) outcome.checks.push_back(finding);
+    outcome.sweeps.push_back(std::move(sweep));
+  }
+  if (FindScope(outcome.sweeps, "1-node") != nullptr || FindScope(outcome.sweeps, "2-node") != nullptr) {
+    outcome.checks.push_back(JudgeScaling(plan, FindScope(outcome.sweeps, "1-node"),
+                                          FindScope(outcome.sweeps, "2-node")));
+  }
+  return outcome;
+}
+
+}  // namespace clustercert::controller

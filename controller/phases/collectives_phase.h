@@ -1,0 +1,28 @@
+#pragma once
+
+#include <vector>
+
+#include "clustercert/v1/certificate.pb.h"
+#include "controller/phases/node_state.h"
+#include "controller/phases/progress.h"
+#include "controller/plan/plan.h"
+
+namespace clustercert::controller {
+
+struct CollectivesOutcome {
+  std::vector<v1::CollectiveSweep> sweeps;  // one per scope that was attempted
+  std::vector<v1::Finding> checks;          // collectives.* findings
+  std::vector<std::string> skipped;         // scopes left out, "scope: reason"
+  // Set when the phase could not run at all (no GPU for nccl, no launcher):
+  // "skipped: <reason>".
+  std::string not_run;
+};
+
+// Phase 4: allreduce sweeps at 1 node, 2 nodes and all nodes (the plan's
+// scopes), launched by the agents (ranks as worker processes, the rendezvous
+// relayed by the controller) or, with launcher mpirun, by an external
+// nccl-tests run. Prints each sweep in nccl-tests' layout as it completes.
+CollectivesOutcome RunCollectivesPhase(std::vector<NodeState>& nodes, const plan::Plan& plan,
+                                       Progress& progress);
+
+}  // namespace clustercert::controller

@@ -1,0 +1,317 @@
+// The controller's collective pieces without agents: scope choice, the
+// rendezvous relay, merging ranks' rows, the verdicts and the mpirun command.
+#include <map>
+
+#include "controller/collectives/collective_scopes.h"
+#include "controller/collectives/collective_verdicts.h"
+#include "controller/collectives/mpirun_sweep.h"
+#include "controller/collectives/store_relay.h"
+#include "controller/collectives/sweep_merge.h"
+#include "gtest/gtest.h"
+
+namespace clustercert::controller {
+namespace {
+
+TEST(ChooseScopes, FourNodesGiveAllThreeScopes) {
+  ScopeChoice choice = ChooseScopes({"1-node", "2-node", "all-nodes"}, {0, 1, 2, 3});
+  ASSERT_EQ(choice.scopes.size(), 3u);
+  EXPECT_EQ(choice.scopes[0].nodes, (std::vector<size_t>{0}));
+  EXPECT_EQ(choice.scopes[1].nodes, (std::vector<size_t>{0, 1}));
+  EXPECT_EQ(choice.scopes[2].nodes, (std::vector<size_t>{0, 1, 2, 3}));
+  EXPECT_TRUE(choice.skipped.empty());
+}
+
+TEST(ChooseScopes, TwoNodesDoNotRepeatTheTwoNodeSweep) {
+  ScopeChoice choice = ChooseScopes({"1-node", "2-node", "all-nodes"}, {1, 3});
+  ASSERT_EQ(choice.scopes.size(), 2u);
+  EXPECT_EQ(choice.scopes[1].nodes, (std::vector<size_t>{1, 3}));
+  ASSERT_EQ(choice.skipped.size(), 1u);
+  EXPECT_NE(choice.skipped[0].find("2-node scope already"), std::string::npos);
+}
+
+TEST(ChooseScopes, OneNodeCannotFormTwoNodeScope) {
+  ScopeChoice choice = ChooseScopes({"2-node"}, {2});
+  EXPECT_TRUE(choice.scopes.empty());
+  ASSERT_EQ(choice.skipped.size(), 1u);
+  EXPECT_NE(choice.skipped[0].find("1 node(s) answered"), std::string::npos);
+}
+
+TEST(RanksOnNode, DefaultsPerBackend) {
+  plan::Collectives collectives;
+  plan::Node node;
+  node.gpus = 4;
+  EXPECT_EQ(RanksOnNode(collectives, node), 4);  // nccl: one per GPU
+  collectives.backend = plan::CollectiveBackend::kGloo;
+  EXPECT_EQ(RanksOnNode(collectives, node), 1);
+  collectives.ranks_per_node = 2;
+  EXPECT_EQ(RanksOnNode(collectives, node), 2);
+}
+
+v1::StoreEntry Entry(const std::string& key, const std::string& value) {
+  v1::StoreEntry entry;
+  entry.set_key(key);
+  entry.set_value(value);
+  return entry;
+}
+
+TEST(StoreRelay, RelaysEachKeyOnceToEveryOtherNode) {
+  StoreRelay relay(3);
+  google::protobuf::RepeatedPtrField<v1::StoreEntry> from0;
+  *from0.Add() = Entry("rank0", "a");
+  relay.Publish(0, from0);
+  EXPECT_TRUE(relay.TakeFor(0).empty());  // its own key is not sent back
+  auto to1 = relay.TakeFor(1);
+  ASSERT_EQ(to1.size(), 1u);
+  EXPECT_EQ(to1[0].key(), "rank0");
+  EXPECT_TRUE(relay.TakeFor(1).empty());  // once
+  google::protobuf::RepeatedPtrField<v1::StoreEntry> from2;
+  *from2.Add() = Entry("rank2", "c");
+  relay.Publish(2, from2);
+  auto to1_again = relay.TakeFor(1);
+  ASSERT_EQ(to1_again.size(), 1u);
+  EXPECT_EQ(to1_again[0].key(), "rank2");
+  EXPECT_EQ(relay.TakeFor(2).size(), 1u);  // rank0 only
+}
+
+collective::SweepRow Row(int64_t bytes, double oop_us, double ip_us, int64_t wrong = 0) {
+  collective::SweepRow row;
+  row.bytes = bytes;
+  row.count = bytes / 4;
+  row.out_of_place = {oop_us, 0, 0, wrong};
+  row.in_place = {ip_us, 0, 0, 0};
+  return row;
+}
+
+TEST(MergeRankRows, SlowestRankSetsTimeAndBandwidth) {
+  // 4 ranks; 1 MB in 100 us on the slowest rank -> algbw 10 GB/s, busbw 15.
+  std::vector<RankRow> rows = {{0, Row(1000000, 80, 90)},
+                               {1, Row(1000000, 100, 95, 2)},
+                               {2, Row(1000000, 60, 70)},
+                               {3, Row(1000000, 70, 200, 1)},
+                               {0, Row(8, 5, 6)}};
+  std::vector<v1::CollectiveRow> merged = MergeRankRows(rows, 4);
+  ASSERT_EQ(merged.size(), 2u);
+  EXPECT_EQ(merged[0].bytes(), 8);  // sorted by size
+  const v1::CollectiveRow& big = merged[1];
+  EXPECT_DOUBLE_EQ(big.oop_time_us(), 100);
+  EXPECT_NEAR(big.oop_algbw_gbytes(), 10.0, 1e-9);
+  EXPECT_NEAR(big.oop_busbw_gbytes(), 15.0, 1e-9);
+  EXPECT_EQ(big.oop_wrong(), 3);
+  EXPECT_DOUBLE_EQ(big.ip_time_us(), 200);
+  EXPECT_NEAR(big.ip_busbw_gbytes(), 7.5, 1e-9);
+}
+
+TEST(LargeMessageFigure, BestOfTheTopEighth) {
+  std::vector<v1::CollectiveRow> rows;
+  for (int64_t bytes : {1 << 10, 1 << 17, 1 << 18, 1 << 19, 1 << 20}) {
+    v1::CollectiveRow row;
+    row.set_bytes(bytes);
+    row.set_oop_busbw_gbytes(bytes == (1 << 10) ? 99.0 : bytes / double(1 << 20) * 10);
+    rows.push_back(row);
+  }
+  LargeMessageBusbw figure = LargeMessageFigure(rows);
+  EXPECT_EQ(figure.from_bytes, 1 << 17);
+  EXPECT_DOUBLE_EQ(figure.busbw_gbytes, 10.0);  // the 1 KiB outlier is not a large message
+}
+
+TEST(NcclTestsTable, HasHeaderAndOneLinePerRow) {
+  std::vector<v1::CollectiveRow> rows(3);
+  for (int i = 0; i < 3; ++i) rows[i].set_bytes(8 << i);
+  std::string table = NcclTestsTable(rows);
+  int lines = 0;
+  for (char c : table) lines += c == '\n';
+  EXPECT_EQ(lines, 3 + 3);
+  EXPECT_NE(table.find("busbw"), std::string::npos);
+}
+
+v1::CollectiveSweep Sweep(const std::string& scope, int nodes, int ranks, double busbw) {
+  v1::CollectiveSweep sweep;
+  sweep.set_scope(scope);
+  for (int i = 0; i < nodes; ++i) sweep.add_nodes("node" + std::to_string(i + 1));
+  sweep.set_ranks(ranks);
+  sweep.set_ok(true);
+  sweep.set_transport("tcp");
+  v1::CollectiveRow* row = sweep.add_rows();
+  row->set_bytes(1 << 20);
+  row->set_oop_busbw_gbytes(busbw);
+  row->set_oop_wrong(0);
+  row->set_has_in_place(true);
+  row->set_ip_wrong(0);
+  sweep.set_large_busbw_gbytes(busbw);
+  sweep.set_large_from_bytes(1 << 17);
+  return sweep;
+}
+
+std::map<std::string, v1::Finding> ById(const std::vector<v1::Finding>& findings) {
+  std::map<std::string, v1::Finding> out;
+  for (const auto& finding : findings) out[finding.id()] = finding;
+  return out;
+}
+
+plan::Plan GlooPlan(double floor) {
+  plan::Plan plan;
+  plan.collectives.enabled = true;
+  plan.collectives.backend = plan::CollectiveBackend::kGloo;
+  plan.collectives.min_busbw_gbytes = floor;
+  return plan;
+}
+
+TEST(JudgeSweep, FloorPassesAndFailsBetweenNodes) {
+  auto pass = ById(JudgeSweep(GlooPlan(1.0), Sweep("all-nodes", 4, 4, 1.5), "tcp"));
+  EXPECT_EQ(pass["collectives.run"].status(), "pass");
+  EXPECT_EQ(pass["collectives.correctness"].status(), "pass");
+  EXPECT_EQ(pass["collectives.busbw"].status(), "pass");
+  EXPECT_EQ(pass["collectives.transport"].status(), "pass");
+  EXPECT_EQ(pass["collectives.busbw"].device(), "all-nodes");
+
+  auto fail = ById(JudgeSweep(GlooPlan(1.0), Sweep("all-nodes", 4, 4, 0.2), "tcp"));
+  EXPECT_EQ(fail["collectives.busbw"].status(), "fail");
+  EXPECT_NE(fail["collectives.busbw"].message().find("0.20 GB/s"), std::string::npos);
+  EXPECT_FALSE(fail["collectives.busbw"].remedy().empty());
+
+  auto inside = ById(JudgeSweep(GlooPlan(1.0), Sweep("1-node", 1, 2, 0.2), "tcp"));
+  EXPECT_EQ(inside["collectives.busbw"].status(), "skipped");
+}
+
+TEST(JudgeSweep, WrongElementsAndFailedRunsFail) {
+  v1::CollectiveSweep sweep = Sweep("2-node", 2, 2, 1.0);
+  sweep.mutable_rows(0)->set_ip_wrong(5);
+  sweep.set_ok(false);
+  sweep.set_error("node2 rank 1: was killed by signal 11 (SIGSEGV)");
+  auto findings = ById(JudgeSweep(GlooPlan(0), sweep, "tcp"));
+  EXPECT_EQ(findings["collectives.run"].status(), "fail");
+  EXPECT_NE(findings["collectives.run"].message().find("SIGSEGV"), std::string::npos);
+  EXPECT_EQ(findings["collectives.correctness"].status(), "fail");
+  EXPECT_EQ(findings["collectives.correctness"].observed(), "#wrong 5");
+  EXPECT_EQ(findings["collectives.busbw"].status(), "skipped");  // no floor in the plan
+}
+
+TEST(JudgeSweep, NcclSocketFallbackFailsAndMissingGdrWarns) {
+  plan::Plan plan;
+  plan.collectives.enabled = true;
+  v1::CollectiveSweep sweep = Sweep("2-node", 2, 8, 20);
+  sweep.mutable_nccl_transport()->set_net_socket_channels(4);
+  auto socket = ById(JudgeSweep(plan, sweep, ""));
+  EXPECT_EQ(socket["collectives.transport"].status(), "fail");
+  EXPECT_EQ(socket["collectives.transport"].severity(), "error");
+
+  sweep.mutable_nccl_transport()->set_net_socket_channels(0);
+  sweep.mutable_nccl_transport()->set_net_ib_channels(4);
+  sweep.mutable_nccl_transport()->set_net_ib_gdr_channels(2);
+  auto partial = ById(JudgeSweep(plan, sweep, ""));
+  EXPECT_EQ(partial["collectives.transport"].status(), "fail");
+  EXPECT_EQ(partial["collectives.transport"].severity(), "warning");
+
+  sweep.mutable_nccl_transport()->set_net_ib_gdr_channels(4);
+  EXPECT_EQ(ById(JudgeSweep(plan, sweep, ""))["collectives.transport"].status(), "pass");
+}
+
+TEST(JudgeScaling, ThreeTimesFallIsACollapse) {
+  plan::Plan plan;  // nccl: error severity
+  v1::CollectiveSweep one = Sweep("1-node", 1, 4, 90);
+  v1::CollectiveSweep two = Sweep("2-node", 2, 8, 30);
+  v1::Finding collapse = JudgeScaling(plan, &one, &two);
+  EXPECT_EQ(collapse.status(), "fail");
+  EXPECT_EQ(collapse.severity(), "error");
+  EXPECT_NE(collapse.message().find("3.0x"), std::string::npos);
+  two.set_large_busbw_gbytes(31);
+  EXPECT_EQ(JudgeScaling(plan, &one, &two).status(), "pass");
+  one.set_ranks(1);
+  EXPECT_EQ(JudgeScaling(plan, &one, &two).status(), "skipped");
+  EXPECT_EQ(JudgeScaling(plan, nullptr, &two).status(), "skipped");
+  // gloo over tcp: the same fall is a warning, not a block.
+  one.set_ranks(2);
+  two.set_large_busbw_gbytes(1);
+  EXPECT_EQ(JudgeScaling(GlooPlan(0), &one, &two).severity(), "warning");
+}
+
+class CannedRunner : public inventory::CommandRunner {
+ public:
+  explicit CannedRunner(absl::StatusOr<inventory::CommandResult> result) : result_(std::move(result)) {}
+  absl::StatusOr<inventory::CommandResult> Run(const std::vector<std::string>& argv,
+                                               absl::Duration) override {
+    argv_ = argv;
+    return result_;
+  }
+  std::vector<std::string> argv_;
+
+ private:
+  absl::StatusOr<inventory::CommandResult> result_;
+};
+
+plan::Plan MpirunPlan() {
+  plan::Plan plan;
+  plan.collectives.enabled = true;
+  plan.collectives.launcher = plan::CollectiveLauncher::kMpirun;
+  plan.collectives.hostfile = "/etc/clustercert/hosts";
+  plan.collectives.env = {{"NCCL_IB_HCA", "mlx5_0"}};
+  plan.collectives.sizes = {8, 1 << 20, 2};
+  for (int i = 1; i <= 2; ++i) {
+    plan::Node node;
+    node.name = "node" + std::to_string(i);
+    node.gpus = 4;
+    plan.nodes.push_back(node);
+  }
+  return plan;
+}
+
+TEST(MpirunSweep, CommandCarriesHostfileEnvAndSizes) {
+  std::vector<std::string> argv = MpirunCommand(MpirunPlan(), 8);
+  const std::string joined = [&] {
+    std::string s;
+    for (const auto& a : argv) s += a + " ";
+    return s;
+  }();
+  EXPECT_EQ(argv[0], "mpirun");
+  EXPECT_NE(joined.find("--hostfile /etc/clustercert/hosts -np 8"), std::string::npos);
+  EXPECT_NE(joined.find("-x NCCL_DEBUG=INFO"), std::string::npos);
+  EXPECT_NE(joined.find("-x NCCL_IB_HCA=mlx5_0"), std::string::npos);
+  EXPECT_NE(joined.find("all_reduce_perf -b 8 -e 1048576 -f 2 -g 1"), std::string::npos);
+}
+
+TEST(MpirunSweep, MissingMpirunIsSkippedNotPassed) {
+  CannedRunner runner(absl::NotFoundError("mpirun: not found on PATH"));
+  MpirunSweepResult result = RunMpirunSweep(MpirunPlan(), runner);
+  EXPECT_EQ(result.not_run.rfind("skipped: ", 0), 0u);
+  EXPECT_NE(result.not_run.find("openmpi-bin"), std::string::npos);
+}
+
+TEST(MpirunSweep, ParsesOutputIntoTheSweepModel) {
+  inventory::CommandResult output;
+  output.exit_code = 0;
+  output.stdout_text =
+      "# nThread 1 nGpus 1 minBytes 8 maxBytes 1048576 step: 2(factor) warmup iters: 5 iters: 20 "
+      "agg iters: 1 validation: 1 graph: 0\n"
+      "#\n"
+      "# Using devices\n"
+      "#  Rank  0 Group  0 Pid   1234 on      node1 device  0 [0x07] NVIDIA H100 80GB HBM3\n"
+      "node1:1234:1250 [0] NCCL INFO Channel 00/0 : 0[0] -> 4[0] [send] via NET/IB/0/GDRDMA\n"
+      "#\n"
+      "#                                                              out-of-place                "
+      "       in-place          \n"
+      "#       size         count      type   redop    root     time   algbw   busbw #wrong     "
+      "time   algbw   busbw #wrong\n"
+      "#        (B)    (elements)                               (us)  (GB/s)  (GB/s)            "
+      "(us)  (GB/s)  (GB/s)       \n"
+      "           8             2     float     sum      -1    30.12    0.00    0.00      0    "
+      "29.87    0.00    0.00      0\n"
+      "     1048576        262144     float     sum      -1    60.50   17.33   30.33      0    "
+      "60.10   17.45   30.53      0\n"
+      "# Out of bounds values : 0 OK\n"
+      "# Avg bus bandwidth    : 15.2150 \n";
+  CannedRunner runner(output);
+  MpirunSweepResult result = RunMpirunSweep(MpirunPlan(), runner);
+  ASSERT_TRUE(result.not_run.empty());
+  const v1::CollectiveSweep& sweep = result.sweep;
+  EXPECT_TRUE(sweep.ok()) << sweep.error();
+  EXPECT_EQ(sweep.launcher(), "mpirun");
+  EXPECT_EQ(sweep.ranks(), 8);
+  ASSERT_EQ(sweep.rows_size(), 2);
+  EXPECT_DOUBLE_EQ(sweep.rows(1).oop_busbw_gbytes(), 30.33);
+  EXPECT_DOUBLE_EQ(sweep.large_busbw_gbytes(), 30.33);
+  EXPECT_EQ(sweep.nccl_transport().net_ib_gdr_channels(), 1);
+  EXPECT_EQ(sweep.transport(), "NET/IB+GDRDMA");
+}
+
+}  // namespace
+}  // namespace clustercert::controller

@@ -1,0 +1,85 @@
+#pragma once
+
+// GlooAllreduceBackend: the allreduce of collective-worker-gloo, over gloo's
+// tcp or ibverbs transport on host memory. It owns the transport device, the
+// connected full-mesh context and the two float buffers; RunAllreduceSweep
+// (collective/allreduce_sweep.h) does all the timing and checking.
+//
+// Failures come back as sentences naming the rank, the transport, the address
+// and what to check: Connect and Run return them, and Prepare, Barrier and
+// Result throw GlooFailure carrying one (the interface gives them no return
+// value), which the worker's main turns into its `fail` line.
+
+#include <gloo/context.h>
+#include <gloo/rendezvous/store.h>
+#include <gloo/transport/device.h>
+
+#include <cstdint>
+#include <memory>
+#include <stdexcept>
+#include <string>
+#include <vector>
+
+#include "collective/allreduce_sweep.h"
+#include "collective/worker_options.h"
+
+namespace clustercert::workers::gloo_worker {
+
+class GlooFailure : public std::runtime_error {
+ public:
+  using std::runtime_error::runtime_error;
+};
+
+// The default and the ceiling of one buffer's size on the host. The sweep
+// holds four host copies of a size (send, receive, its pattern and its copy
+// of the result), so at most half of MemAvailable is spread over four.
+inline constexpr int64_t kDefaultHostBufferCapBytes = int64_t{1} << 30;
+int64_t HostBufferCapBytes(int64_t requested_cap_bytes, int64_t mem_available_bytes);
+// MemAvailable from /proc/meminfo in bytes; 0 when it cannot be read.
+int64_t ReadMemAvailableBytes(const std::string& meminfo_path = "/proc/meminfo");
+
+class GlooAllreduceBackend : public collective::AllreduceBackend {
+ public:
+  // Opens the transport named by options.transport (tcp on options.bind_ip,
+  // or ibverbs on options.ib_device/ib_port/gid_index) and connects all
+  // options.ranks ranks through `store`, with options.timeout_s as the
+  // context's timeout. nullptr with `error` set to a sentence when gloo
+  // fails; what `store` throws (WorkerStore's StoreClosed) passes through.
+  static std::unique_ptr<GlooAllreduceBackend> Connect(const collective::WorkerOptions& options,
+                                                       ::gloo::rendezvous::Store& store,
+                                                       std::string& error);
+
+  int rank() const override { return rank_; }
+  int ranks() const override { return ranks_; }
+  int64_t MemoryCapBytes() const override { return memory_cap_bytes_; }
+  void Prepare(const std::vector<float>& host_data) override;
+  std::string Run(int n, bool in_place) override;
+  std::vector<float> Result() override;
+  void Barrier() override;
+
+  // "tcp 10.0.0.1" or "ibverbs mlx5_0 port 1 gid 3", for the worker's note.
+  const std::string& transport_description() const { return transport_description_; }
+  // The connected context, for bench/gloo_overhead.cc's bare gloo::allreduce loop.
+  const std::shared_ptr<::gloo::Context>& context() const { return context_; }
+
+ private:
+  GlooAllreduceBackend(const collective::WorkerOptions& options, std::string transport_description,
+                       std::shared_ptr<::gloo::transport::Device> device,
+                       std::shared_ptr<::gloo::Context> context);
+
+  // "rank 1 of 4 (gloo tcp 10.0.0.1): <what>: <fix>".
+  std::string FailureSentence(const std::string& what) const;
+
+  int rank_;
+  int ranks_;
+  double timeout_s_;
+  int64_t memory_cap_bytes_;
+  std::string transport_description_;
+  // The device outlives the context that holds pairs on it.
+  std::shared_ptr<::gloo::transport::Device> device_;
+  std::shared_ptr<::gloo::Context> context_;
+  std::vector<float> send_;
+  std::vector<float> receive_;
+};
+
+}  // namespace clustercert::workers::gloo_worker

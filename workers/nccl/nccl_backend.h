@@ -1,0 +1,107 @@
+#pragma once
+
+// NcclAllreduceBackend: the allreduce of collective-worker-nccl, one GPU per
+// rank. Rank 0 makes the NCCL unique id and publishes it as "nccl-unique-id"
+// in the job's store (collective/worker_protocol.h); the others read it, and
+// every rank joins the communicator with ncclCommInitRank. Buffers live on
+// the GPU; RunAllreduceSweep does the timing and checking.
+//
+// Waiting for the stream polls cudaStreamQuery and ncclCommGetAsyncError
+// (as nccl-tests does) so a dead peer ends in a sentence after --timeout-s
+// and an aborted communicator instead of a hang. Run returns failures as
+// sentences; Prepare, Barrier and Result throw NcclFailure with one.
+
+#include <cuda_runtime_api.h>
+#include <nccl.h>
+
+#include <cstdint>
+#include <memory>
+#include <stdexcept>
+#include <string>
+#include <vector>
+
+#include "collective/allreduce_sweep.h"
+#include "collective/worker_options.h"
+#include "collective/worker_protocol.h"
+#include "workers/nccl/cuda_resources.h"
+
+namespace clustercert::workers::nccl_worker {
+
+class NcclFailure : public std::runtime_error {
+ public:
+  using std::runtime_error::runtime_error;
+};
+
+// NCCL's own buffers and the CUDA context need room beside the sweep's two.
+inline constexpr int64_t kDeviceMemoryMarginBytes = int64_t{256} << 20;
+// Largest buffer that fits twice in `free_bytes`, less the margin, and no
+// more than `requested_cap_bytes` when that is set; 0 when nothing fits.
+int64_t DeviceBufferCapBytes(int64_t requested_cap_bytes, int64_t free_bytes);
+
+// Owns one communicator; destroys it, or aborts it once a wait gave up on it
+// (ncclCommDestroy would wait for work that will never finish).
+class NcclCommunicator {
+ public:
+  NcclCommunicator() = default;
+  explicit NcclCommunicator(ncclComm_t comm) : comm_(comm) {}
+  NcclCommunicator(const NcclCommunicator&) = delete;
+  NcclCommunicator& operator=(const NcclCommunicator&) = delete;
+  ~NcclCommunicator();
+  ncclComm_t get() const { return comm_; }
+  // Takes ownership of a communicator ncclCommInitRank made.
+  void Adopt(ncclComm_t comm);
+  void Abort();
+
+ private:
+  ncclComm_t comm_ = nullptr;
+};
+
+class NcclAllreduceBackend : public collective::AllreduceBackend {
+ public:
+  // Joins the communicator of options.ranks ranks on cuda:`device`. `channel`
+  // carries the unique id; it may be null only when options.ranks is 1.
+  // nullptr with `error` set to a sentence on failure.
+  static std::unique_ptr<NcclAllreduceBackend> Create(const collective::WorkerOptions& options,
+                                                      int device,
+                                                      collective::WorkerChannel* channel,
+                                                      std::string& error);
+
+  int rank() const override { return rank_; }
+  int ranks() const override { return ranks_; }
+  int64_t MemoryCapBytes() const override { return memory_cap_bytes_; }
+  void Prepare(const std::vector<float>& host_data) override;
+  std::string Run(int n, bool in_place) override;
+  std::vector<float> Result() override;
+  void Barrier() override;
+
+  int device() const { return device_; }
+  // cudaMemGetInfo's free bytes once the communicator was up.
+  int64_t free_bytes_at_start() const { return free_bytes_at_start_; }
+
+ private:
+  NcclAllreduceBackend(const collective::WorkerOptions& options, int device);
+
+  // "rank 1 of 8 (nccl cuda:1): <what failed>: <fix>".
+  std::string FailureSentence(const std::string& what, const std::string& fix) const;
+  // "" once every operation queued on the stream finished, else a sentence
+  // (and the communicator aborted) on an error or after the timeout.
+  std::string WaitForStream(const std::string& during);
+
+  int rank_;
+  int ranks_;
+  int device_;
+  double timeout_s_;
+  int64_t requested_cap_bytes_;
+  int64_t memory_cap_bytes_ = 0;
+  int64_t free_bytes_at_start_ = 0;
+  size_t count_ = 0;
+  // Declared in creation order: buffers go first, then the communicator,
+  // then the stream it ran on.
+  CudaStream stream_;
+  NcclCommunicator communicator_;
+  DeviceMemory barrier_word_;
+  DeviceMemory send_;
+  DeviceMemory receive_;
+};
+
+}  // namespace clustercert::workers::nccl_worker
