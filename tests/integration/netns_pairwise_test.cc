@@ -88,6 +88,32 @@ class NetnsPairwiseTest : public ::testing::Test {
     return path.string();
   }
 
+  // Gloo sweeps only (no pairwise), ranks bound to the data bridge.
+  std::string WriteCollectivesPlan(const std::string& name, double floor) {
+    std::string plan =
+        "cluster: netns-lab\n"
+        "fabric: {type: ethernet, min_netdev_mtu: 1500}\n"
+        "nodes:\n";
+    for (int n = 1; n <= 4; ++n) {
+      const std::string i = std::to_string(n);
+      plan += "  - {name: node" + i + ", agent: \"10.201.1." + i + ":7070\", data_ip: 10.201.2." +
+              i + ", gpus: 0}\n";
+    }
+    plan +=
+        "expect: {nvidia_peermem: false, ntp_synced: false, ofed: false, clock_offset_ms: 250}\n"
+        "agents: {insecure: true, connect_timeout_s: 2, call_timeout_s: 20, retries: 0}\n"
+        "collectives: {backend: gloo, transport: tcp, scopes: [2-node, all-nodes], sizes: {min: "
+        "1K, max: 256K, factor: 4}, warmup_iters: 1, iters: 4, timeout_s: 120, "
+        "min_busbw_gbytes: " +
+        std::to_string(floor) +
+        "}\n"
+        "certificate: {out: " +
+        (dir_ / "certs").string() + "}\n";
+    const fs::path path = dir_ / name;
+    std::ofstream(path) << plan;
+    return path.string();
+  }
+
   std::vector<std::string> ControllerArgv(const std::string& plan) const {
     return {"/usr/sbin/ip", "netns", "exec", Ns("ctl"),
             CONTROLLER_BIN, "run",   plan,   "--color=never"};
@@ -148,6 +174,47 @@ TEST_F(NetnsPairwiseTest, AgentKilledMidRunFailsOnlyItsPairs) {
   EXPECT_EQ(node4_cells, 3);
   EXPECT_EQ(others_ok, 3);
   EXPECT_EQ(certificate.verdict(), "not-certified");
+}
+
+// The all-nodes gloo sweep crosses node3's slowed link; the 2-node sweep
+// (node1, node2) does not. The floor sits at a quarter of the healthy
+// all-nodes busbw, measured first in the same lab.
+TEST_F(NetnsPairwiseTest, GlooSweepBusbwDropsAcrossSlowHostAndFailsTheFloor) {
+  StartAgents();
+  CommandResult healthy =
+      RunCommand(ControllerArgv(WriteCollectivesPlan("healthy.yaml", 0.000001)),
+                 (dir_ / "healthy").string());
+  ASSERT_EQ(healthy.exit_code, 0) << healthy.out << healthy.err;
+  v1::Certificate before = CertificateFromOutput(healthy.out);
+  ASSERT_EQ(before.collectives_size(), 2);
+  const v1::CollectiveSweep& healthy_all = before.collectives(1);
+  ASSERT_EQ(healthy_all.scope(), "all-nodes");
+  ASSERT_TRUE(healthy_all.ok()) << healthy_all.error();
+  for (const auto& note : healthy_all.notes()) {
+    EXPECT_NE(note.find("10.201.2."), std::string::npos) << "ranks bind the data plane: " << note;
+  }
+  const double healthy_busbw = healthy_all.large_busbw_gbytes();
+  ASSERT_GT(healthy_busbw, 0);
+
+  CommandResult slow =
+      RunCommand({"/bin/bash", kLab, "slow", prefix_, "3", "20mbit"}, (dir_ / "slow").string());
+  ASSERT_EQ(slow.exit_code, 0) << slow.err;
+  CommandResult run = RunCommand(
+      ControllerArgv(WriteCollectivesPlan("slowed.yaml", healthy_busbw / 4)), (dir_ / "slowed").string());
+  ASSERT_EQ(run.exit_code, 1) << run.out << run.err;
+  v1::Certificate after = CertificateFromOutput(run.out);
+  ASSERT_EQ(after.collectives_size(), 2);
+  const v1::CollectiveSweep& slowed_all = after.collectives(1);
+  EXPECT_TRUE(slowed_all.ok()) << slowed_all.error();
+  EXPECT_LT(slowed_all.large_busbw_gbytes(), healthy_busbw / 4)
+      << "healthy " << healthy_busbw << " GB/s";
+  std::map<std::string, std::string> busbw;
+  for (const auto& check : after.checks()) {
+    if (check.id() == "collectives.busbw") busbw[check.device()] = check.status();
+  }
+  EXPECT_EQ(busbw["2-node"], "pass") << "node1<->node2 does not cross node3's link";
+  EXPECT_EQ(busbw["all-nodes"], "fail");
+  EXPECT_EQ(after.verdict(), "not-certified");
 }
 
 }  // namespace

@@ -288,3 +288,57 @@ TEST(PlanParserTest, DirectoryIsNotAPlan) {
 
 }  // namespace
 }  // namespace clustercert::plan::testing
+
+namespace clustercert::plan {
+namespace {
+
+TEST(PlanParserCollectivesTest, ReadsLauncherTransportIterationsAndScopes) {
+  const std::string text = R"(cluster: lab
+fabric: {type: ethernet}
+nodes:
+  - {name: a, agent: "10.0.0.1:7070", data_ip: 10.1.0.1}
+expect: {management_separate: false}
+collectives:
+  backend: gloo
+  transport: ibverbs
+  warmup_iters: 3
+  iters: 40
+  timeout_s: 90
+  scopes: [1-node, all-nodes]
+)";
+  const absl::StatusOr<Plan> plan = ParsePlan(text, "lab.yaml");
+  ASSERT_TRUE(plan.ok()) << plan.status();
+  EXPECT_EQ(plan->collectives.transport, GlooTransport::kIbverbs);
+  EXPECT_EQ(plan->collectives.launcher, CollectiveLauncher::kAgents);
+  EXPECT_EQ(plan->collectives.warmup_iters, 3);
+  EXPECT_EQ(plan->collectives.iters, 40);
+  EXPECT_EQ(plan->collectives.timeout_s, 90);
+  EXPECT_EQ(plan->collectives.scopes, (std::vector<std::string>{"1-node", "all-nodes"}));
+  EXPECT_FALSE(plan->expect.management_separate);
+}
+
+TEST(PlanParserCollectivesTest, RejectsKeysOfTheOtherBackendOrLauncher) {
+  const std::string text = R"(cluster: lab
+fabric: {type: ethernet}
+nodes:
+  - {name: a, agent: "10.0.0.1:7070", gpus: 4}
+collectives:
+  backend: nccl
+  transport: tcp
+  launcher: mpirun
+  scopes: [3-node]
+)";
+  const absl::StatusOr<Plan> plan = ParsePlan(text, "lab.yaml");
+  ASSERT_FALSE(plan.ok());
+  const std::string message(plan.status().message());
+  EXPECT_NE(message.find("collectives.transport picks gloo's transport, but the backend is nccl"),
+            std::string::npos)
+      << message;
+  EXPECT_NE(message.find("collectives.launcher is mpirun but collectives.hostfile is missing"),
+            std::string::npos)
+      << message;
+  EXPECT_NE(message.find("3-node"), std::string::npos) << message;
+}
+
+}  // namespace
+}  // namespace clustercert::plan

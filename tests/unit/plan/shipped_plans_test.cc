@@ -126,16 +126,23 @@ TEST(ShippedPlansTest, Local) {
     EXPECT_EQ(node.agent, absl::StrCat("127.0.0.1:", 17071 + i));
     EXPECT_TRUE(node.rails.empty());
     EXPECT_EQ(node.gpus, 0);
+    EXPECT_EQ(node.data_ip, "127.0.0.1");  // the gloo ranks bind there
   }
   EXPECT_TRUE(plan->agents.insecure);
   EXPECT_FALSE(plan->expect.ntp_synced);
+  EXPECT_FALSE(plan->expect.management_separate);
   EXPECT_FALSE(plan->expect.nvidia_peermem);
   EXPECT_FALSE(plan->expect.ofed);
   EXPECT_EQ(plan->certificate.out, "certs/");
   EXPECT_EQ(plan->certificate.signing_key, "");
-  // The demo must certify with what this release runs: connect and inventory.
+  // The demo must certify with what this release runs on a box without RDMA
+  // or GPUs: connect, inventory and a gloo allreduce sweep over tcp.
   EXPECT_FALSE(plan->pairwise.enabled);
-  EXPECT_FALSE(plan->collectives.enabled);
+  EXPECT_TRUE(plan->collectives.enabled);
+  EXPECT_EQ(plan->collectives.backend, CollectiveBackend::kGloo);
+  EXPECT_EQ(plan->collectives.transport, GlooTransport::kTcp);
+  EXPECT_EQ(plan->collectives.ranks_per_node, 2);
+  EXPECT_GT(plan->collectives.min_busbw_gbytes, 0);
   EXPECT_FALSE(plan->uplink.enabled);
 }
 
