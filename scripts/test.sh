@@ -22,6 +22,15 @@ if [ "$(id -u)" -eq 0 ] && [ "${CLUSTERCERT_LAB:-1}" != 0 ] &&
   bash bench/verbs_vs_perftest.sh build
 fi
 
+# The GPU check must at least build here (CUDA + NCCL only, on its own):
+# on a host without a GPU it stops after the build.
+bash bench/gpu_check.sh --build-only
+
+# The sweep harness's own overhead against a bare gloo loop (prints ratios).
+if [ "${CI:-}" = true ] || [ "${CLUSTERCERT_PARITY:-0}" = 1 ]; then
+  build/bin/gloo_overhead
+fi
+
 if [ "${1:-}" != "--no-sanitize" ]; then
   bash scripts/build.sh --sanitize
   # LeakSanitizer is on: a leak makes a suite, or an agent or controller the

@@ -10,7 +10,11 @@ namespace {
 using checks::FindingBuilder;
 using checks::Severity;
 
-std::string GBps(double value) { return absl::StrFormat("%.2f GB/s", value); }
+// Enough digits for a lab's MB/s as well as a cluster's tens of GB/s.
+std::string GBps(double value) {
+  if (value >= 0.1 || value == 0) return absl::StrFormat("%.2f GB/s", value);
+  return absl::StrFormat("%.4f GB/s", value);
+}
 
 bool IsNccl(const plan::Plan& plan) {
   return plan.collectives.backend == plan::CollectiveBackend::kNccl;

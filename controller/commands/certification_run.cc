@@ -68,7 +68,7 @@ v1::PhaseResult RunCollectives(const plan::Plan& plan, std::vector<NodeState>& n
       std::string scopes;
       for (const auto& sweep : outcome.sweeps) {
         absl::StrAppend(&scopes, scopes.empty() ? "" : ", ", sweep.scope(), " ",
-                        sweep.ok() ? absl::StrFormat("%.2f GB/s", sweep.large_busbw_gbytes())
+                        sweep.ok() ? absl::StrFormat("%.4g GB/s", sweep.large_busbw_gbytes())
                                    : std::string("failed"));
       }
       phase.set_detail(absl::StrCat(outcome.sweeps.size(), " sweep(s) (", scopes, "), ",

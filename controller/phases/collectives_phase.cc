@@ -135,7 +135,7 @@ v1::CollectiveSweep RunScope(std::vector<NodeState>& nodes, const plan::Plan& pl
   ScopeRunResult run = RunScopeThroughAgents(members, specs, settings, [&](const RankRow& row) {
     if (row.rank != 0) return;
     progress.Line("collectives",
-                  absl::StrFormat("%s: %12d B  %9.2f us  busbw %7.2f GB/s (rank 0)", scope.name,
+                  absl::StrFormat("%s: %12d B  %9.2f us  busbw %.4g GB/s (rank 0)", scope.name,
                                   row.row.bytes, row.row.out_of_place.time_us,
                                   row.row.out_of_place.busbw_gbps));
   });
@@ -159,7 +159,7 @@ void PrintSweep(const v1::CollectiveSweep& sweep, Progress& progress) {
                               " rank(s) on ", absl::StrJoin(sweep.nodes(), ", "), ", ",
                               sweep.backend(), sweep.transport().empty() ? "" : " ",
                               sweep.transport(), "\n", sweep.table(),
-                              absl::StrFormat("# large-message busbw: %.2f GB/s (best from %d B up)\n",
+                              absl::StrFormat("# large-message busbw: %.4g GB/s (best from %d B up)\n",
                                               sweep.large_busbw_gbytes(),
                                               sweep.large_from_bytes()),
                               sweep.ok() ? "" : absl::StrCat("# not complete: ", sweep.error(), "\n")));

@@ -202,6 +202,23 @@ TEST_F(SoftRoceLabTest, HealthyLabIsCertifiedWithRealVerbs) {
   // (Progress lines go to stderr.)
   EXPECT_TRUE(std::regex_search(run.err, std::regex("write_bw host: 0\\.(0[1-9]|[1-9]\\d)\\d* Gb/s now")))
       << run.err;
+
+  // Collectives: gloo's ibverbs transport on rxe0, node1 and node2.
+  ASSERT_EQ(certificate.collectives_size(), 1);
+  const v1::CollectiveSweep& sweep = certificate.collectives(0);
+  EXPECT_EQ(sweep.scope(), "2-node");
+  EXPECT_TRUE(sweep.ok()) << sweep.error();
+  EXPECT_EQ(sweep.transport(), "ibverbs");
+  EXPECT_EQ(sweep.ranks(), 2);
+  ASSERT_GT(sweep.rows_size(), 0);
+  for (const auto& row : sweep.rows()) {
+    EXPECT_EQ(row.oop_wrong(), 0) << row.bytes() << " B";
+    EXPECT_EQ(row.ip_wrong(), 0) << row.bytes() << " B";
+  }
+  EXPECT_GT(sweep.large_busbw_gbytes(), 0);
+  int on_rxe = 0;
+  for (const auto& note : sweep.notes()) on_rxe += note.find("transport ibverbs rxe0") != std::string::npos;
+  EXPECT_EQ(on_rxe, 2);
 }
 
 TEST_F(SoftRoceLabTest, SlowedDataLinkIsLocalisedToItsNode) {
@@ -214,6 +231,8 @@ TEST_F(SoftRoceLabTest, SlowedDataLinkIsLocalisedToItsNode) {
   std::string plan = ReadFile(kPlan);
   plan = std::regex_replace(plan, std::regex("tests: \\[[^\\]]*\\]"), "tests: [write_lat, write_bw]");
   plan = std::regex_replace(plan, std::regex("duration_s: 3"), "duration_s: 2");
+  // The pairwise localisation is what this test is about: no sweep.
+  plan = std::regex_replace(plan, std::regex("\ncollectives:[^]*?\ncertificate:"), "\ncertificate:");
   const fs::path path = WorkDir() / "slow-plan.yaml";
   std::ofstream(path) << plan;
 

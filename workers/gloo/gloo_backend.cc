@@ -1,7 +1,9 @@
 #include "workers/gloo/gloo_backend.h"
 
 #include <gloo/allreduce.h>
+#include <gloo/allreduce_ring.h>
 #include <gloo/barrier.h>
+#include <gloo/barrier_all_to_all.h>
 #include <gloo/common/error.h>
 #include <gloo/common/logging.h>
 #include <gloo/math.h>
@@ -140,19 +142,33 @@ GlooAllreduceBackend::GlooAllreduceBackend(const collective::WorkerOptions& opti
       memory_cap_bytes_(HostBufferCapBytes(options.memory_cap_bytes, ReadMemAvailableBytes())),
       transport_description_(std::move(transport_description)),
       device_(std::move(device)),
-      context_(std::move(context)) {}
+      context_(std::move(context)),
+      bound_buffers_(options.transport == "ibverbs") {}
 
 std::string GlooAllreduceBackend::FailureSentence(const std::string& what) const {
   return "rank " + std::to_string(rank_) + " of " + std::to_string(ranks_) + " (gloo " +
          transport_description_ + "): " + what +
-         ": a peer rank died or the data network between the ranks broke within --timeout-s " +
-         FormatSeconds(timeout_s_) + "; read the other ranks' fail lines and check the links";
+         ": if this is a timeout or a closed connection, a peer rank died or the data network "
+         "between the ranks broke (--timeout-s " +
+         FormatSeconds(timeout_s_) + "); read the other ranks' fail lines and check the links";
 }
 
 void GlooAllreduceBackend::Prepare(const std::vector<float>& host_data) {
   try {
     send_ = host_data;
     receive_.assign(host_data.size(), 0.0f);
+    if (bound_buffers_) {
+      // The sweep prepares each size more than once: reuse its ring.
+      if (bound_ == nullptr || bound_->buffer.size() != host_data.size()) {
+        auto size = std::make_unique<BoundSize>();
+        size->buffer.assign(host_data.size(), 0.0f);
+        size->ring = std::make_unique<::gloo::AllreduceRing<float>>(
+            context_, std::vector<float*>{size->buffer.data()},
+            static_cast<int>(size->buffer.size()));
+        bound_ = size.get();
+        bound_sizes_.push_back(std::move(size));
+      }
+    }
   } catch (const std::bad_alloc&) {
     throw GlooFailure("rank " + std::to_string(rank_) + " could not allocate two buffers of " +
                       std::to_string(host_data.size() * sizeof(float)) +
@@ -163,6 +179,19 @@ void GlooAllreduceBackend::Prepare(const std::vector<float>& host_data) {
 std::string GlooAllreduceBackend::Run(int n, bool in_place) {
   const size_t count = receive_.size();
   try {
+    if (bound_buffers_) {
+      // The ring reduces in place on its own buffer; out-of-place starts
+      // each operation from a copy of the input (a host memcpy, inside the
+      // time), in-place from the running result.
+      std::vector<float>& buffer = bound_->buffer;
+      if (in_place) std::copy(send_.begin(), send_.end(), buffer.begin());
+      for (int i = 0; i < n; ++i) {
+        if (!in_place) std::copy(send_.begin(), send_.end(), buffer.begin());
+        bound_->ring->run();
+      }
+      std::copy(buffer.begin(), buffer.end(), receive_.begin());
+      return "";
+    }
     ::gloo::AllreduceOptions options(context_);
     if (in_place) {
       std::copy(send_.begin(), send_.end(), receive_.begin());
@@ -182,8 +211,25 @@ std::string GlooAllreduceBackend::Run(int n, bool in_place) {
 
 std::vector<float> GlooAllreduceBackend::Result() { return receive_; }
 
+GlooAllreduceBackend::~GlooAllreduceBackend() {
+  if (!bound_buffers_) return;
+  // Deliberately not destroyed (see bound_sizes_): the worker exits next.
+  for (auto& size : bound_sizes_) {
+    (void)size->ring.release();
+    (void)size.release();
+  }
+  (void)barrier_.release();
+  (void)new std::shared_ptr<::gloo::Context>(std::move(context_));
+  (void)new std::shared_ptr<::gloo::transport::Device>(std::move(device_));
+}
+
 void GlooAllreduceBackend::Barrier() {
   try {
+    if (bound_buffers_) {
+      if (!barrier_) barrier_ = std::make_unique<::gloo::BarrierAllToAll>(context_);
+      barrier_->run();
+      return;
+    }
     ::gloo::BarrierOptions options(context_);
     options.setTimeout(TimeoutOf(timeout_s_));
     ::gloo::barrier(options);

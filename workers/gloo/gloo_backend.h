@@ -10,6 +10,7 @@
 // Result throw GlooFailure carrying one (the interface gives them no return
 // value), which the worker's main turns into its `fail` line.
 
+#include <gloo/algorithm.h>
 #include <gloo/context.h>
 #include <gloo/rendezvous/store.h>
 #include <gloo/transport/device.h>
@@ -51,7 +52,11 @@ class GlooAllreduceBackend : public collective::AllreduceBackend {
 
   int rank() const override { return rank_; }
   int ranks() const override { return ranks_; }
-  int64_t MemoryCapBytes() const override { return memory_cap_bytes_; }
+  // With ibverbs every size's buffers stay registered (see bound_sizes_):
+  // about 8x the largest size in all, so the cap is a quarter of tcp's.
+  int64_t MemoryCapBytes() const override {
+    return bound_buffers_ ? memory_cap_bytes_ / 4 : memory_cap_bytes_;
+  }
   void Prepare(const std::vector<float>& host_data) override;
   std::string Run(int n, bool in_place) override;
   std::vector<float> Result() override;
@@ -80,6 +85,26 @@ class GlooAllreduceBackend : public collective::AllreduceBackend {
   std::shared_ptr<::gloo::Context> context_;
   std::vector<float> send_;
   std::vector<float> receive_;
+  // gloo's ibverbs transport has no unbound buffers, so gloo::allreduce()
+  // refuses it ("Unbound buffers not supported yet for ibverbs transport"):
+  // there the backend runs the bound-buffer algorithm classes instead, a ring
+  // per size on that size's own buffer and an all-to-all barrier. A gloo
+  // ibverbs buffer destroyed while its last send completion is still in
+  // flight aborts the process ("Destructing buffer expecting completions"),
+  // so every size's ring and buffer stay registered until the worker exits,
+  // and are not destroyed even then (the process ends right after); the
+  // memory cap is divided accordingly (see MemoryCapBytes).
+  bool bound_buffers_ = false;
+  struct BoundSize {
+    std::vector<float> buffer;
+    std::unique_ptr<::gloo::Algorithm> ring;
+  };
+  std::vector<std::unique_ptr<BoundSize>> bound_sizes_;
+  BoundSize* bound_ = nullptr;  // the current size's
+  std::unique_ptr<::gloo::Algorithm> barrier_;
+
+ public:
+  ~GlooAllreduceBackend() override;
 };
 
 }  // namespace clustercert::workers::gloo_worker

@@ -162,7 +162,9 @@ TEST(ShippedPlansTest, LabSoftroce) {
   EXPECT_TRUE(plan->pairwise.enabled);
   EXPECT_EQ(plan->pairwise.engine, PairwiseEngine::kVerbs);
   EXPECT_THAT(plan->pairwise.tests, ElementsAre("write_bw", "send_bw", "write_lat", "send_lat"));
-  EXPECT_FALSE(plan->collectives.enabled);
+  EXPECT_TRUE(plan->collectives.enabled);  // gloo over rxe0's verbs
+  EXPECT_EQ(plan->collectives.backend, CollectiveBackend::kGloo);
+  EXPECT_EQ(plan->collectives.transport, GlooTransport::kIbverbs);
   EXPECT_FALSE(plan->uplink.enabled);
 }
 
