@@ -17,6 +17,7 @@
 #include "collective/sweep_row.h"
 #include "collective/sweep_spec.h"
 #include "collective/worker_options.h"
+#include "collective/worker_output.h"
 #include "collective/worker_protocol.h"
 #include "workers/gloo/gloo_backend.h"
 #include "workers/gloo/worker_store.h"
@@ -24,50 +25,10 @@
 namespace clustercert::workers::gloo_worker {
 namespace {
 
-constexpr int kExitFailed = 1;
 
-// Where the worker's results go: the agent's protocol, or in --print-table
-// mode nccl-tests' table on stdout with notes as '#' lines and the failure
-// on stderr.
-class WorkerOutput {
- public:
-  WorkerOutput(collective::WorkerChannel& channel, bool print_table)
-      : channel_(channel), print_table_(print_table) {}
+using collective::SteadySeconds;
+using collective::WorkerOutput;
 
-  void Note(const std::string& text) {
-    if (!print_table_) return channel_.Note(text);
-    std::printf("# %s\n", text.c_str());
-    std::fflush(stdout);
-  }
-  void Row(const collective::SweepRow& row) {
-    if (!print_table_) return channel_.Row(collective::EncodeRowLine(row));
-    if (!header_printed_) std::fputs(collective::NcclTestsHeader().c_str(), stdout);
-    header_printed_ = true;
-    std::fputs(collective::NcclTestsRowLine(row).c_str(), stdout);
-    std::fflush(stdout);
-  }
-  int Fail(const std::string& sentence) {
-    if (print_table_) {
-      std::fprintf(stderr, "collective-worker-gloo: %s\n", sentence.c_str());
-    } else {
-      channel_.Fail(sentence);
-    }
-    return kExitFailed;
-  }
-  int Done() {
-    if (!print_table_) channel_.Done();
-    return 0;
-  }
-
- private:
-  collective::WorkerChannel& channel_;
-  bool print_table_;
-  bool header_printed_ = false;
-};
-
-double SteadySeconds() {
-  return std::chrono::duration<double>(std::chrono::steady_clock::now().time_since_epoch()).count();
-}
 
 int RunWorker(const collective::WorkerOptions& options, WorkerOutput& output,
               collective::WorkerChannel& channel) {
@@ -122,7 +83,7 @@ int main(int argc, char** argv) {
     channel.Fail(error);
     return 1;
   }
-  workers::gloo_worker::WorkerOutput output(channel, options->print_table);
+  collective::WorkerOutput output(channel, options->print_table, "collective-worker-gloo");
   const std::string who =
       "rank " + std::to_string(options->rank) + " of " + std::to_string(options->ranks);
   try {

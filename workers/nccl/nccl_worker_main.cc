@@ -20,6 +20,7 @@
 #include "collective/sweep_row.h"
 #include "collective/sweep_spec.h"
 #include "collective/worker_options.h"
+#include "collective/worker_output.h"
 #include "collective/worker_protocol.h"
 #include "workers/nccl/copy_check.h"
 #include "workers/nccl/cuda_resources.h"
@@ -28,52 +29,12 @@
 namespace clustercert::workers::nccl_worker {
 namespace {
 
-constexpr int kExitFailed = 1;
 // Distinct so the agent (and gpu_check.sh) can tell "no GPU here" from a failure.
 constexpr int kExitNoDevice = 3;
 
-// Where the worker's results go: the agent's protocol, or in --print-table
-// mode nccl-tests' table on stdout with notes as '#' lines and the failure
-// on stderr.
-class WorkerOutput {
- public:
-  WorkerOutput(collective::WorkerChannel& channel, bool print_table)
-      : channel_(channel), print_table_(print_table) {}
+using collective::SteadySeconds;
+using collective::WorkerOutput;
 
-  void Note(const std::string& text) {
-    if (!print_table_) return channel_.Note(text);
-    std::printf("# %s\n", text.c_str());
-    std::fflush(stdout);
-  }
-  void Row(const collective::SweepRow& row) {
-    if (!print_table_) return channel_.Row(collective::EncodeRowLine(row));
-    if (!header_printed_) std::fputs(collective::NcclTestsHeader().c_str(), stdout);
-    header_printed_ = true;
-    std::fputs(collective::NcclTestsRowLine(row).c_str(), stdout);
-    std::fflush(stdout);
-  }
-  int Fail(const std::string& sentence, int exit_code = kExitFailed) {
-    if (print_table_) {
-      std::fprintf(stderr, "collective-worker-nccl: %s\n", sentence.c_str());
-    } else {
-      channel_.Fail(sentence);
-    }
-    return exit_code;
-  }
-  int Done() {
-    if (!print_table_) channel_.Done();
-    return 0;
-  }
-
- private:
-  collective::WorkerChannel& channel_;
-  bool print_table_;
-  bool header_printed_ = false;
-};
-
-double SteadySeconds() {
-  return std::chrono::duration<double>(std::chrono::steady_clock::now().time_since_epoch()).count();
-}
 
 // "device cuda:0 NVIDIA H200 pci 0000:1B:00.0", or "" when CUDA will not say.
 std::string DeviceNote(int device) {
@@ -160,7 +121,7 @@ int main(int argc, char** argv) {
     channel.Fail(error);
     return 1;
   }
-  workers::nccl_worker::WorkerOutput output(channel, options->print_table);
+  collective::WorkerOutput output(channel, options->print_table, "collective-worker-nccl");
   try {
     return workers::nccl_worker::RunWorker(*options, output, channel);
   } catch (const workers::nccl_worker::NcclFailure& failure) {

@@ -1,0 +1,38 @@
+#pragma once
+
+// What a collective worker's main shares whatever its backend: where its
+// results go (the agent's protocol, or in --print-table mode nccl-tests'
+// table on stdout with notes as '#' lines and the failure on stderr), and
+// the steady clock the sweep is timed with.
+
+#include <string>
+
+#include "collective/sweep_row.h"
+#include "collective/worker_protocol.h"
+
+namespace clustercert::collective {
+
+inline constexpr int kWorkerExitFailed = 1;
+
+class WorkerOutput {
+ public:
+  // `program` prefixes the failure on stderr ("collective-worker-gloo").
+  WorkerOutput(WorkerChannel& channel, bool print_table, std::string program);
+
+  void Note(const std::string& text);
+  void Row(const SweepRow& row);
+  // Reports the failure and returns `exit_code`, for `return output.Fail(...)`.
+  int Fail(const std::string& sentence, int exit_code = kWorkerExitFailed);
+  int Done();
+
+ private:
+  WorkerChannel& channel_;
+  bool print_table_;
+  std::string program_;
+  bool header_printed_ = false;
+};
+
+// Seconds on the steady clock, for RunAllreduceSweep.
+double SteadySeconds();
+
+}  // namespace clustercert::collective
