@@ -2,6 +2,7 @@
 
 #include <chrono>
 #include <cstdio>
+#include <vector>
 
 namespace clustercert::collective {
 
@@ -34,6 +35,19 @@ int WorkerOutput::Fail(const std::string& sentence, int exit_code) {
 int WorkerOutput::Done() {
   if (!print_table_) channel_.Done();
   return 0;
+}
+
+std::optional<WorkerOptions> ParseWorkerCommandLine(int argc, char** argv,
+                                                    const std::string& program,
+                                                    WorkerChannel& channel) {
+  std::string error;
+  std::optional<WorkerOptions> options =
+      ParseWorkerArgs(std::vector<std::string>(argv + 1, argv + argc), error);
+  if (!options) {
+    std::fprintf(stderr, "%s: %s\n", program.c_str(), error.c_str());
+    channel.Fail(error);
+  }
+  return options;
 }
 
 double SteadySeconds() {

@@ -5,9 +5,11 @@
 // table on stdout with notes as '#' lines and the failure on stderr), and
 // the steady clock the sweep is timed with.
 
+#include <optional>
 #include <string>
 
 #include "collective/sweep_row.h"
+#include "collective/worker_options.h"
 #include "collective/worker_protocol.h"
 
 namespace clustercert::collective {
@@ -31,6 +33,13 @@ class WorkerOutput {
   std::string program_;
   bool header_printed_ = false;
 };
+
+// The worker's command line (argv[1..]); on a bad line reports it both ways
+// (stderr, and `fail` to the agent: the mode is unknown when the line does
+// not parse) and returns nullopt.
+std::optional<WorkerOptions> ParseWorkerCommandLine(int argc, char** argv,
+                                                    const std::string& program,
+                                                    WorkerChannel& channel);
 
 // Seconds on the steady clock, for RunAllreduceSweep.
 double SteadySeconds();

@@ -112,15 +112,9 @@ int RunWorker(const collective::WorkerOptions& options, WorkerOutput& output,
 int main(int argc, char** argv) {
   using namespace clustercert;
   collective::WorkerChannel channel(stdout, stdin);
-  std::string error;
   std::optional<collective::WorkerOptions> options =
-      collective::ParseWorkerArgs(std::vector<std::string>(argv + 1, argv + argc), error);
-  if (!options) {
-    // The mode is unknown when the line does not parse: say it both ways.
-    std::fprintf(stderr, "collective-worker-nccl: %s\n", error.c_str());
-    channel.Fail(error);
-    return 1;
-  }
+      collective::ParseWorkerCommandLine(argc, argv, "collective-worker-nccl", channel);
+  if (!options) return collective::kWorkerExitFailed;
   collective::WorkerOutput output(channel, options->print_table, "collective-worker-nccl");
   try {
     return workers::nccl_worker::RunWorker(*options, output, channel);
