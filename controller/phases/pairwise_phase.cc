@@ -163,7 +163,18 @@ class PairRunner {
     return spec;
   }
 
-  absl::Duration RunTimeout() const { return absl::Seconds(plan_.pairwise.duration_s) + kRunSlack; }
+  // Bandwidth tests run for duration_s; latency tests run kLatencyIterations
+  // ping-pongs, which at the plan's worst allowed latency take iterations x
+  // 2 x max_latency_us (40 s in the soft-RoCE lab), so their deadline grows
+  // with that rather than failing a slow but passing path.
+  absl::Duration RunTimeout(const std::string& test) const {
+    absl::Duration run = absl::Seconds(plan_.pairwise.duration_s);
+    if (!IsBandwidth(test)) {
+      run = std::max(run, absl::Microseconds(plan_.pairwise.max_latency_us) * 2 *
+                              static_cast<double>(kLatencyIterations));
+    }
+    return run + kRunSlack;
+  }
 
   void ReadCounters(const Side& side, v1::PortCounters* out) {
     v1::ReadPortCountersRequest request;
@@ -252,9 +263,10 @@ class PairRunner {
                      absl::StatusOr<v1::RunEndpointResponse>* out, absl::Notification* done) {
         v1::RunEndpointRequest request;
         request.set_endpoint_id(id);
-        request.set_timeout_ms(static_cast<uint32_t>(absl::ToInt64Milliseconds(RunTimeout())));
+        request.set_timeout_ms(
+            static_cast<uint32_t>(absl::ToInt64Milliseconds(RunTimeout(item.test))));
         side.state->client->RunEndpoint(
-            request, RunTimeout() + kCallSlack,
+            request, RunTimeout(item.test) + kCallSlack,
             [out, done](absl::StatusOr<v1::RunEndpointResponse> answer, CallTiming) {
               *out = std::move(answer);
               done->Notify();
