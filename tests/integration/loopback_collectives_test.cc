@@ -141,7 +141,9 @@ TEST_F(LoopbackCollectivesTest, FourAgentsRunEveryScopeAndCertify) {
   EXPECT_NE(statuses["collectives.scaling@1-node -> 2-node"], "");
   EXPECT_NE(statuses["collectives.scaling@1-node -> 2-node"], "skipped");
   for (const auto& check : certificate.checks()) {
-    if (check.id() == "collectives.scaling") EXPECT_EQ(check.severity(), "warning");
+    if (check.id() == "collectives.scaling") {
+      EXPECT_EQ(check.severity(), "warning");
+    }
   }
   // The sweep is printed the way nccl-tests prints it.
   EXPECT_NE(run.err.find("#       size         count      type   redop    root     time   algbw"),
