@@ -41,6 +41,12 @@ bool BlocksCertification(const v1::Finding& finding) {
          (finding.status() == kFail || finding.status() == kUnknown);
 }
 
+int CountBlocking(const std::vector<v1::Finding>& findings) {
+  int blocking = 0;
+  for (const v1::Finding& finding : findings) blocking += BlocksCertification(finding) ? 1 : 0;
+  return blocking;
+}
+
 std::string FindingSentence(const v1::Finding& finding) {
   const std::string& status = finding.status();
   if (status == kPass) return absl::StrCat("PASS ", finding.id(), ": ", finding.message());

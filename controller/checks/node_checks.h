@@ -24,6 +24,8 @@ std::vector<v1::Finding> EvaluateNode(const plan::Plan& plan, const plan::Node& 
 // Whether a finding keeps the cluster from being certified: an error that
 // failed or could not be evaluated (unknown).
 bool BlocksCertification(const v1::Finding& finding);
+// How many of `findings` block certification.
+int CountBlocking(const std::vector<v1::Finding>& findings);
 
 // One line for a terminal: "FAIL port.rate (error): <message> Remedy: <remedy>",
 // "PASS port.rate: <message>", "SKIP pcie.nic: <message>".

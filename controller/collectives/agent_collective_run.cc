@@ -190,7 +190,12 @@ ScopeRunResult RunScopeThroughAgents(const std::vector<NodeState*>& nodes,
     } else if (!result.rank_errors.empty()) {
       result.error = result.rank_errors.front();
     } else {
-      result.error = "not every rank reported done";
+      int placed = 0;
+      for (const auto& spec : specs) placed += spec.ranks_size();
+      result.error = absl::StrCat(
+          "some rank never reported back: ", placed,
+          " rank(s) were placed but not every one said done; check that every agent runs the "
+          "same clustercert version (node-agent --help prints it) and re-run");
     }
   }
   return result;

@@ -6,8 +6,8 @@
 #include "absl/strings/str_split.h"
 #include "agent/inventory/process_command_runner.h"
 #include "collective/nccl_tests_output.h"
-#include "collective/nccl_transport_log.h"
 #include "controller/collectives/collective_scopes.h"
+#include "controller/collectives/nccl_transport_record.h"
 #include "controller/collectives/sweep_merge.h"
 
 namespace clustercert::controller {
@@ -19,23 +19,10 @@ int TotalRanks(const plan::Plan& plan) {
   return ranks;
 }
 
-v1::CollectiveRow ToRow(const collective::SweepRow& row) {
-  v1::CollectiveRow out;
-  out.set_bytes(row.bytes);
-  out.set_count(row.count);
-  out.set_type(row.type);
-  out.set_redop(row.redop);
-  out.set_root(row.root);
-  out.set_oop_time_us(row.out_of_place.time_us);
-  out.set_oop_algbw_gbytes(row.out_of_place.algbw_gbps);
-  out.set_oop_busbw_gbytes(row.out_of_place.busbw_gbps);
-  out.set_oop_wrong(row.out_of_place.wrong);
-  out.set_has_in_place(row.has_in_place);
-  out.set_ip_time_us(row.in_place.time_us);
-  out.set_ip_algbw_gbytes(row.in_place.algbw_gbps);
-  out.set_ip_busbw_gbytes(row.in_place.busbw_gbps);
-  out.set_ip_wrong(row.in_place.wrong);
-  return out;
+// The last non-empty line of a tool's stderr, for the error sentence.
+std::string LastLine(const std::string& text) {
+  std::vector<std::string> lines = absl::StrSplit(text, '\n', absl::SkipWhitespace());
+  return lines.empty() ? "" : lines.back();
 }
 
 }  // namespace
@@ -94,33 +81,17 @@ MpirunSweepResult RunMpirunSweep(const plan::Plan& plan, inventory::CommandRunne
   result.output = ran->stdout_text;
   collective::NcclTestsRun parsed = collective::ParseNcclTestsOutput(ran->stdout_text);
   std::vector<v1::CollectiveRow> rows;
-  for (const auto& row : parsed.rows) rows.push_back(ToRow(row));
-  for (const auto& row : rows) *sweep.add_rows() = row;
-  LargeMessageBusbw figure = LargeMessageFigure(rows);
-  sweep.set_large_busbw_gbytes(figure.busbw_gbytes);
-  sweep.set_large_from_bytes(figure.from_bytes);
-  sweep.set_table(NcclTestsTable(rows));
+  for (const auto& row : parsed.rows) rows.push_back(ToCollectiveRow(row));
+  SetSweepRows(rows, sweep);
   for (const std::string& error : parsed.errors) sweep.add_notes("unparsed: " + error);
 
   // NCCL's INFO lines come on stdout with the table under mpirun.
   std::vector<std::string> lines = absl::StrSplit(ran->stdout_text + ran->stderr_text, '\n');
-  collective::TransportSummary summary = collective::SummariseTransportLog(lines);
-  v1::CollectiveTransport* transport = sweep.mutable_nccl_transport();
-  transport->set_network(summary.network);
-  transport->set_net_ib_channels(summary.net_ib);
-  transport->set_net_ib_gdr_channels(summary.net_ib_gdr);
-  transport->set_net_socket_channels(summary.net_socket);
-  transport->set_intra_node_channels(summary.intra_node);
-  for (const auto& channel : summary.channels) {
-    transport->add_channels(absl::StrCat("channel ", channel.channel, " ", channel.from_rank, "->",
-                                         channel.to_rank, " via ", channel.detail));
-  }
-  sweep.set_transport(summary.net_socket > 0 ? "NET/Socket"
-                      : summary.net_ib > 0   ? (summary.net_ib_gdr == summary.net_ib ? "NET/IB+GDRDMA" : "NET/IB")
-                                             : "");
+  AddTransportLog(lines, "", *sweep.mutable_nccl_transport());
+  sweep.set_transport(NcclTransportName(sweep.nccl_transport()));
   if (ran->exit_code != 0 || rows.empty()) {
     sweep.set_ok(false);
-    std::string last = ran->stderr_text.substr(ran->stderr_text.rfind('\n', ran->stderr_text.size() - 2) + 1);
+    const std::string last = LastLine(ran->stderr_text);
     sweep.set_error(absl::StrCat("mpirun ", plan.collectives.nccl_tests_binary, " exited with code ",
                                  ran->exit_code, rows.empty() ? " and printed no result row" : "",
                                  last.empty() ? "" : absl::StrCat(": ", last)));

@@ -93,6 +93,34 @@ collective::SweepRow ToSweepRow(const v1::CollectiveRow& row) {
   return out;
 }
 
+v1::CollectiveRow ToCollectiveRow(const collective::SweepRow& row) {
+  v1::CollectiveRow out;
+  out.set_bytes(row.bytes);
+  out.set_count(row.count);
+  out.set_type(row.type);
+  out.set_redop(row.redop);
+  out.set_root(row.root);
+  out.set_oop_time_us(row.out_of_place.time_us);
+  out.set_oop_algbw_gbytes(row.out_of_place.algbw_gbps);
+  out.set_oop_busbw_gbytes(row.out_of_place.busbw_gbps);
+  out.set_oop_wrong(row.out_of_place.wrong);
+  out.set_has_in_place(row.has_in_place);
+  out.set_ip_time_us(row.in_place.time_us);
+  out.set_ip_algbw_gbytes(row.in_place.algbw_gbps);
+  out.set_ip_busbw_gbytes(row.in_place.busbw_gbps);
+  out.set_ip_wrong(row.in_place.wrong);
+  return out;
+}
+
+void SetSweepRows(const std::vector<v1::CollectiveRow>& rows, v1::CollectiveSweep& sweep) {
+  sweep.clear_rows();
+  for (const auto& row : rows) *sweep.add_rows() = row;
+  const LargeMessageBusbw figure = LargeMessageFigure(rows);
+  sweep.set_large_busbw_gbytes(figure.busbw_gbytes);
+  sweep.set_large_from_bytes(figure.from_bytes);
+  sweep.set_table(NcclTestsTable(rows));
+}
+
 std::string NcclTestsTable(const std::vector<v1::CollectiveRow>& rows) {
   std::string table = collective::NcclTestsHeader();
   for (const auto& row : rows) table += collective::NcclTestsRowLine(ToSweepRow(row));

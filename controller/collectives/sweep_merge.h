@@ -33,5 +33,10 @@ LargeMessageBusbw LargeMessageFigure(const std::vector<v1::CollectiveRow>& rows)
 std::string NcclTestsTable(const std::vector<v1::CollectiveRow>& rows);
 
 collective::SweepRow ToSweepRow(const v1::CollectiveRow& row);
+v1::CollectiveRow ToCollectiveRow(const collective::SweepRow& row);
+
+// Records `rows` in the sweep with what follows from them: the
+// large-message figure and the nccl-tests table.
+void SetSweepRows(const std::vector<v1::CollectiveRow>& rows, v1::CollectiveSweep& sweep);
 
 }  // namespace clustercert::controller

@@ -29,8 +29,7 @@ v1::PhaseResult RunPairwise(const plan::Plan& plan, std::vector<NodeState>& node
     phase.set_detail("fewer than two agents answered: no pair to test");
   } else {
     PairwiseOutcome outcome = RunPairwisePhase(nodes, plan, result.checks, progress);
-    int blocking = 0;
-    for (const auto& check : outcome.checks) blocking += checks::BlocksCertification(check) ? 1 : 0;
+    const int blocking = checks::CountBlocking(outcome.checks);
     phase.set_status(blocking == 0 && outcome.rounds > 0 ? "pass" : "fail");
     phase.set_detail(absl::StrCat(outcome.pairs.size(), " cell(s) in ", outcome.rounds,
                                   " round(s), ", outcome.failing, " failing, ",
@@ -62,8 +61,7 @@ v1::PhaseResult RunCollectives(const plan::Plan& plan, std::vector<NodeState>& n
       phase.set_status("skipped");
       phase.set_detail(outcome.not_run);
     } else {
-      int blocking = 0;
-      for (const auto& check : outcome.checks) blocking += checks::BlocksCertification(check) ? 1 : 0;
+      const int blocking = checks::CountBlocking(outcome.checks);
       phase.set_status(blocking == 0 && !outcome.sweeps.empty() ? "pass" : "fail");
       std::string scopes;
       for (const auto& sweep : outcome.sweeps) {
@@ -111,8 +109,7 @@ CertificationResult RunCertification(const plan::Plan& plan, std::vector<NodeSta
     }
   } else {
     result.checks = RunInventoryPhase(nodes, plan, progress);
-    int blocking = 0;
-    for (const auto& check : result.checks) blocking += checks::BlocksCertification(check) ? 1 : 0;
+    const int blocking = checks::CountBlocking(result.checks);
     inventory.set_status(blocking == 0 ? "pass" : "fail");
     inventory.set_detail(
         absl::StrCat(result.checks.size(), " check(s), ", blocking, " blocking certification"));

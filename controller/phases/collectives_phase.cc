@@ -6,12 +6,12 @@
 #include "absl/strings/str_format.h"
 #include "absl/strings/str_join.h"
 #include "absl/time/clock.h"
-#include "collective/nccl_transport_log.h"
 #include "controller/collectives/agent_collective_run.h"
 #include "controller/collectives/collective_job_spec.h"
 #include "controller/collectives/collective_scopes.h"
 #include "controller/collectives/collective_verdicts.h"
 #include "controller/collectives/mpirun_sweep.h"
+#include "controller/collectives/nccl_transport_record.h"
 #include "controller/collectives/sweep_merge.h"
 
 namespace clustercert::controller {
@@ -43,45 +43,6 @@ std::string ReportedGlooTransport(const std::vector<std::string>& notes) {
     }
   }
   return seen;
-}
-
-v1::CollectiveTransport SummariseNcclLogs(const std::vector<RankLog>& logs) {
-  v1::CollectiveTransport out;
-  for (const RankLog& log : logs) {
-    collective::TransportSummary summary = collective::SummariseTransportLog(log.lines);
-    if (out.network().empty()) out.set_network(summary.network);
-    out.set_net_ib_channels(out.net_ib_channels() + summary.net_ib);
-    out.set_net_ib_gdr_channels(out.net_ib_gdr_channels() + summary.net_ib_gdr);
-    out.set_net_socket_channels(out.net_socket_channels() + summary.net_socket);
-    out.set_intra_node_channels(out.intra_node_channels() + summary.intra_node);
-    for (const collective::ChannelTransport& channel : summary.channels) {
-      out.add_channels(absl::StrCat(log.node, " rank ", log.rank, ": channel ", channel.channel,
-                                    " ", channel.from_rank, "->", channel.to_rank,
-                                    channel.direction.empty() ? "" : " " + channel.direction,
-                                    " via ", channel.detail));
-    }
-  }
-  return out;
-}
-
-std::string NcclTransportName(const v1::CollectiveTransport& transport) {
-  if (transport.net_socket_channels() > 0) return "NET/Socket";
-  if (transport.net_ib_channels() > 0) {
-    return transport.net_ib_gdr_channels() == transport.net_ib_channels() ? "NET/IB+GDRDMA"
-                                                                           : "NET/IB";
-  }
-  if (transport.intra_node_channels() > 0) return "intra-node";
-  return "";
-}
-
-void FinishSweep(v1::CollectiveSweep& sweep, const std::vector<RankRow>& rows) {
-  std::vector<v1::CollectiveRow> merged = MergeRankRows(rows, sweep.ranks());
-  for (auto& row : merged) *sweep.add_rows() = std::move(row);
-  std::vector<v1::CollectiveRow> copy(sweep.rows().begin(), sweep.rows().end());
-  LargeMessageBusbw figure = LargeMessageFigure(copy);
-  sweep.set_large_busbw_gbytes(figure.busbw_gbytes);
-  sweep.set_large_from_bytes(figure.from_bytes);
-  sweep.set_table(NcclTestsTable(copy));
 }
 
 v1::CollectiveSweep RunScope(std::vector<NodeState>& nodes, const plan::Plan& plan,
@@ -143,9 +104,12 @@ v1::CollectiveSweep RunScope(std::vector<NodeState>& nodes, const plan::Plan& pl
   sweep.set_error(run.error);
   for (auto& error : run.rank_errors) sweep.add_rank_errors(error);
   for (auto& note : run.notes) sweep.add_notes(note);
-  FinishSweep(sweep, run.rows);
+  SetSweepRows(MergeRankRows(run.rows, sweep.ranks()), sweep);
   if (sweep.backend() == "nccl") {
-    *sweep.mutable_nccl_transport() = SummariseNcclLogs(run.logs);
+    for (const RankLog& log : run.logs) {
+      AddTransportLog(log.lines, absl::StrCat(log.node, " rank ", log.rank),
+                      *sweep.mutable_nccl_transport());
+    }
     sweep.set_transport(NcclTransportName(sweep.nccl_transport()));
   } else {
     sweep.set_transport(ReportedGlooTransport(run.notes));

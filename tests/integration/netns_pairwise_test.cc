@@ -64,19 +64,27 @@ class NetnsPairwiseTest : public ::testing::Test {
     }
   }
 
+  // The four hosts with their management and data addresses, and how to
+  // reach their agents; shared by every plan of this lab.
+  static std::string NodesAndAgents() {
+    std::string text;
+    for (int n = 1; n <= 4; ++n) {
+      const std::string i = std::to_string(n);
+      text += "  - {name: node" + i + ", agent: \"10.201.1." + i + ":7070\", data_ip: 10.201.2." +
+              i + ", gpus: 0}\n";
+    }
+    return text +
+           "expect: {nvidia_peermem: false, ntp_synced: false, ofed: false, clock_offset_ms: 250}\n"
+           "agents: {insecure: true, connect_timeout_s: 2, call_timeout_s: 20, retries: 0}\n";
+  }
+
   std::string WritePlan(double duration_s) {
     std::string plan =
         "cluster: netns-lab\n"
         "fabric: {type: ethernet, link_rate_gbps: 1, min_netdev_mtu: 1500}\n"
         "nodes:\n";
-    for (int n = 1; n <= 4; ++n) {
-      const std::string i = std::to_string(n);
-      plan += "  - {name: node" + i + ", agent: \"10.201.1." + i + ":7070\", data_ip: 10.201.2." +
-              i + ", gpus: 0}\n";
-    }
+    plan += NodesAndAgents();
     plan +=
-        "expect: {nvidia_peermem: false, ntp_synced: false, ofed: false, clock_offset_ms: 250}\n"
-        "agents: {insecure: true, connect_timeout_s: 2, call_timeout_s: 20, retries: 0}\n"
         "pairwise: {engine: tcp, pattern: all-pairs, tests: [write_bw], memory: [host], "
         "duration_s: " +
         std::to_string(duration_s) +
@@ -94,14 +102,8 @@ class NetnsPairwiseTest : public ::testing::Test {
         "cluster: netns-lab\n"
         "fabric: {type: ethernet, min_netdev_mtu: 1500}\n"
         "nodes:\n";
-    for (int n = 1; n <= 4; ++n) {
-      const std::string i = std::to_string(n);
-      plan += "  - {name: node" + i + ", agent: \"10.201.1." + i + ":7070\", data_ip: 10.201.2." +
-              i + ", gpus: 0}\n";
-    }
+    plan += NodesAndAgents();
     plan +=
-        "expect: {nvidia_peermem: false, ntp_synced: false, ofed: false, clock_offset_ms: 250}\n"
-        "agents: {insecure: true, connect_timeout_s: 2, call_timeout_s: 20, retries: 0}\n"
         "collectives: {backend: gloo, transport: tcp, scopes: [2-node, all-nodes], sizes: {min: "
         "1K, max: 256K, factor: 4}, warmup_iters: 1, iters: 4, timeout_s: 120, "
         "min_busbw_gbytes: " +
