@@ -14,9 +14,12 @@
 #include "common/command_line.h"
 #include "common/version.h"
 #include "controller/commands/command_support.h"
+#include "controller/commands/diff_command.h"
 #include "controller/commands/inventory_command.h"
 #include "controller/commands/plan_check_command.h"
 #include "controller/commands/run_command.h"
+#include "controller/commands/schema_command.h"
+#include "controller/commands/verify_command.h"
 
 namespace {
 
@@ -25,7 +28,15 @@ constexpr char kUsage[] =
     "  run PLAN [--out DIR]   every phase, then the certificate (exit 0 certified, 1 not,\n"
     "                         2 plan/usage error, 3 could not run)\n"
     "  inventory PLAN         connect and inventory only, tables per node (--json for machines)\n"
+    "  run PLAN --baseline OLD.json --only node3[,node4]\n"
+    "                         re-run only the tests touching those nodes, carry the rest over\n"
+    "  verify CERT [--pubkey FILE.pub]\n"
+    "                         check the signature and recompute every verdict (exit 0 valid, 1 not)\n"
+    "  keygen --out PREFIX    new Ed25519 signing key: PREFIX (0600) and PREFIX.pub\n"
     "  plan check PLAN        validate a plan; nothing runs\n"
+    "  diff OLD NEW           what changed between two certificates (exit 0 nothing regressed,\n"
+    "                         1 regressed); --noise FRACTION is the band (default 0.10)\n"
+    "  schema                 print the certificate's JSON Schema (docs/certificate.schema.json)\n"
     "  version                print the version\n";
 
 bool UseColor(const std::string& mode) {
@@ -39,11 +50,16 @@ bool UseColor(const std::string& mode) {
 static int RunController(int argc, char** argv) {
   using namespace clustercert::controller;
   clustercert::CommandLine command_line({
-      {"out", true, "DIR", "directory for the certificate (overrides the plan's certificate.out)",
+      {"out", true, "DIR", "run/report: output directory (overrides the plan's certificate.out); keygen: key prefix",
        ""},
       {"json", false, "", "machine-readable output on stdout", ""},
       {"color", true, "WHEN", "auto | always | never", "auto"},
       {"quiet", false, "", "no progress lines on stderr", ""},
+      {"pubkey", true, "FILE", "verify: the signer's public key (PEM, from keygen)", ""},
+      {"baseline", true, "CERT", "run: the certificate a partial re-certification starts from", ""},
+      {"only", true, "NODES", "run: with --baseline, the nodes to measure again (comma-separated)",
+       ""},
+      {"noise", true, "FRACTION", "diff: relative change band treated as noise", "0.10"},
       {"help", false, "", "print this help", ""},
   });
   if (auto parsed = command_line.Parse(argc, argv); !parsed.ok()) {
@@ -60,6 +76,19 @@ static int RunController(int argc, char** argv) {
   options.out = command_line.Get("out");
   options.json = command_line.GetBool("json");
   options.quiet = command_line.GetBool("quiet");
+  options.pubkey = command_line.Get("pubkey");
+  options.baseline = command_line.Get("baseline");
+  options.only = command_line.Get("only");
+  {
+    const std::string noise = command_line.Get("noise");
+    char* end = nullptr;
+    options.noise = std::strtod(noise.c_str(), &end);
+    if (noise.empty() || end == nullptr || *end != '\0') {
+      std::fprintf(stderr, "controller: --noise is '%s'; give a fraction such as 0.10 (10 %%)\n",
+                   noise.c_str());
+      return kExitUsage;
+    }
+  }
   const std::string color = command_line.Get("color");
   if (color != "auto" && color != "always" && color != "never") {
     std::fprintf(stderr, "controller: --color is '%s'; use auto, always or never\n", color.c_str());
@@ -75,6 +104,10 @@ static int RunController(int argc, char** argv) {
   std::vector<std::string> rest(args.begin() + 1, args.end());
   if (command == "run") return RunRunCommand(rest, options);
   if (command == "inventory") return RunInventoryCommand(rest, options);
+  if (command == "verify") return RunVerifyCommand(rest, options);
+  if (command == "keygen") return RunKeygenCommand(rest, options);
+  if (command == "schema") return RunSchemaCommand(rest, options);
+  if (command == "diff") return RunDiffCommand(rest, options);
   if (command == "plan") {
     if (!rest.empty() && rest[0] == "check") {
       return RunPlanCheckCommand(std::vector<std::string>(rest.begin() + 1, rest.end()), options);

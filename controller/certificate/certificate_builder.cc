@@ -1,8 +1,11 @@
 #include "controller/certificate/certificate_builder.h"
 
+#include <map>
+
 #include "absl/strings/str_cat.h"
 #include "common/time_format.h"
 #include "common/version.h"
+#include "controller/certificate/result_keys.h"
 #include "controller/checks/node_checks.h"
 
 namespace clustercert::controller {
@@ -27,15 +30,71 @@ std::vector<v1::PhaseResult> UnimplementedPhases(const plan::Plan& plan) {
   return {Skipped("uplink", plan.uplink.enabled)};
 }
 
+std::vector<std::string> VerdictReasons(const v1::Certificate& certificate) {
+  std::vector<std::string> reasons;
+  for (const auto& node : certificate.nodes()) {
+    if (!node.reachable()) reasons.push_back(absl::StrCat(node.name(), " was unreachable"));
+  }
+  int blocking = 0;
+  for (const auto& check : certificate.checks()) {
+    if (checks::BlocksCertification(check)) ++blocking;
+  }
+  if (blocking > 0) {
+    reasons.push_back(absl::StrCat(blocking, " check(s) of severity error failed or are unknown"));
+  }
+  // A phase the plan asks for that did not run (not in this build, no GPU
+  // for nccl, no agent) keeps the run from being certified.
+  for (const auto& phase : certificate.phases()) {
+    if (phase.status() == "skipped" &&
+        phase.detail().find("the plan has no") == std::string::npos) {
+      reasons.push_back(absl::StrCat("the plan asks for the ", phase.name(),
+                                     " phase, which did not run (", phase.detail(), ")"));
+    }
+  }
+  return reasons;
+}
+
+void AssignFindingKeys(google::protobuf::RepeatedPtrField<v1::Finding>& findings) {
+  std::map<std::string, int> seen;
+  for (auto& finding : findings) {
+    std::string key = finding.key().empty() ? FindingKey(finding) : finding.key();
+    const int n = ++seen[key];
+    if (n > 1) absl::StrAppend(&key, "#", n);
+    finding.set_key(key);
+  }
+}
+
+std::vector<v1::SkippedTest> SkippedTests(const v1::Certificate& certificate) {
+  std::vector<v1::SkippedTest> skipped;
+  auto add = [&](const char* kind, const std::string& key, const std::string& reason) {
+    v1::SkippedTest test;
+    test.set_kind(kind);
+    test.set_key(key);
+    test.set_reason(reason);
+    skipped.push_back(std::move(test));
+  };
+  for (const auto& phase : certificate.phases()) {
+    if (phase.status() == "skipped") add("phase", phase.name(), phase.detail());
+  }
+  for (const auto& check : certificate.checks()) {
+    if (check.status() == "skipped") add("check", check.key(), check.message());
+  }
+  for (const auto& pair : certificate.pairs()) {
+    if (pair.verdict().status() == "skipped") add("pair", PairKey(pair), pair.verdict().message());
+  }
+  return skipped;
+}
+
 v1::Certificate BuildCertificate(const plan::Plan& plan, const std::vector<NodeState>& nodes,
                                  const RunRecord& record) {
   v1::Certificate certificate;
-  certificate.set_format_version(1);
+  certificate.set_format_version(kCertificateFormatVersion);
   certificate.set_tool("clustercert");
   certificate.set_tool_version(kToolVersion);
   certificate.set_cluster(plan.cluster);
   certificate.set_plan_path(plan.path);
   certificate.set_plan_sha256(plan.sha256);
+  certificate.set_plan_yaml(plan.text);
   certificate.set_started_at(FormatUtc(record.started));
   certificate.set_finished_at(FormatUtc(record.finished));
 
@@ -48,38 +107,37 @@ v1::Certificate BuildCertificate(const plan::Plan& plan, const std::vector<NodeS
     node->set_error(state.error);
     node->set_agent_version(state.version.agent_version());
     if (state.inventory) *node->mutable_inventory() = *state.inventory;
+    if (state.clock) {
+      node->set_clock_measured(true);
+      node->set_clock_offset_ms(absl::ToDoubleMilliseconds(state.clock->offset));
+      node->set_clock_uncertainty_ms(absl::ToDoubleMilliseconds(state.clock->uncertainty));
+    }
   }
 
   for (const auto& pair : record.pairs) *certificate.add_pairs() = pair;
   for (const auto& suspect : record.suspects) *certificate.add_suspects() = suspect;
   for (const auto& sweep : record.collectives) *certificate.add_collectives() = sweep;
 
-  std::vector<std::string> reasons;
-  int blocking = 0;
-  for (const auto& check : record.checks) {
-    *certificate.add_checks() = check;
+  for (const auto& check : record.checks) *certificate.add_checks() = check;
+  AssignFindingKeys(*certificate.mutable_checks());
+  for (const auto& check : certificate.checks()) {
     if (check.status() == "fail" || check.status() == "unknown") {
       *certificate.add_findings() = check;
     }
-    if (checks::BlocksCertification(check)) ++blocking;
   }
-  for (const NodeState& state : nodes) {
-    if (!state.reachable) reasons.push_back(absl::StrCat(state.node.name, " was unreachable"));
+  for (auto& suspect : *certificate.mutable_suspects()) {
+    AssignFindingKeys(*suspect.mutable_inventory_findings());
   }
-  if (blocking > 0) {
-    reasons.push_back(absl::StrCat(blocking, " check(s) of severity error failed or are unknown"));
+  for (auto& skipped : SkippedTests(certificate)) *certificate.add_skipped() = std::move(skipped);
+  for (const auto& skipped : record.skipped_scopes) {
+    v1::SkippedTest* test = certificate.add_skipped();
+    test->set_kind("sweep");
+    test->set_key(skipped.substr(0, skipped.find(':')));
+    test->set_reason(skipped);
   }
-  // A phase the plan asks for that did not run (not in this build, no GPU
-  // for nccl, no agent) keeps the run from being certified.
-  for (const auto& phase : record.phases) {
-    if (phase.status() == "skipped" &&
-        phase.detail().find("the plan has no") == std::string::npos) {
-      reasons.push_back(absl::StrCat("the plan asks for the ", phase.name(),
-                                     " phase, which did not run (", phase.detail(), ")"));
-    }
-  }
+  const std::vector<std::string> reasons = VerdictReasons(certificate);
   certificate.set_verdict(reasons.empty() ? "certified" : "not-certified");
-  for (auto& reason : reasons) certificate.add_verdict_reasons(reason);
+  for (const auto& reason : reasons) certificate.add_verdict_reasons(reason);
   return certificate;
 }
 

@@ -24,10 +24,23 @@ struct RunRecord {
   std::vector<v1::PairResult> pairs;
   std::vector<v1::Suspect> suspects;
   std::vector<v1::CollectiveSweep> collectives;
+  std::vector<std::string> skipped_scopes;  // "2-node: <reason>"
 };
+
+// The schema version certificate.json is written in (docs/certificate.md).
+inline constexpr uint32_t kCertificateFormatVersion = 2;
 
 v1::Certificate BuildCertificate(const plan::Plan& plan, const std::vector<NodeState>& nodes,
                                  const RunRecord& record);
+
+// Why a certificate is not certified (empty: certified), from its nodes,
+// checks and phases: an unreachable node, a blocking check, a phase the plan
+// asks for that did not run. `controller verify` recomputes it the same way.
+std::vector<std::string> VerdictReasons(const v1::Certificate& certificate);
+
+// Sets each finding's stable key (FindingKey unless one is set), making
+// repeated keys unique with "#2", "#3".
+void AssignFindingKeys(google::protobuf::RepeatedPtrField<v1::Finding>& findings);
 
 // The phases this build cannot run yet, as skipped results with the reason;
 // a phase the plan does not ask for is skipped for that reason instead.

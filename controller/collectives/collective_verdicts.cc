@@ -166,6 +166,31 @@ std::vector<v1::Finding> JudgeSweep(const plan::Plan& plan, const v1::Collective
           JudgeTransport(plan, sweep, expected_gloo_transport)};
 }
 
+std::vector<v1::Finding> JudgeSweeps(const plan::Plan& plan,
+                                     const std::vector<v1::CollectiveSweep>& sweeps) {
+  std::vector<v1::Finding> checks;
+  const v1::CollectiveSweep* one_node = nullptr;
+  const v1::CollectiveSweep* two_node = nullptr;
+  for (const auto& sweep : sweeps) {
+    for (auto& finding : JudgeSweep(plan, sweep, sweep.expected_transport())) {
+      if (finding.id() == "collectives.busbw" &&
+          (finding.status() == checks::kPass || finding.status() == checks::kFail)) {
+        finding.set_has_value(true);
+        finding.set_value(sweep.large_busbw_gbytes());
+        finding.set_unit("GB/s");
+        finding.set_threshold(plan.collectives.min_busbw_gbytes);
+      }
+      checks.push_back(std::move(finding));
+    }
+    if (sweep.scope() == "1-node") one_node = &sweep;
+    if (sweep.scope() == "2-node") two_node = &sweep;
+  }
+  if (one_node != nullptr || two_node != nullptr) {
+    checks.push_back(JudgeScaling(plan, one_node, two_node));
+  }
+  return checks;
+}
+
 v1::Finding JudgeScaling(const plan::Plan& plan, const v1::CollectiveSweep* one_node,
                          const v1::CollectiveSweep* two_node) {
   const bool gloo_tcp = !IsNccl(plan) && two_node != nullptr && two_node->transport() == "tcp";

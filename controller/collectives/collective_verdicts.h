@@ -17,6 +17,13 @@ namespace clustercert::controller {
 std::vector<v1::Finding> JudgeSweep(const plan::Plan& plan, const v1::CollectiveSweep& sweep,
                                     const std::string& expected_gloo_transport);
 
+// Every collectives finding of a phase: JudgeSweep for each sweep (with the
+// sweep's expected_transport), the busbw findings carrying value and
+// threshold, then collectives.scaling when a 1-node or 2-node sweep ran. The
+// run and `controller verify` both judge through it.
+std::vector<v1::Finding> JudgeSweeps(const plan::Plan& plan,
+                                     const std::vector<v1::CollectiveSweep>& sweeps);
+
 // collectives.scaling: busbw must not fall by 3x or more from the 1-node
 // to the 2-node sweep (RDMA not used between nodes). Skipped when either is
 // missing or the 1-node sweep has one rank (no bus traffic to compare with).

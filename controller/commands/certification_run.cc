@@ -74,6 +74,7 @@ v1::PhaseResult RunCollectives(const plan::Plan& plan, std::vector<NodeState>& n
     }
     for (auto& check : outcome.checks) result.checks.push_back(std::move(check));
     record.collectives = std::move(outcome.sweeps);
+    record.skipped_scopes = std::move(outcome.skipped);
   }
   phase.set_duration_ms(absl::ToInt64Milliseconds(now() - start));
   progress.Line("collectives", phase.detail());

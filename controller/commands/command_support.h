@@ -28,6 +28,10 @@ struct CommandOptions {
   bool json = false;   // --json: machine-readable stdout
   bool color = false;  // resolved from --color and the terminal
   bool quiet = false;  // --quiet: no progress lines
+  double noise = 0.10;   // --noise: diff's relative band within which a change is noise
+  std::string pubkey;    // --pubkey: verify against this public key
+  std::string baseline;  // --baseline: certificate a partial re-certification starts from
+  std::string only;      // --only: comma-separated nodes to measure again
 };
 
 // Makes the client for one plan node; gRPC in production, fakes in tests.

@@ -2,8 +2,10 @@
 
 #include <cstdio>
 
+#include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
 #include "absl/time/clock.h"
+#include "controller/certificate/certificate_signer.h"
 #include "controller/certificate/certificate_writer.h"
 #include "controller/commands/certification_run.h"
 #include "controller/commands/finding_table.h"
@@ -22,6 +24,19 @@ int RunRunCommand(const std::vector<std::string>& args, const CommandOptions& op
 
   Progress progress(stderr, options.quiet);
   auto result = RunCertification(plan, nodes, progress, [] { return absl::Now(); });
+
+  int signing_failed = 0;
+  if (!plan.certificate.signing_key.empty()) {
+    if (auto status = SignCertificate(result.certificate, plan.certificate.signing_key);
+        !status.ok()) {
+      std::fprintf(stderr, "controller: the certificate is written unsigned: %s\n",
+                   std::string(status.message()).c_str());
+      signing_failed = 1;
+    } else {
+      progress.Line("certify", absl::StrCat("signed with Ed25519 key ",
+                                            result.certificate.signature().public_key_fingerprint()));
+    }
+  }
 
   const std::string out_dir = options.out.empty() ? plan.certificate.out : options.out;
   auto path = WriteCertificate(result.certificate, out_dir, absl::Now());
@@ -51,6 +66,7 @@ int RunRunCommand(const std::vector<std::string>& args, const CommandOptions& op
     }
     std::printf("\ncertificate: %s\n", path->c_str());
   }
+  if (signing_failed) return kExitCannotRun;
   return ExitCodeFor(result, nodes.size());
 }
 

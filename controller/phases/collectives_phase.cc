@@ -129,13 +129,6 @@ void PrintSweep(const v1::CollectiveSweep& sweep, Progress& progress) {
                               sweep.ok() ? "" : absl::StrCat("# not complete: ", sweep.error(), "\n")));
 }
 
-const v1::CollectiveSweep* FindScope(const std::vector<v1::CollectiveSweep>& sweeps,
-                                     const std::string& name) {
-  for (const auto& sweep : sweeps) {
-    if (sweep.scope() == name) return &sweep;
-  }
-  return nullptr;
-}
 
 }  // namespace
 
@@ -154,8 +147,11 @@ CollectivesOutcome RunCollectivesPhase(std::vector<NodeState>& nodes, const plan
       return outcome;
     }
     PrintSweep(external.sweep, progress);
-    for (auto& finding : JudgeSweep(plan, external.sweep, "")) outcome.checks.push_back(finding);
+    if (external.sweep.nodes_size() >= 2) {
+      external.sweep.set_min_busbw_gbytes(plan.collectives.min_busbw_gbytes);
+    }
     outcome.sweeps.push_back(std::move(external.sweep));
+    outcome.checks = JudgeSweeps(plan, outcome.sweeps);
     return outcome;
   }
 
@@ -179,14 +175,13 @@ CollectivesOutcome RunCollectivesPhase(std::vector<NodeState>& nodes, const plan
   for (const CollectiveScope& scope : choice.scopes) {
     v1::CollectiveSweep sweep = RunScope(nodes, plan, scope, progress);
     PrintSweep(sweep, progress);
-    const std::string expected_gloo = GlooTransportFor(plan, nodes[scope.nodes.front()]);
-    for (auto& finding : JudgeSweep(plan, sweep, expected_gloo)) outcome.checks.push_back(finding);
+    if (plan.collectives.backend == plan::CollectiveBackend::kGloo) {
+      sweep.set_expected_transport(GlooTransportFor(plan, nodes[scope.nodes.front()]));
+    }
+    if (sweep.nodes_size() >= 2) sweep.set_min_busbw_gbytes(plan.collectives.min_busbw_gbytes);
     outcome.sweeps.push_back(std::move(sweep));
   }
-  if (FindScope(outcome.sweeps, "1-node") != nullptr || FindScope(outcome.sweeps, "2-node") != nullptr) {
-    outcome.checks.push_back(JudgeScaling(plan, FindScope(outcome.sweeps, "1-node"),
-                                          FindScope(outcome.sweeps, "2-node")));
-  }
+  outcome.checks = JudgeSweeps(plan, outcome.sweeps);
   return outcome;
 }
 

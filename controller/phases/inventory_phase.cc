@@ -2,8 +2,7 @@
 
 #include "absl/strings/str_cat.h"
 #include "common/host_port.h"
-#include "controller/checks/cluster_checks.h"
-#include "controller/checks/node_checks.h"
+#include "controller/checks/inventory_evaluation.h"
 #include "controller/phases/fan_out.h"
 
 namespace clustercert::controller {
@@ -44,29 +43,26 @@ void FetchInventories(std::vector<NodeState>& nodes, const plan::Plan& plan, Pro
 
 }  // namespace
 
+checks::NodeEvidence EvidenceOf(const NodeState& state) {
+  checks::NodeEvidence evidence;
+  evidence.node = &state.node;
+  evidence.reachable = state.reachable;
+  evidence.error = state.error;
+  evidence.inventory = state.inventory ? &*state.inventory : nullptr;
+  if (state.clock) {
+    evidence.clock = checks::NodeClockOffset{state.node.name, state.clock->offset,
+                                             state.clock->uncertainty};
+  }
+  return evidence;
+}
+
 std::vector<v1::Finding> RunInventoryPhase(std::vector<NodeState>& nodes, const plan::Plan& plan,
                                            Progress& progress) {
   FetchInventories(nodes, plan, progress);
 
-  std::vector<v1::Finding> checks;
-  std::vector<checks::NodeClockOffset> clocks;
-  for (NodeState& state : nodes) {
-    checks.push_back(checks::ReachabilityFinding(state.node, state.reachable, state.error));
-    if (!state.reachable) continue;
-    if (!state.inventory) {
-      checks.push_back(checks::InventoryCollectedFinding(state.node, state.error));
-      continue;
-    }
-    checks.push_back(checks::InventoryCollectedFinding(state.node, ""));
-    for (auto& finding : checks::EvaluateNode(plan, state.node, *state.inventory)) {
-      checks.push_back(std::move(finding));
-    }
-    if (state.clock) {
-      clocks.push_back({state.node.name, state.clock->offset, state.clock->uncertainty});
-    }
-  }
-  checks.push_back(checks::ClockOffsetFinding(plan, clocks));
-  return checks;
+  std::vector<checks::NodeEvidence> evidence;
+  for (const NodeState& state : nodes) evidence.push_back(EvidenceOf(state));
+  return checks::EvaluateInventoryChecks(plan, evidence);
 }
 
 }  // namespace clustercert::controller

@@ -3,6 +3,7 @@
 #include <vector>
 
 #include "clustercert/v1/certificate.pb.h"
+#include "controller/checks/inventory_evaluation.h"
 #include "controller/phases/node_state.h"
 #include "controller/phases/progress.h"
 #include "controller/plan/plan.h"
@@ -13,6 +14,9 @@ namespace clustercert::controller {
 // the plan's expectations. Returns every check evaluated, passes included:
 // per node connect.reachable and inventory.collected, the node checks of
 // checks::EvaluateNode, then the cluster-wide clock.offset.
+// The evidence the inventory checks judge, from one node's live state.
+checks::NodeEvidence EvidenceOf(const NodeState& state);
+
 std::vector<v1::Finding> RunInventoryPhase(std::vector<NodeState>& nodes, const plan::Plan& plan,
                                            Progress& progress);
 

@@ -13,6 +13,7 @@
 #include "controller/pairwise/localisation.h"
 #include "controller/pairwise/pair_measurement.h"
 #include "controller/pairwise/pair_verdict.h"
+#include "controller/phases/matrix_judgement.h"
 #include "controller/phases/sync_call.h"
 #include "controller/schedule/pair_schedule.h"
 
@@ -51,9 +52,7 @@ constexpr uint64_t kLatencyIterations = 1000;
 constexpr size_t kMaxRetests = 64;
 constexpr absl::Duration kProgressPeriod = absl::Seconds(1);
 
-bool IsBandwidth(const std::string& test) {
-  return test.size() > 3 && test.substr(test.size() - 3) == "_bw";
-}
+bool IsBandwidth(const std::string& test) { return IsBandwidthTest(test); }
 
 struct TestItem {
   std::string test;
@@ -346,31 +345,6 @@ class PairRunner {
   Progress& progress_;
 };
 
-// With `bidirectional` each direction must reach the floor on its own, so the
-// weaker direction is judged (the cell's value is their sum).
-pairwise::PairMeasurement MeasurementOf(const v1::PairResult& pair, double line_rate_gbps,
-                                        bool bidirectional = false) {
-  pairwise::PairMeasurement m;
-  m.client = pair.client();
-  m.server = pair.server();
-  m.rail = pair.rail();
-  m.memory = pair.memory();
-  m.test = pair.test();
-  m.ok = pair.ok();
-  m.error = pair.error();
-  // The receiver's figure is the bandwidth (what arrived); latency is the client's.
-  m.result = pair.client_result();
-  if (IsBandwidth(pair.test()) && bidirectional) {
-    const auto& a = pair.client_result().bandwidth();
-    const auto& b = pair.server_result().bandwidth();
-    *m.result.mutable_bandwidth() = a.avg_gbps() <= b.avg_gbps() ? a : b;
-  } else if (IsBandwidth(pair.test()) && pair.server_result().bandwidth().avg_gbps() > 0) {
-    *m.result.mutable_bandwidth() = pair.server_result().bandwidth();
-  }
-  m.line_rate_gbps = line_rate_gbps;
-  return m;
-}
-
 std::string CellLine(const v1::PairResult& pair) {
   std::string where = absl::StrCat(pair.client(), " -> ", pair.server());
   if (!pair.rail().empty()) absl::StrAppend(&where, " ", pair.rail());
@@ -404,7 +378,6 @@ PairwiseOutcome RunPairwisePhase(std::vector<NodeState>& nodes, const plan::Plan
   }
 
   PairRunner runner(plan, progress);
-  std::vector<double> line_rates;  // parallel to outcome.pairs
   auto side_of = [&](int node, int rail) {
     const std::string name =
         (tcp || rail < 0) ? std::string() : nodes[node].node.rails[static_cast<size_t>(rail)];
@@ -435,8 +408,8 @@ PairwiseOutcome RunPairwisePhase(std::vector<NodeState>& nodes, const plan::Plan
         for (const auto& item : items) {
           v1::PairResult pair = runner.Run(client, server, item, static_cast<int>(r + 1),
                                            absl::StrCat("round ", r + 1, "/", rounds->size(), " "));
-          *pair.mutable_verdict() = pairwise::JudgePair(
-              plan.pairwise, MeasurementOf(pair, rates[p], plan.pairwise.bidirectional));
+          pair.set_line_rate_gbps(rates[p]);
+          *pair.mutable_verdict() = JudgeCell(plan, pair);
           progress.Line("pairwise",
                         absl::StrCat("round ", r + 1, "/", rounds->size(), " ", CellLine(pair)));
           per_pair[p].push_back(std::move(pair));
@@ -447,7 +420,6 @@ PairwiseOutcome RunPairwisePhase(std::vector<NodeState>& nodes, const plan::Plan
     for (size_t p = 0; p < per_pair.size(); ++p) {
       for (auto& pair : per_pair[p]) {
         outcome.pairs.push_back(std::move(pair));
-        line_rates.push_back(rates[p]);
       }
     }
   }
@@ -512,52 +484,21 @@ PairwiseOutcome RunPairwisePhase(std::vector<NodeState>& nodes, const plan::Plan
       v1::PairResult pair =
           runner.Run(client, server, {original.test(), original.memory()}, 0, "retest ");
       pair.set_retest_of(absl::StrCat(original.client(), "->", original.server()));
-      *pair.mutable_verdict() = pairwise::JudgePair(
-          plan.pairwise, MeasurementOf(pair, rate, plan.pairwise.bidirectional));
+      pair.set_line_rate_gbps(rate);
+      *pair.mutable_verdict() = JudgeCell(plan, pair);
       progress.Line("pairwise", absl::StrCat("retest ", CellLine(pair)));
       outcome.pairs.push_back(std::move(pair));
-      line_rates.push_back(rate);
     }
   }
 
-  std::vector<pairwise::PairMeasurement> measurements;
-  std::vector<v1::Finding> verdicts;
-  for (size_t i = 0; i < outcome.pairs.size(); ++i) {
-    const v1::PairResult& pair = outcome.pairs[i];
-    measurements.push_back(MeasurementOf(pair, line_rates[i], plan.pairwise.bidirectional));
-    verdicts.push_back(pair.verdict());
-    if (pair.retest_of().empty()) outcome.checks.push_back(pair.verdict());
-    if (pair.verdict().status() == "fail" && pair.retest_of().empty()) ++outcome.failing;
-  }
-
-  // GPUDirect: cuda against host on the same pair, rail and test.
-  for (size_t i = 0; i < main_cells; ++i) {
-    const v1::PairResult& cuda = outcome.pairs[i];
-    if (cuda.memory() != "cuda" || !IsBandwidth(cuda.test())) continue;
-    for (size_t j = 0; j < main_cells; ++j) {
-      const v1::PairResult& host = outcome.pairs[j];
-      if (host.memory() == "host" && host.client() == cuda.client() &&
-          host.server() == cuda.server() && host.rail() == cuda.rail() &&
-          host.test() == cuda.test()) {
-        outcome.checks.push_back(pairwise::JudgeGpuDirect(measurements[j], measurements[i]));
-      }
-    }
-  }
-
-  for (const auto& suspect : pairwise::Localise(measurements, verdicts)) {
-    v1::Suspect out;
-    out.set_node(suspect.node);
-    out.set_rail(suspect.rail);
-    out.set_failing_pairs(suspect.failing_pairs);
-    out.set_total_pairs(suspect.total_pairs);
-    out.set_reason(suspect.reason);
-    for (auto& finding : pairwise::TriageFindings(inventory_checks, suspect.node)) {
-      *out.add_inventory_findings() = std::move(finding);
-    }
-    progress.Line("pairwise", absl::StrCat("suspect: ", suspect.node,
-                                           suspect.rail.empty() ? "" : "/" + suspect.rail, ": ",
-                                           suspect.reason));
-    outcome.suspects.push_back(std::move(out));
+  MatrixJudgement judgement = JudgeMatrix(plan, outcome.pairs, inventory_checks);
+  outcome.checks = std::move(judgement.checks);
+  outcome.failing = judgement.failing;
+  for (auto& suspect : judgement.suspects) {
+    progress.Line("pairwise", absl::StrCat("suspect: ", suspect.node(),
+                                           suspect.rail().empty() ? "" : "/" + suspect.rail(),
+                                           ": ", suspect.reason()));
+    outcome.suspects.push_back(std::move(suspect));
   }
   return outcome;
 }

@@ -156,6 +156,7 @@ struct CertificateSettings {
 struct Plan {
   std::string path;    // as given on the command line
   std::string sha256;  // of the file's bytes, hex
+  std::string text;    // the file's bytes (embedded in the certificate)
   std::string cluster;
   Fabric fabric;
   std::vector<Node> nodes;

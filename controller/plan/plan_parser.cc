@@ -1,6 +1,5 @@
 #include "controller/plan/plan_parser.h"
 
-#include <openssl/evp.h>
 
 #include <cerrno>
 #include <cstdio>
@@ -17,6 +16,7 @@
 #include "controller/plan/map_reader.h"
 #include "controller/plan/plan_error_list.h"
 #include "controller/plan/plan_validator.h"
+#include "common/sha256.h"
 #include "controller/plan/test_sections.h"
 #include "controller/plan/yaml_scalar.h"
 #include "yaml-cpp/yaml.h"
@@ -28,21 +28,6 @@ constexpr absl::string_view kTopLevelRule =
     "a map of sections: cluster, fabric, nodes, expect, agents, pairwise, collectives, uplink, "
     "certificate";
 
-std::string Sha256Hex(absl::string_view bytes) {
-  unsigned char digest[EVP_MAX_MD_SIZE];
-  unsigned int length = 0;
-  if (EVP_Digest(bytes.data(), bytes.size(), digest, &length, EVP_sha256(), nullptr) != 1) {
-    return "";
-  }
-  constexpr char kHex[] = "0123456789abcdef";
-  std::string hex;
-  hex.reserve(2 * length);
-  for (unsigned int i = 0; i < length; ++i) {
-    hex.push_back(kHex[digest[i] >> 4]);
-    hex.push_back(kHex[digest[i] & 0xf]);
-  }
-  return hex;
-}
 
 SourceLocation TopOfFile(absl::string_view file_name) {
   SourceLocation top;
@@ -117,6 +102,7 @@ absl::StatusOr<Plan> ParsePlan(absl::string_view yaml_text, absl::string_view fi
   Plan plan;
   plan.path = std::string(file_name);
   plan.sha256 = Sha256Hex(yaml_text);
+  plan.text = std::string(yaml_text);
   PlanErrorList errors{std::string(file_name)};
   FieldReader reader(ParseContext{&errors, &plan.locations});
   try {

@@ -1,0 +1,230 @@
+#include "controller/certificate/verdict_recompute.h"
+
+#include <map>
+
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_join.h"
+#include "common/sha256.h"
+#include "controller/certificate/certificate_builder.h"
+#include "controller/certificate/result_keys.h"
+#include "controller/checks/inventory_evaluation.h"
+#include "controller/collectives/collective_verdicts.h"
+#include "controller/collectives/sweep_merge.h"
+#include "controller/phases/matrix_judgement.h"
+#include "controller/plan/plan_parser.h"
+
+namespace clustercert::controller {
+namespace {
+
+std::string Describe(const v1::Finding& finding) {
+  std::string text = absl::StrCat(finding.status(), " (", finding.severity(), ")");
+  if (!finding.observed().empty()) absl::StrAppend(&text, ", observed ", finding.observed());
+  if (!finding.expected().empty()) absl::StrAppend(&text, ", expected ", finding.expected());
+  return text;
+}
+
+// The fields a verdict consists of; `where` names the finding in the sentence.
+void CompareFinding(const std::string& where, const v1::Finding& recorded,
+                    const v1::Finding& recomputed, std::vector<std::string>& differences) {
+  const bool same = recorded.id() == recomputed.id() && recorded.status() == recomputed.status() &&
+                    recorded.severity() == recomputed.severity() &&
+                    recorded.observed() == recomputed.observed() &&
+                    recorded.expected() == recomputed.expected() &&
+                    recorded.message() == recomputed.message() &&
+                    recorded.has_value() == recomputed.has_value() &&
+                    recorded.value() == recomputed.value() &&
+                    recorded.threshold() == recomputed.threshold();
+  if (same) return;
+  differences.push_back(absl::StrCat(where, ": recorded ", Describe(recorded),
+                                     "; recomputed from the recorded values ",
+                                     Describe(recomputed),
+                                     recorded.message() != recomputed.message() &&
+                                             recorded.status() == recomputed.status()
+                                         ? absl::StrCat(" (message differs: recorded \"",
+                                                        recorded.message(), "\", recomputed \"",
+                                                        recomputed.message(), "\")")
+                                         : ""));
+}
+
+void CompareFindingLists(const std::string& list,
+                         const google::protobuf::RepeatedPtrField<v1::Finding>& recorded,
+                         const google::protobuf::RepeatedPtrField<v1::Finding>& recomputed,
+                         std::vector<std::string>& differences) {
+  std::map<std::string, const v1::Finding*> by_key;
+  for (const auto& finding : recomputed) by_key[finding.key()] = &finding;
+  std::map<std::string, bool> seen;
+  for (const auto& finding : recorded) {
+    const std::string key = finding.key().empty() ? FindingKey(finding) : finding.key();
+    auto it = by_key.find(key);
+    if (it == by_key.end()) {
+      differences.push_back(absl::StrCat(list, " ", key, ": recorded ", Describe(finding),
+                                         ", but no such check follows from the recorded values"));
+      continue;
+    }
+    seen[key] = true;
+    CompareFinding(absl::StrCat(list, " ", key), finding, *it->second, differences);
+  }
+  for (const auto& finding : recomputed) {
+    if (!seen.count(finding.key())) {
+      differences.push_back(absl::StrCat(list, " ", finding.key(), ": missing from the record; "
+                                         "recomputed ", Describe(finding)));
+    }
+  }
+}
+
+void CompareSuspects(const v1::Certificate& certificate, const std::vector<v1::Suspect>& recomputed,
+                     std::vector<std::string>& differences) {
+  auto name = [](const v1::Suspect& s) {
+    return absl::StrCat(s.node().empty() ? "fabric" : s.node(), s.rail().empty() ? "" : "/",
+                        s.rail());
+  };
+  auto text = [&](const v1::Suspect& s) {
+    return absl::StrCat(name(s), " (", s.failing_pairs(), " of ", s.total_pairs(),
+                        " pairs failing: ", s.reason(), ")");
+  };
+  std::vector<std::string> recorded_text;
+  std::vector<std::string> recomputed_text;
+  for (const auto& s : certificate.suspects()) recorded_text.push_back(text(s));
+  for (const auto& s : recomputed) recomputed_text.push_back(text(s));
+  if (recorded_text != recomputed_text) {
+    differences.push_back(absl::StrCat(
+        "suspects: recorded [", absl::StrJoin(recorded_text, "; "), "], recomputed [",
+        absl::StrJoin(recomputed_text, "; "), "]"));
+  }
+}
+
+}  // namespace
+
+VerdictRecheck RecheckVerdicts(const v1::Certificate& certificate) {
+  VerdictRecheck recheck;
+  std::vector<std::string>& differences = recheck.differences;
+
+  if (certificate.plan_yaml().empty()) {
+    differences.push_back(
+        "the certificate embeds no plan (plan_yaml is empty; schema 1 certificates do not): its "
+        "verdicts cannot be recomputed; re-run the plan with this release");
+    return recheck;
+  }
+  if (Sha256Hex(certificate.plan_yaml()) != certificate.plan_sha256()) {
+    differences.push_back(absl::StrCat("plan_yaml: its SHA-256 is ", Sha256Hex(certificate.plan_yaml()),
+                                       " but the certificate records plan_sha256 ",
+                                       certificate.plan_sha256(), ": the embedded plan was edited"));
+  }
+  auto plan = plan::ParsePlan(certificate.plan_yaml(), certificate.plan_path());
+  if (!plan.ok()) {
+    differences.push_back(absl::StrCat("the embedded plan does not parse (",
+                                       plan.status().message(), "): verdicts cannot be recomputed"));
+    return recheck;
+  }
+
+  // Inventory checks, from each node's recorded reachability, inventory and clock.
+  std::map<std::string, const v1::NodeResult*> node_results;
+  for (const auto& node : certificate.nodes()) {
+    node_results[node.name()] = &node;
+    if (node.has_carried()) ++recheck.carried;
+  }
+  std::vector<checks::NodeEvidence> evidence;
+  for (const plan::Node& node : plan->nodes) {
+    auto it = node_results.find(node.name);
+    if (it == node_results.end()) {
+      differences.push_back(absl::StrCat("nodes: the plan names ", node.name,
+                                         " but the certificate has no result for it"));
+      continue;
+    }
+    const v1::NodeResult& result = *it->second;
+    checks::NodeEvidence e;
+    e.node = &node;
+    e.reachable = result.reachable();
+    e.error = result.error();
+    e.inventory = result.has_inventory() ? &result.inventory() : nullptr;
+    if (result.clock_measured()) {
+      e.clock = checks::NodeClockOffset{node.name, absl::Milliseconds(result.clock_offset_ms()),
+                                        absl::Milliseconds(result.clock_uncertainty_ms())};
+    }
+    evidence.push_back(e);
+  }
+  if (node_results.size() != plan->nodes.size()) {
+    differences.push_back(absl::StrCat("nodes: the certificate has ", node_results.size(),
+                                       " node result(s), the plan names ", plan->nodes.size()));
+  }
+
+  v1::Certificate recomputed;
+  bool inventory_ran = false;
+  for (const auto& phase : certificate.phases()) {
+    if (phase.name() == "inventory" && phase.status() != "skipped") inventory_ran = true;
+  }
+  std::vector<v1::Finding> inventory_checks;
+  if (inventory_ran) {
+    inventory_checks = checks::EvaluateInventoryChecks(*plan, evidence);
+  } else {
+    for (const auto& e : evidence) {
+      inventory_checks.push_back(checks::ReachabilityFinding(*e.node, false, e.error));
+    }
+  }
+  for (const auto& finding : inventory_checks) *recomputed.add_checks() = finding;
+
+  // The pair matrix: each cell from its measurement and line rate.
+  std::vector<v1::PairResult> pairs(certificate.pairs().begin(), certificate.pairs().end());
+  MatrixJudgement matrix = JudgeMatrix(*plan, pairs, inventory_checks);
+  recheck.pairs = static_cast<int>(pairs.size());
+  for (int i = 0; i < certificate.pairs_size(); ++i) {
+    const v1::PairResult& pair = certificate.pairs(i);
+    if (pair.has_carried()) ++recheck.carried;
+    CompareFinding(absl::StrCat("pairs[", PairKey(pair), "] verdict"), pair.verdict(),
+                   pairs[static_cast<size_t>(i)].verdict(), differences);
+  }
+  for (auto& finding : matrix.checks) *recomputed.add_checks() = std::move(finding);
+  CompareSuspects(certificate, matrix.suspects, differences);
+
+  // Collective sweeps, from their rows and transports.
+  std::vector<v1::CollectiveSweep> sweeps(certificate.collectives().begin(),
+                                          certificate.collectives().end());
+  recheck.sweeps = static_cast<int>(sweeps.size());
+  for (auto& sweep : sweeps) {
+    if (sweep.has_carried()) ++recheck.carried;
+    // The large-message figure the busbw verdict judges follows from the rows.
+    const double recorded = sweep.large_busbw_gbytes();
+    const int64_t recorded_from = sweep.large_from_bytes();
+    SetSweepRows({sweep.rows().begin(), sweep.rows().end()}, sweep);
+    if (sweep.large_busbw_gbytes() != recorded || sweep.large_from_bytes() != recorded_from) {
+      differences.push_back(absl::StrCat(
+          "collectives[", sweep.scope(), "]: recorded large-message busbw ", recorded,
+          " GB/s from ", recorded_from, " B, but its rows give ", sweep.large_busbw_gbytes(),
+          " GB/s from ", sweep.large_from_bytes(), " B"));
+    }
+  }
+  for (auto& finding : JudgeSweeps(*plan, sweeps)) *recomputed.add_checks() = std::move(finding);
+
+  AssignFindingKeys(*recomputed.mutable_checks());
+  recheck.checks = recomputed.checks_size();
+  for (const auto& finding : certificate.checks()) {
+    if (finding.has_carried()) ++recheck.carried;
+  }
+  CompareFindingLists("checks", certificate.checks(), recomputed.checks(), differences);
+
+  // The findings list is the failed and unknown checks, as recorded.
+  google::protobuf::RepeatedPtrField<v1::Finding> failing;
+  for (const auto& check : certificate.checks()) {
+    if (check.status() == "fail" || check.status() == "unknown") *failing.Add() = check;
+  }
+  CompareFindingLists("findings", certificate.findings(), failing, differences);
+
+  // The verdict, from the recomputed checks with the recorded nodes and phases.
+  *recomputed.mutable_nodes() = certificate.nodes();
+  *recomputed.mutable_phases() = certificate.phases();
+  const std::vector<std::string> reasons = VerdictReasons(recomputed);
+  const std::string verdict = reasons.empty() ? "certified" : "not-certified";
+  if (verdict != certificate.verdict()) {
+    differences.push_back(absl::StrCat("verdict: recorded ", certificate.verdict(),
+                                       ", recomputed ", verdict,
+                                       reasons.empty() ? "" : absl::StrCat(" (", absl::StrJoin(reasons, "; "), ")")));
+  } else if (std::vector<std::string>(certificate.verdict_reasons().begin(),
+                                      certificate.verdict_reasons().end()) != reasons) {
+    differences.push_back(absl::StrCat("verdict_reasons: recorded [",
+                                       absl::StrJoin(certificate.verdict_reasons(), "; "),
+                                       "], recomputed [", absl::StrJoin(reasons, "; "), "]"));
+  }
+  return recheck;
+}
+
+}  // namespace clustercert::controller

@@ -1,0 +1,29 @@
+#include "controller/checks/inventory_evaluation.h"
+
+#include "controller/checks/node_checks.h"
+
+namespace clustercert::checks {
+
+std::vector<v1::Finding> EvaluateInventoryChecks(const plan::Plan& plan,
+                                                 const std::vector<NodeEvidence>& nodes) {
+  std::vector<v1::Finding> checks;
+  std::vector<NodeClockOffset> clocks;
+  for (const NodeEvidence& evidence : nodes) {
+    const plan::Node& node = *evidence.node;
+    checks.push_back(ReachabilityFinding(node, evidence.reachable, evidence.error));
+    if (!evidence.reachable) continue;
+    if (evidence.inventory == nullptr) {
+      checks.push_back(InventoryCollectedFinding(node, evidence.error));
+      continue;
+    }
+    checks.push_back(InventoryCollectedFinding(node, ""));
+    for (auto& finding : EvaluateNode(plan, node, *evidence.inventory)) {
+      checks.push_back(std::move(finding));
+    }
+    if (evidence.clock) clocks.push_back(*evidence.clock);
+  }
+  checks.push_back(ClockOffsetFinding(plan, clocks));
+  return checks;
+}
+
+}  // namespace clustercert::checks

@@ -1,0 +1,103 @@
+#include "controller/phases/matrix_judgement.h"
+
+#include "absl/strings/str_cat.h"
+#include "controller/certificate/result_keys.h"
+#include "controller/pairwise/localisation.h"
+#include "controller/pairwise/pair_verdict.h"
+
+namespace clustercert::controller {
+
+bool IsBandwidthTest(const std::string& test) {
+  return test.size() > 3 && test.substr(test.size() - 3) == "_bw";
+}
+
+pairwise::PairMeasurement MeasurementOf(const v1::PairResult& pair, bool bidirectional) {
+  pairwise::PairMeasurement m;
+  m.client = pair.client();
+  m.server = pair.server();
+  m.rail = pair.rail();
+  m.memory = pair.memory();
+  m.test = pair.test();
+  m.ok = pair.ok();
+  m.error = pair.error();
+  // The receiver's figure is the bandwidth (what arrived); latency is the client's.
+  m.result = pair.client_result();
+  if (IsBandwidthTest(pair.test()) && bidirectional) {
+    const auto& a = pair.client_result().bandwidth();
+    const auto& b = pair.server_result().bandwidth();
+    *m.result.mutable_bandwidth() = a.avg_gbps() <= b.avg_gbps() ? a : b;
+  } else if (IsBandwidthTest(pair.test()) && pair.server_result().bandwidth().avg_gbps() > 0) {
+    *m.result.mutable_bandwidth() = pair.server_result().bandwidth();
+  }
+  m.line_rate_gbps = pair.line_rate_gbps();
+  return m;
+}
+
+v1::Finding JudgeCell(const plan::Plan& plan, const v1::PairResult& pair) {
+  v1::Finding verdict =
+      pairwise::JudgePair(plan.pairwise, MeasurementOf(pair, plan.pairwise.bidirectional));
+  v1::PairResult keyed = pair;
+  *keyed.mutable_verdict() = verdict;
+  verdict.set_key(PairVerdictKey(keyed));
+  if (pair.ok() && (verdict.status() == "pass" || verdict.status() == "fail")) {
+    verdict.set_has_value(true);
+    verdict.set_value(pair.value());
+    verdict.set_unit(pair.unit());
+    verdict.set_threshold(pair.threshold());
+  }
+  return verdict;
+}
+
+MatrixJudgement JudgeMatrix(const plan::Plan& plan, std::vector<v1::PairResult>& pairs,
+                            const std::vector<v1::Finding>& inventory_checks) {
+  MatrixJudgement judgement;
+  std::vector<pairwise::PairMeasurement> measurements;
+  std::vector<v1::Finding> verdicts;
+  for (v1::PairResult& pair : pairs) {
+    const v1::Carried carried = pair.verdict().carried();
+    *pair.mutable_verdict() = JudgeCell(plan, pair);
+    if (pair.has_carried()) *pair.mutable_verdict()->mutable_carried() = pair.carried();
+    measurements.push_back(MeasurementOf(pair, plan.pairwise.bidirectional));
+    verdicts.push_back(pair.verdict());
+    if (pair.retest_of().empty()) {
+      judgement.checks.push_back(pair.verdict());
+      if (pair.verdict().status() == "fail") ++judgement.failing;
+    }
+  }
+
+  // GPUDirect: cuda against host on the same pair, rail and test.
+  for (size_t i = 0; i < pairs.size(); ++i) {
+    const v1::PairResult& cuda = pairs[i];
+    if (!cuda.retest_of().empty() || cuda.memory() != "cuda" || !IsBandwidthTest(cuda.test())) {
+      continue;
+    }
+    for (size_t j = 0; j < pairs.size(); ++j) {
+      const v1::PairResult& host = pairs[j];
+      if (host.retest_of().empty() && host.memory() == "host" && host.client() == cuda.client() &&
+          host.server() == cuda.server() && host.rail() == cuda.rail() &&
+          host.test() == cuda.test()) {
+        v1::Finding finding = pairwise::JudgeGpuDirect(measurements[j], measurements[i]);
+        finding.set_key(absl::StrCat(finding.id(), "@", cuda.client(),
+                                     cuda.rail().empty() ? "" : "/" + cuda.rail(), "->",
+                                     cuda.server(), " ", cuda.test()));
+        judgement.checks.push_back(std::move(finding));
+      }
+    }
+  }
+
+  for (const auto& suspect : pairwise::Localise(measurements, verdicts)) {
+    v1::Suspect out;
+    out.set_node(suspect.node);
+    out.set_rail(suspect.rail);
+    out.set_failing_pairs(suspect.failing_pairs);
+    out.set_total_pairs(suspect.total_pairs);
+    out.set_reason(suspect.reason);
+    for (auto& finding : pairwise::TriageFindings(inventory_checks, suspect.node)) {
+      *out.add_inventory_findings() = std::move(finding);
+    }
+    judgement.suspects.push_back(std::move(out));
+  }
+  return judgement;
+}
+
+}  // namespace clustercert::controller

@@ -1,0 +1,38 @@
+#pragma once
+
+#include <string>
+#include <vector>
+
+#include "clustercert/v1/certificate.pb.h"
+#include "controller/pairwise/pair_measurement.h"
+#include "controller/plan/plan.h"
+
+namespace clustercert::controller {
+
+// Whether a pairwise test measures bandwidth ("*_bw") rather than latency.
+bool IsBandwidthTest(const std::string& test);
+
+// What the verdict of one cell judges: the receiver's bandwidth (the weaker
+// direction with `bidirectional`), the client's latency, against the cell's
+// line rate (PairResult.line_rate_gbps).
+pairwise::PairMeasurement MeasurementOf(const v1::PairResult& pair, bool bidirectional);
+
+// The verdict of one cell (pairwise.bandwidth / pairwise.latency) with its
+// stable key and value, unit and threshold.
+v1::Finding JudgeCell(const plan::Plan& plan, const v1::PairResult& pair);
+
+struct MatrixJudgement {
+  std::vector<v1::Finding> checks;    // each main cell's verdict, then the GPUDirect comparisons
+  std::vector<v1::Suspect> suspects;  // where the failing pairs point
+  int failing = 0;                    // main cells that failed
+};
+
+// Judges a whole matrix (retests included): sets every cell's verdict, then
+// compares cuda with host memory per pair and localises the failing cells,
+// each suspect with its inventory findings in triage order. The run and
+// `controller verify` both call it, so a verdict can be recomputed from the
+// recorded values.
+MatrixJudgement JudgeMatrix(const plan::Plan& plan, std::vector<v1::PairResult>& pairs,
+                            const std::vector<v1::Finding>& inventory_checks);
+
+}  // namespace clustercert::controller
