@@ -107,6 +107,9 @@ v1::Certificate BuildCertificate(const plan::Plan& plan, const std::vector<NodeS
     node->set_error(state.error);
     node->set_agent_version(state.version.agent_version());
     if (state.inventory) *node->mutable_inventory() = *state.inventory;
+    if (auto it = record.carried_nodes.find(state.node.name); it != record.carried_nodes.end()) {
+      *node->mutable_carried() = it->second;
+    }
     if (state.clock) {
       node->set_clock_measured(true);
       node->set_clock_offset_ms(absl::ToDoubleMilliseconds(state.clock->offset));
@@ -114,6 +117,7 @@ v1::Certificate BuildCertificate(const plan::Plan& plan, const std::vector<NodeS
     }
   }
 
+  if (record.baseline) *certificate.mutable_baseline() = *record.baseline;
   for (const auto& pair : record.pairs) *certificate.add_pairs() = pair;
   for (const auto& suspect : record.suspects) *certificate.add_suspects() = suspect;
   for (const auto& sweep : record.collectives) *certificate.add_collectives() = sweep;

@@ -1,5 +1,7 @@
 #pragma once
 
+#include <map>
+#include <optional>
 #include <vector>
 
 #include "absl/time/time.h"
@@ -25,6 +27,10 @@ struct RunRecord {
   std::vector<v1::Suspect> suspects;
   std::vector<v1::CollectiveSweep> collectives;
   std::vector<std::string> skipped_scopes;  // "2-node: <reason>"
+  // A partial re-certification: its baseline, and the nodes whose
+  // inventory was taken over from it.
+  std::optional<v1::Baseline> baseline;
+  std::map<std::string, v1::Carried> carried_nodes;
 };
 
 // The schema version certificate.json is written in (docs/certificate.md).

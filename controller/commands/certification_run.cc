@@ -17,7 +17,7 @@ namespace {
 
 v1::PhaseResult RunPairwise(const plan::Plan& plan, std::vector<NodeState>& nodes,
                             CertificationResult& result, RunRecord& record, Progress& progress,
-                            const std::function<absl::Time()>& now) {
+                            const std::function<absl::Time()>& now, const RerunScope* rerun) {
   v1::PhaseResult phase;
   phase.set_name("pairwise");
   const absl::Time start = now();
@@ -28,7 +28,7 @@ v1::PhaseResult RunPairwise(const plan::Plan& plan, std::vector<NodeState>& node
     phase.set_status("fail");
     phase.set_detail("fewer than two agents answered: no pair to test");
   } else {
-    PairwiseOutcome outcome = RunPairwisePhase(nodes, plan, result.checks, progress);
+    PairwiseOutcome outcome = RunPairwisePhase(nodes, plan, result.checks, progress, rerun);
     const int blocking = checks::CountBlocking(outcome.checks);
     phase.set_status(blocking == 0 && outcome.rounds > 0 ? "pass" : "fail");
     phase.set_detail(absl::StrCat(outcome.pairs.size(), " cell(s) in ", outcome.rounds,
@@ -45,7 +45,7 @@ v1::PhaseResult RunPairwise(const plan::Plan& plan, std::vector<NodeState>& node
 
 v1::PhaseResult RunCollectives(const plan::Plan& plan, std::vector<NodeState>& nodes,
                                CertificationResult& result, RunRecord& record, Progress& progress,
-                               const std::function<absl::Time()>& now) {
+                               const std::function<absl::Time()>& now, const RerunScope* rerun) {
   v1::PhaseResult phase;
   phase.set_name("collectives");
   const absl::Time start = now();
@@ -56,7 +56,7 @@ v1::PhaseResult RunCollectives(const plan::Plan& plan, std::vector<NodeState>& n
     phase.set_status("skipped");
     phase.set_detail("skipped: no agent answered");
   } else {
-    CollectivesOutcome outcome = RunCollectivesPhase(nodes, plan, progress);
+    CollectivesOutcome outcome = RunCollectivesPhase(nodes, plan, progress, rerun);
     if (!outcome.not_run.empty()) {
       phase.set_status("skipped");
       phase.set_detail(outcome.not_run);
@@ -85,7 +85,8 @@ v1::PhaseResult RunCollectives(const plan::Plan& plan, std::vector<NodeState>& n
 
 CertificationResult RunCertification(const plan::Plan& plan, std::vector<NodeState>& nodes,
                                      Progress& progress, const std::function<absl::Time()>& now,
-                                     PhaseScope scope) {
+                                     PhaseScope scope, const RerunScope* rerun,
+                                     const v1::Baseline* baseline) {
   CertificationResult result;
   RunRecord record;
   record.started = now();
@@ -109,7 +110,7 @@ CertificationResult RunCertification(const plan::Plan& plan, std::vector<NodeSta
       result.checks.push_back(checks::ReachabilityFinding(state.node, false, state.error));
     }
   } else {
-    result.checks = RunInventoryPhase(nodes, plan, progress);
+    result.checks = RunInventoryPhase(nodes, plan, progress, rerun);
     const int blocking = checks::CountBlocking(result.checks);
     inventory.set_status(blocking == 0 ? "pass" : "fail");
     inventory.set_detail(
@@ -119,8 +120,8 @@ CertificationResult RunCertification(const plan::Plan& plan, std::vector<NodeSta
   record.phases.push_back(inventory);
 
   if (scope == PhaseScope::kAll) {
-    record.phases.push_back(RunPairwise(plan, nodes, result, record, progress, now));
-    record.phases.push_back(RunCollectives(plan, nodes, result, record, progress, now));
+    record.phases.push_back(RunPairwise(plan, nodes, result, record, progress, now, rerun));
+    record.phases.push_back(RunCollectives(plan, nodes, result, record, progress, now, rerun));
     for (auto& phase : UnimplementedPhases(plan)) {
       progress.Line(phase.name(), phase.detail());
       record.phases.push_back(std::move(phase));
@@ -128,6 +129,14 @@ CertificationResult RunCertification(const plan::Plan& plan, std::vector<NodeSta
   }
   record.checks = result.checks;
   record.finished = now();
+  if (rerun != nullptr && baseline != nullptr) {
+    record.baseline = *baseline;
+    for (const NodeState& state : nodes) {
+      if (!rerun->Measures(state.node.name) && state.inventory) {
+        record.carried_nodes[state.node.name] = rerun->carried;
+      }
+    }
+  }
   result.certificate = BuildCertificate(plan, nodes, record);
   return result;
 }

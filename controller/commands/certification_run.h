@@ -7,6 +7,7 @@
 #include "clustercert/v1/certificate.pb.h"
 #include "controller/phases/node_state.h"
 #include "controller/phases/progress.h"
+#include "controller/phases/rerun_scope.h"
 #include "controller/plan/plan.h"
 
 namespace clustercert::controller {
@@ -25,7 +26,9 @@ enum class PhaseScope { kInventoryOnly, kAll };
 
 CertificationResult RunCertification(const plan::Plan& plan, std::vector<NodeState>& nodes,
                                      Progress& progress, const std::function<absl::Time()>& now,
-                                     PhaseScope scope = PhaseScope::kAll);
+                                     PhaseScope scope = PhaseScope::kAll,
+                                     const RerunScope* rerun = nullptr,
+                                     const v1::Baseline* baseline = nullptr);
 
 // The exit status for a finished run (0, 1 or 3).
 int ExitCodeFor(const CertificationResult& result, size_t node_count);

@@ -1,12 +1,14 @@
 #include "controller/commands/run_command.h"
 
 #include <cstdio>
+#include <optional>
 
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
 #include "absl/time/clock.h"
 #include "controller/certificate/certificate_signer.h"
 #include "controller/certificate/certificate_writer.h"
+#include "controller/commands/baseline_rerun.h"
 #include "controller/commands/certification_run.h"
 #include "controller/commands/finding_table.h"
 #include "controller/commands/matrix_table.h"
@@ -22,8 +24,31 @@ int RunRunCommand(const std::vector<std::string>& args, const CommandOptions& op
   const plan::Plan& plan = prepared->plan;
   std::vector<NodeState>& nodes = prepared->nodes;
 
+  std::optional<BaselineRerun> rerun;
+  if (!options.baseline.empty()) {
+    auto prepared_rerun = PrepareBaselineRerun(options.baseline, options.only, plan, absl::Now());
+    if (!prepared_rerun.ok()) {
+      std::fprintf(stderr, "controller: %s\n", std::string(prepared_rerun.status().message()).c_str());
+      return kExitUsage;
+    }
+    rerun = std::move(*prepared_rerun);
+  } else if (!options.only.empty()) {
+    std::fprintf(stderr,
+                 "controller: --only needs --baseline OLD.json: the certificate whose other "
+                 "results are carried over\n");
+    return kExitUsage;
+  }
+
   Progress progress(stderr, options.quiet);
-  auto result = RunCertification(plan, nodes, progress, [] { return absl::Now(); });
+  if (rerun) {
+    progress.Line("baseline", absl::StrCat("re-measuring ", absl::StrJoin(rerun->scope.only, ", "),
+                                           "; carrying the rest over from ", options.baseline, " (",
+                                           rerun->baseline.started_at(), ", ",
+                                           rerun->scope.carried.age_s(), " s old)"));
+  }
+  auto result = RunCertification(plan, nodes, progress, [] { return absl::Now(); },
+                                 PhaseScope::kAll, rerun ? &rerun->scope : nullptr,
+                                 rerun ? &rerun->baseline : nullptr);
 
   int signing_failed = 0;
   if (!plan.certificate.signing_key.empty()) {

@@ -133,7 +133,7 @@ void PrintSweep(const v1::CollectiveSweep& sweep, Progress& progress) {
 }  // namespace
 
 CollectivesOutcome RunCollectivesPhase(std::vector<NodeState>& nodes, const plan::Plan& plan,
-                                       Progress& progress) {
+                                       Progress& progress, const RerunScope* rerun) {
   CollectivesOutcome outcome;
   std::vector<size_t> reachable;
   for (size_t i = 0; i < nodes.size(); ++i) {
@@ -171,6 +171,31 @@ CollectivesOutcome RunCollectivesPhase(std::vector<NodeState>& nodes, const plan
 
   ScopeChoice choice = ChooseScopes(plan.collectives.scopes, reachable);
   outcome.skipped = choice.skipped;
+  std::vector<v1::CollectiveSweep> carried;
+  if (rerun != nullptr) {
+    // Scopes without a re-measured node keep the baseline's sweep.
+    std::vector<CollectiveScope> measured;
+    for (auto& scope : choice.scopes) {
+      bool touches = false;
+      for (size_t index : scope.nodes) touches = touches || rerun->Measures(nodes[index].node.name);
+      const v1::CollectiveSweep* old = nullptr;
+      if (rerun->baseline != nullptr) {
+        for (const auto& sweep : rerun->baseline->collectives()) {
+          if (sweep.scope() == scope.name) old = &sweep;
+        }
+      }
+      if (touches || old == nullptr) {
+        measured.push_back(std::move(scope));
+      } else {
+        v1::CollectiveSweep sweep = *old;
+        *sweep.mutable_carried() = rerun->carried;
+        progress.Line("collectives", absl::StrCat(scope.name, ": carried over from the baseline (",
+                                                  rerun->carried.from_started_at(), ")"));
+        carried.push_back(std::move(sweep));
+      }
+    }
+    choice.scopes = std::move(measured);
+  }
   for (const std::string& skipped : choice.skipped) progress.Line("collectives", "skipped " + skipped);
   for (const CollectiveScope& scope : choice.scopes) {
     v1::CollectiveSweep sweep = RunScope(nodes, plan, scope, progress);
@@ -181,6 +206,7 @@ CollectivesOutcome RunCollectivesPhase(std::vector<NodeState>& nodes, const plan
     if (sweep.nodes_size() >= 2) sweep.set_min_busbw_gbytes(plan.collectives.min_busbw_gbytes);
     outcome.sweeps.push_back(std::move(sweep));
   }
+  for (auto& sweep : carried) outcome.sweeps.push_back(std::move(sweep));
   outcome.checks = JudgeSweeps(plan, outcome.sweeps);
   return outcome;
 }

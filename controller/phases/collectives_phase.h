@@ -5,6 +5,7 @@
 #include "clustercert/v1/certificate.pb.h"
 #include "controller/phases/node_state.h"
 #include "controller/phases/progress.h"
+#include "controller/phases/rerun_scope.h"
 #include "controller/plan/plan.h"
 
 namespace clustercert::controller {
@@ -23,6 +24,7 @@ struct CollectivesOutcome {
 // relayed by the controller) or, with launcher mpirun, by an external
 // nccl-tests run. Prints each sweep in nccl-tests' layout as it completes.
 CollectivesOutcome RunCollectivesPhase(std::vector<NodeState>& nodes, const plan::Plan& plan,
-                                       Progress& progress);
+                                       Progress& progress,
+                                       const RerunScope* rerun = nullptr);
 
 }  // namespace clustercert::controller

@@ -8,10 +8,27 @@
 namespace clustercert::controller {
 namespace {
 
-void FetchInventories(std::vector<NodeState>& nodes, const plan::Plan& plan, Progress& progress) {
+void FetchInventories(std::vector<NodeState>& nodes, const plan::Plan& plan, Progress& progress,
+                      const RerunScope* rerun) {
   std::vector<size_t> reachable;
   for (size_t i = 0; i < nodes.size(); ++i) {
-    if (nodes[i].reachable) reachable.push_back(i);
+    if (!nodes[i].reachable) continue;
+    if (rerun != nullptr && !rerun->Measures(nodes[i].node.name)) {
+      // Taken over from the baseline: this node is not re-measured.
+      const v1::NodeResult* old = nullptr;
+      if (rerun->baseline != nullptr) {
+        for (const auto& node : rerun->baseline->nodes()) {
+          if (node.name() == nodes[i].node.name) old = &node;
+        }
+      }
+      if (old != nullptr && old->has_inventory()) {
+        nodes[i].inventory = old->inventory();
+        progress.Line("inventory", absl::StrCat(nodes[i].node.name, ": carried over from the baseline (",
+                                                rerun->carried.from_started_at(), ")"));
+        continue;
+      }
+    }
+    reachable.push_back(i);
   }
   const absl::Duration timeout = absl::Seconds(plan.agents.call_timeout_s);
   FanOut(reachable.size(), [&](size_t k, std::function<void()> finished) {
@@ -57,12 +74,22 @@ checks::NodeEvidence EvidenceOf(const NodeState& state) {
 }
 
 std::vector<v1::Finding> RunInventoryPhase(std::vector<NodeState>& nodes, const plan::Plan& plan,
-                                           Progress& progress) {
-  FetchInventories(nodes, plan, progress);
+                                           Progress& progress, const RerunScope* rerun) {
+  FetchInventories(nodes, plan, progress, rerun);
 
   std::vector<checks::NodeEvidence> evidence;
   for (const NodeState& state : nodes) evidence.push_back(EvidenceOf(state));
-  return checks::EvaluateInventoryChecks(plan, evidence);
+  std::vector<v1::Finding> checks = checks::EvaluateInventoryChecks(plan, evidence);
+  if (rerun != nullptr) {
+    for (auto& finding : checks) {
+      // Judged again, but from the baseline's facts about that node.
+      if (!finding.node().empty() && !rerun->Measures(finding.node()) &&
+          finding.id() != "connect.reachable") {
+        *finding.mutable_carried() = rerun->carried;
+      }
+    }
+  }
+  return checks;
 }
 
 }  // namespace clustercert::controller

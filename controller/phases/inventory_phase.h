@@ -6,6 +6,7 @@
 #include "controller/checks/inventory_evaluation.h"
 #include "controller/phases/node_state.h"
 #include "controller/phases/progress.h"
+#include "controller/phases/rerun_scope.h"
 #include "controller/plan/plan.h"
 
 namespace clustercert::controller {
@@ -18,6 +19,7 @@ namespace clustercert::controller {
 checks::NodeEvidence EvidenceOf(const NodeState& state);
 
 std::vector<v1::Finding> RunInventoryPhase(std::vector<NodeState>& nodes, const plan::Plan& plan,
-                                           Progress& progress);
+                                           Progress& progress,
+                                           const RerunScope* rerun = nullptr);
 
 }  // namespace clustercert::controller

@@ -363,12 +363,27 @@ bool ProgressFromClient(plan::PairwiseEngine engine, const std::string& test) {
 
 PairwiseOutcome RunPairwisePhase(std::vector<NodeState>& nodes, const plan::Plan& plan,
                                  const std::vector<v1::Finding>& inventory_checks,
-                                 Progress& progress) {
+                                 Progress& progress, const RerunScope* rerun) {
   PairwiseOutcome outcome;
   auto rounds = schedule::BuildSchedule(plan);
   if (!rounds.ok()) {
     progress.Line("pairwise", absl::StrCat("cannot schedule: ", rounds.status().message()));
     return outcome;
+  }
+  if (rerun != nullptr) {
+    // Only the cells with a re-measured node at either end run again.
+    std::vector<schedule::Round> kept;
+    for (auto& round : *rounds) {
+      std::vector<schedule::PairTest> tests;
+      for (const auto& test : round.tests) {
+        if (rerun->Measures(nodes[test.client].node.name) ||
+            rerun->Measures(nodes[test.server].node.name)) {
+          tests.push_back(test);
+        }
+      }
+      if (!tests.empty()) kept.push_back({std::move(tests), round.idle});
+    }
+    *rounds = std::move(kept);
   }
   outcome.rounds = static_cast<int>(rounds->size());
   const bool tcp = plan.pairwise.engine == plan::PairwiseEngine::kTcp;
@@ -491,6 +506,17 @@ PairwiseOutcome RunPairwisePhase(std::vector<NodeState>& nodes, const plan::Plan
     }
   }
 
+  if (rerun != nullptr && rerun->baseline != nullptr) {
+    for (const v1::PairResult& old : rerun->baseline->pairs()) {
+      if (!old.retest_of().empty() || rerun->Measures(old.client()) ||
+          rerun->Measures(old.server())) {
+        continue;
+      }
+      v1::PairResult carried = old;
+      *carried.mutable_carried() = rerun->carried;
+      outcome.pairs.push_back(std::move(carried));
+    }
+  }
   MatrixJudgement judgement = JudgeMatrix(plan, outcome.pairs, inventory_checks);
   outcome.checks = std::move(judgement.checks);
   outcome.failing = judgement.failing;

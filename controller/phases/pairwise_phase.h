@@ -6,6 +6,7 @@
 #include "clustercert/v1/certificate.pb.h"
 #include "controller/phases/node_state.h"
 #include "controller/phases/progress.h"
+#include "controller/phases/rerun_scope.h"
 #include "controller/plan/plan.h"
 
 namespace clustercert::controller {
@@ -38,6 +39,7 @@ bool ProgressFromClient(plan::PairwiseEngine engine, const std::string& test);
 
 PairwiseOutcome RunPairwisePhase(std::vector<NodeState>& nodes, const plan::Plan& plan,
                                  const std::vector<v1::Finding>& inventory_checks,
-                                 Progress& progress);
+                                 Progress& progress,
+                                 const RerunScope* rerun = nullptr);
 
 }  // namespace clustercert::controller
