@@ -204,14 +204,9 @@ std::vector<v1::SectionDigest> SectionDigests(const v1::Certificate& certificate
     const std::string& name = field->name();
     if (name == "nodes" || name == "pairs" || name == "collectives" || name == "signature") continue;
     if (!field->is_repeated() && field->cpp_type() != FieldDescriptor::CPPTYPE_MESSAGE) continue;
-    v1::Certificate part;
-    if (field->is_repeated()) {
-      for (int k = 0; k < reflection->FieldSize(certificate, field); ++k) {
-        reflection->AddMessage(&part, field)->CopyFrom(
-            reflection->GetRepeatedMessage(certificate, field, k));
-      }
-    } else if (reflection->HasField(certificate, field)) {
-      reflection->MutableMessage(&part, field)->CopyFrom(reflection->GetMessage(certificate, field));
+    v1::Certificate part = certificate;
+    for (int k = 0; k < descriptor->field_count(); ++k) {
+      if (k != i) reflection->ClearField(&part, descriptor->field(k));
     }
     add(name, DeterministicBytes(part));
   }

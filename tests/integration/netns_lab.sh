@@ -64,6 +64,12 @@ case "$action" in
     tc -n "$(ns n$n)" qdisc replace dev data0 root tbf rate "$rate" burst 32kbit latency 100ms
     tc -n "$(ns sw)" qdisc replace dev "d-n$n" root tbf rate "$rate" burst 32kbit latency 100ms
     ;;
+  fast)
+    # Undo `slow`: the cable swap of a re-certification.
+    n=$3
+    tc -n "$(ns n$n)" qdisc del dev data0 root 2>/dev/null || true
+    tc -n "$(ns sw)" qdisc del dev "d-n$n" root 2>/dev/null || true
+    ;;
   down)
     down
     ;;

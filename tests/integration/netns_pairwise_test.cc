@@ -6,6 +6,7 @@
 
 #include <chrono>
 #include <filesystem>
+#include <regex>
 #include <fstream>
 #include <map>
 #include <memory>
@@ -78,7 +79,7 @@ class NetnsPairwiseTest : public ::testing::Test {
            "agents: {insecure: true, connect_timeout_s: 2, call_timeout_s: 20, retries: 0}\n";
   }
 
-  std::string WritePlan(double duration_s) {
+  std::string WritePlan(double duration_s, const std::string& signing_key = "") {
     std::string plan =
         "cluster: netns-lab\n"
         "fabric: {type: ethernet, link_rate_gbps: 1, min_netdev_mtu: 1500}\n"
@@ -90,7 +91,8 @@ class NetnsPairwiseTest : public ::testing::Test {
         std::to_string(duration_s) +
         ", min_fraction_of_line_rate: 0.5}\n"
         "certificate: {out: " +
-        (dir_ / "certs").string() + "}\n";
+        (dir_ / "certs").string() +
+        (signing_key.empty() ? std::string() : ", signing_key: " + signing_key) + "}\n";
     const fs::path path = dir_ / "plan.yaml";
     std::ofstream(path) << plan;
     return path.string();
@@ -149,6 +151,78 @@ TEST_F(NetnsPairwiseTest, SlowHostFailsExactlyItsPairsAndIsLocalised) {
   EXPECT_EQ(certificate.suspects(0).node(), "node3") << certificate.suspects(0).reason();
   EXPECT_NE(run.out.find("suspect node3"), std::string::npos) << run.out;
   EXPECT_NE(run.out.find("pairwise write_bw host"), std::string::npos) << run.out;  // the matrix
+}
+
+// A re-certification: a healthy signed run; node3's link slowed (the bad
+// cable); diff names node3 and its pairs; the cable "swapped" (shaping
+// removed) and only node3 re-run against the slowed baseline: the carried
+// cells keep their age, the result verifies, and diff says nothing regressed.
+TEST_F(NetnsPairwiseTest, DiffNamesTheSlowedHostAndAPartialRerunClearsIt) {
+  const std::string key = (dir_ / "signing.key").string();
+  CommandResult keygen =
+      RunCommand({CONTROLLER_BIN, "keygen", "--out", key}, (dir_ / "keygen").string());
+  ASSERT_EQ(keygen.exit_code, 0) << keygen.err;
+  StartAgents();
+  const std::string plan = WritePlan(1, key);
+  auto certificate_path = [](const CommandResult& run) {
+    std::smatch match;
+    return std::regex_search(run.out, match, std::regex("certificate: (\\S+)")) ? match[1].str()
+                                                                                : std::string();
+  };
+
+  CommandResult healthy = RunCommand(ControllerArgv(plan), (dir_ / "healthy").string());
+  ASSERT_EQ(healthy.exit_code, 0) << healthy.out << healthy.err;
+  CommandResult slow =
+      RunCommand({"/bin/bash", kLab, "slow", prefix_, "3", "100mbit"}, (dir_ / "slow").string());
+  ASSERT_EQ(slow.exit_code, 0) << slow.err;
+  CommandResult slowed = RunCommand(ControllerArgv(plan), (dir_ / "slowed").string());
+  ASSERT_EQ(slowed.exit_code, 1) << slowed.out << slowed.err;
+
+  CommandResult diff = RunCommand({CONTROLLER_BIN, "diff", certificate_path(healthy),
+                                   certificate_path(slowed), "--noise", "0.5", "--color=never"},
+                                  (dir_ / "diff").string());
+  EXPECT_EQ(diff.exit_code, 1) << diff.out << diff.err;
+  EXPECT_NE(diff.out.find("node3 is in 3 of 3 regressed pairs"), std::string::npos) << diff.out;
+  for (const char* pair : {"node1->node3", "node2->node3", "node3->node4"}) {
+    EXPECT_NE(diff.out.find(std::string("REGRESSION ") + pair), std::string::npos)
+        << pair << "\n" << diff.out;
+  }
+
+  CommandResult fast =
+      RunCommand({"/bin/bash", kLab, "fast", prefix_, "3"}, (dir_ / "fast").string());
+  ASSERT_EQ(fast.exit_code, 0) << fast.err;
+  std::vector<std::string> rerun_argv = ControllerArgv(plan);
+  for (const std::string& arg : {std::string("--baseline"), certificate_path(slowed),
+                                 std::string("--only"), std::string("node3")}) {
+    rerun_argv.push_back(arg);
+  }
+  CommandResult rerun = RunCommand(rerun_argv, (dir_ / "rerun").string());
+  ASSERT_EQ(rerun.exit_code, 0) << rerun.out << rerun.err;
+  v1::Certificate recertified = CertificateFromOutput(rerun.out);
+  int carried = 0;
+  for (const auto& pair : recertified.pairs()) {
+    const bool touches_node3 = pair.client() == "node3" || pair.server() == "node3";
+    EXPECT_EQ(pair.has_carried(), !touches_node3) << pair.client() << "->" << pair.server();
+    if (pair.has_carried()) {
+      ++carried;
+      EXPECT_GE(pair.carried().age_s(), 0);
+      EXPECT_EQ(pair.carried().from_started_at(), CertificateFromOutput(slowed.out).started_at());
+    }
+  }
+  EXPECT_EQ(carried, 3);
+  ASSERT_EQ(recertified.baseline().only_nodes_size(), 1);
+  EXPECT_EQ(recertified.baseline().only_nodes(0), "node3");
+
+  CommandResult verify = RunCommand({CONTROLLER_BIN, "verify", certificate_path(rerun), "--pubkey",
+                                     key + ".pub"},
+                                    (dir_ / "verify").string());
+  EXPECT_EQ(verify.exit_code, 0) << verify.out << verify.err;
+  EXPECT_NE(verify.out.find("carried over"), std::string::npos) << verify.out;
+
+  CommandResult back = RunCommand({CONTROLLER_BIN, "diff", certificate_path(slowed),
+                                   certificate_path(rerun), "--noise", "0.9", "--color=never"},
+                                  (dir_ / "diff-back").string());
+  EXPECT_EQ(back.exit_code, 0) << back.out << back.err;
 }
 
 TEST_F(NetnsPairwiseTest, AgentKilledMidRunFailsOnlyItsPairs) {

@@ -83,6 +83,20 @@ TEST_F(CertificateSignerTest, SurvivesTheJsonRoundTrip) {
   EXPECT_TRUE(check.valid) << Problems(check);
 }
 
+TEST_F(CertificateSignerTest, SignsANotCertifiedCertificateWithItsReasons) {
+  auto loaded =
+      LoadCertificate(std::string(CLUSTERCERT_FIXTURES) + "/certificates/lab-slowed.json");
+  ASSERT_TRUE(loaded.ok());
+  v1::Certificate slowed = loaded->certificate;
+  ASSERT_GT(slowed.verdict_reasons_size(), 0);
+  ASSERT_TRUE(SignCertificate(slowed, key_).ok());
+  EXPECT_TRUE(CheckSignature(slowed, std::nullopt).valid);
+  slowed.set_verdict_reasons(0, "nothing to see");
+  auto check = CheckSignature(slowed, std::nullopt);
+  EXPECT_NE(Problems(check).find("verdict_reasons was edited"), std::string::npos)
+      << Problems(check);
+}
+
 TEST_F(CertificateSignerTest, AnotherKeyIsRefused) {
   const std::string other = (dir_ / "other.key").string();
   ASSERT_TRUE(GenerateSigningKey(other).ok());
