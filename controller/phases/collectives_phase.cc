@@ -93,13 +93,24 @@ v1::CollectiveSweep RunScope(std::vector<NodeState>& nodes, const plan::Plan& pl
   settings.job_name = absl::StrCat("collectives/", scope.name);
   settings.job_timeout = absl::Seconds(plan.collectives.timeout_s);
   settings.call_timeout = absl::Seconds(plan.agents.call_timeout_s);
+  int sizes = 0;
+  for (int64_t bytes = std::max<int64_t>(plan.collectives.sizes.min_bytes, 1);
+       bytes <= plan.collectives.sizes.max_bytes && sizes < 64;
+       bytes *= std::max<int64_t>(plan.collectives.sizes.factor, 2)) {
+    ++sizes;
+  }
+  int done = 0;
+  const std::string bar = absl::StrCat("collectives ", scope.name);
+  progress.StartBar(bar, sizes, "sizes");
   ScopeRunResult run = RunScopeThroughAgents(members, specs, settings, [&](const RankRow& row) {
     if (row.rank != 0) return;
+    progress.Advance(bar, std::min(++done, sizes), sizes, absl::StrCat(row.row.bytes, " B"));
     progress.Line("collectives",
                   absl::StrFormat("%s: %12d B  %9.2f us  busbw %.4g GB/s (rank 0)", scope.name,
                                   row.row.bytes, row.row.out_of_place.time_us,
                                   row.row.out_of_place.busbw_gbps));
   });
+  progress.EndBar();
   sweep.set_ok(run.ok);
   sweep.set_error(run.error);
   for (auto& error : run.rank_errors) sweep.add_rank_errors(error);

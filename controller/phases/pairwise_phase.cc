@@ -1,6 +1,7 @@
 #include "controller/phases/pairwise_phase.h"
 
 #include <algorithm>
+#include <atomic>
 #include <map>
 #include <set>
 #include <thread>
@@ -406,6 +407,11 @@ PairwiseOutcome RunPairwisePhase(std::vector<NodeState>& nodes, const plan::Plan
     return rate;
   };
 
+  int total_cells = 0;
+  for (const auto& round : *rounds) total_cells += static_cast<int>(round.tests.size() * items.size());
+  std::atomic<int> finished_cells{0};
+  if (total_cells > 0) progress.StartBar("pairwise", total_cells, "cells");
+
   // Every pair of a round runs on its own thread; its tests run in order.
   for (size_t r = 0; r < rounds->size(); ++r) {
     const auto& round = (*rounds)[r];
@@ -427,6 +433,8 @@ PairwiseOutcome RunPairwisePhase(std::vector<NodeState>& nodes, const plan::Plan
           *pair.mutable_verdict() = JudgeCell(plan, pair);
           progress.Line("pairwise",
                         absl::StrCat("round ", r + 1, "/", rounds->size(), " ", CellLine(pair)));
+          progress.Advance("pairwise", ++finished_cells, total_cells,
+                           absl::StrCat(pair.client(), "->", pair.server(), " ", pair.test()));
           per_pair[p].push_back(std::move(pair));
         }
       });
@@ -438,6 +446,8 @@ PairwiseOutcome RunPairwisePhase(std::vector<NodeState>& nodes, const plan::Plan
       }
     }
   }
+
+  progress.EndBar();
 
   // Retest each end of a failing cell once against the partner with the best
   // pass record (more than half its cells passed): a bad endpoint fails
