@@ -36,6 +36,13 @@ for i in 1 2 3 4; do
 done
 echo "demo: 4 agents listening on 127.0.0.1:17071-17074"
 
+# plans/local.yaml signs with certs/demo-signing.key: made once, kept.
+if [ ! -f certs/demo-signing.key ]; then
+  mkdir -p certs
+  build/bin/controller keygen --out certs/demo-signing.key >/dev/null
+  echo "demo: made the signing key certs/demo-signing.key (public key certs/demo-signing.key.pub)"
+fi
+
 set +e
 build/bin/controller run plans/local.yaml --out certs
 rc=$?
@@ -43,5 +50,7 @@ set -e
 latest=$(ls -td certs/*/ 2>/dev/null | head -1)
 if [ -n "$latest" ]; then
   echo "demo: certificate written to ${latest}certificate.json (exit $rc)"
+  echo "demo: reports ${latest}report.html, ${latest}report.md, ${latest}junit.xml"
+  echo "demo: check it with: build/bin/controller verify ${latest}certificate.json --pubkey certs/demo-signing.key.pub"
 fi
 exit $rc

@@ -13,6 +13,9 @@ build_packages=(
   libssl-dev openssl
   libgtest-dev libgmock-dev libbenchmark-dev
   iproute2 procps
+  # The report test opens report.html in headless Chromium; the certificate
+  # schema test validates certificates with python3-jsonschema.
+  chromium fonts-liberation python3-jsonschema
 )
 if [ $# -gt 0 ]; then packages=("$@"); else packages=("${build_packages[@]}"); fi
 

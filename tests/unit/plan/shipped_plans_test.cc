@@ -118,7 +118,7 @@ TEST(ShippedPlansTest, Local) {
   const absl::StatusOr<Plan> plan = LoadShipped("local.yaml");
   ASSERT_TRUE(plan.ok()) << plan.status();
   EXPECT_EQ(plan->fabric.type, FabricType::kEthernet);
-  EXPECT_EQ(plan->fabric.link_rate_gbps, 0);
+  EXPECT_EQ(plan->fabric.link_rate_gbps, 1);
   ASSERT_EQ(plan->nodes.size(), 4u);
   for (int i = 0; i < 4; ++i) {
     const Node& node = plan->nodes[i];
@@ -134,10 +134,11 @@ TEST(ShippedPlansTest, Local) {
   EXPECT_FALSE(plan->expect.nvidia_peermem);
   EXPECT_FALSE(plan->expect.ofed);
   EXPECT_EQ(plan->certificate.out, "certs/");
-  EXPECT_EQ(plan->certificate.signing_key, "");
+  EXPECT_EQ(plan->certificate.signing_key, "certs/demo-signing.key");  // demo.sh makes it
   // The demo must certify with what this release runs on a box without RDMA
-  // or GPUs: connect, inventory and a gloo allreduce sweep over tcp.
-  EXPECT_FALSE(plan->pairwise.enabled);
+  // or GPUs: connect, inventory, a tcp pair matrix and gloo sweeps over tcp.
+  EXPECT_TRUE(plan->pairwise.enabled);
+  EXPECT_EQ(plan->pairwise.engine, PairwiseEngine::kTcp);
   EXPECT_TRUE(plan->collectives.enabled);
   EXPECT_EQ(plan->collectives.backend, CollectiveBackend::kGloo);
   EXPECT_EQ(plan->collectives.transport, GlooTransport::kTcp);
