@@ -17,6 +17,7 @@
 #include "controller/commands/diff_command.h"
 #include "controller/commands/inventory_command.h"
 #include "controller/commands/plan_check_command.h"
+#include "controller/commands/report_command.h"
 #include "controller/commands/run_command.h"
 #include "controller/commands/schema_command.h"
 #include "controller/commands/verify_command.h"
@@ -36,6 +37,8 @@ constexpr char kUsage[] =
     "  plan check PLAN        validate a plan; nothing runs\n"
     "  diff OLD NEW           what changed between two certificates (exit 0 nothing regressed,\n"
     "                         1 regressed); --noise FRACTION is the band (default 0.10)\n"
+    "  report CERT [--out DIR]\n"
+    "                         re-render report.html, report.md, junit.xml from a certificate\n"
     "  schema                 print the certificate's JSON Schema (docs/certificate.schema.json)\n"
     "  version                print the version\n";
 
@@ -108,6 +111,7 @@ static int RunController(int argc, char** argv) {
   if (command == "keygen") return RunKeygenCommand(rest, options);
   if (command == "schema") return RunSchemaCommand(rest, options);
   if (command == "diff") return RunDiffCommand(rest, options);
+  if (command == "report") return RunReportCommand(rest, options);
   if (command == "plan") {
     if (!rest.empty() && rest[0] == "check") {
       return RunPlanCheckCommand(std::vector<std::string>(rest.begin() + 1, rest.end()), options);

@@ -1,6 +1,7 @@
 #include "controller/commands/run_command.h"
 
 #include <cstdio>
+#include <filesystem>
 #include <optional>
 
 #include "absl/strings/str_cat.h"
@@ -12,6 +13,7 @@
 #include "controller/commands/certification_run.h"
 #include "controller/commands/finding_table.h"
 #include "controller/commands/matrix_table.h"
+#include "controller/report/report_files.h"
 
 namespace clustercert::controller {
 
@@ -70,6 +72,14 @@ int RunRunCommand(const std::vector<std::string>& args, const CommandOptions& op
     return kExitCannotRun;
   }
 
+  int reports_failed = 0;
+  const std::string certificate_dir = std::filesystem::path(*path).parent_path().string();
+  if (auto reports = report::WriteReports(result.certificate, certificate_dir); !reports.ok()) {
+    std::fprintf(stderr, "controller: the certificate is written, the reports are not: %s\n",
+                 std::string(reports.status().message()).c_str());
+    reports_failed = 1;
+  }
+
   if (options.json) {
     std::printf("{\"verdict\": \"%s\", \"certificate\": \"%s\"}\n",
                 result.certificate.verdict().c_str(), path->c_str());
@@ -90,8 +100,11 @@ int RunRunCommand(const std::vector<std::string>& args, const CommandOptions& op
       std::printf(" (%s)", absl::StrJoin(reasons, "; ").c_str());
     }
     std::printf("\ncertificate: %s\n", path->c_str());
+    if (!reports_failed) {
+      std::printf("reports: %s/report.html, report.md, junit.xml\n", certificate_dir.c_str());
+    }
   }
-  if (signing_failed) return kExitCannotRun;
+  if (signing_failed || reports_failed) return kExitCannotRun;
   return ExitCodeFor(result, nodes.size());
 }
 

@@ -1,0 +1,302 @@
+#include "controller/report/markdown_report.h"
+
+#include <algorithm>
+#include <vector>
+
+#include "absl/strings/match.h"
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_join.h"
+#include "absl/strings/string_view.h"
+#include "controller/certificate/result_keys.h"
+#include "controller/report/pair_matrices.h"
+#include "controller/report/report_text.h"
+
+namespace clustercert::report {
+namespace {
+
+constexpr char kCross[] = "\xE2\x9C\x97";  // ✗
+
+// Prose: '<' could open HTML in most ticket renderers, backslash, '`', '*' and
+// brackets could eat the next character, open code, emphasis or a link;
+// newlines become spaces so a list item stays one item. '>' and '_' are left
+// alone: mid-line and inside words they do nothing, and "node1 -> node2" and
+// write_bw stay readable in the raw text.
+std::string Md(absl::string_view text) {
+  std::string out;
+  out.reserve(text.size());
+  for (char c : text) {
+    switch (c) {
+      case '<':
+        out += "&lt;";
+        break;
+      case '\\':
+        out += "\\\\";
+        break;
+      case '`':
+        out += "\\`";
+        break;
+      case '*':
+        out += "\\*";
+        break;
+      case '[':
+        out += "\\[";
+        break;
+      case ']':
+        out += "\\]";
+        break;
+      case '\n':
+      case '\r':
+        out += ' ';
+        break;
+      default:
+        out += c;
+    }
+  }
+  // At the start of a line '>' would open a quote and '#' a heading.
+  if (!out.empty() && (out[0] == '>' || out[0] == '#')) out.insert(0, "\\");
+  return out;
+}
+
+// A table cell: prose escaping plus '|'.
+std::string Cell(absl::string_view text) {
+  std::string out;
+  for (char c : Md(text)) {
+    if (c == '|')
+      out += "\\|";
+    else
+      out += c;
+  }
+  return out;
+}
+
+// An inline code span that survives backticks in the text.
+std::string Code(absl::string_view text) {
+  size_t run = 0, longest = 0;
+  for (char c : text) {
+    run = c == '`' ? run + 1 : 0;
+    longest = std::max(longest, run);
+  }
+  std::string fence(longest + 1, '`');
+  std::string body;
+  for (char c : text) body += (c == '\n' || c == '\r') ? ' ' : c;
+  const bool pad = !body.empty() && (body.front() == '`' || body.back() == '`');
+  return absl::StrCat(fence, pad ? " " : "", body, pad ? " " : "", fence);
+}
+
+// A code span inside a table cell: GitHub needs '|' escaped even there.
+std::string CellCode(absl::string_view text) {
+  std::string out;
+  for (char c : Code(text)) {
+    if (c == '|')
+      out += "\\|";
+    else
+      out += c;
+  }
+  return out;
+}
+
+std::string Table(const std::vector<std::string>& headers,
+                  const std::vector<std::vector<std::string>>& rows) {
+  std::string out = absl::StrCat("| ", absl::StrJoin(headers, " | "), " |\n|");
+  for (size_t i = 0; i < headers.size(); ++i) out += " --- |";
+  out += "\n";
+  for (const auto& row : rows) absl::StrAppend(&out, "| ", absl::StrJoin(row, " | "), " |\n");
+  return out;
+}
+
+std::string StatusLabel(const v1::Finding& f) {
+  if (f.status() == "fail") return f.severity() == "warning" ? "WARN" : "FAIL";
+  if (f.status() == "unknown") return "UNKNOWN";
+  if (f.status() == "skipped") return "SKIP";
+  return "PASS";
+}
+
+void Findings(const v1::Certificate& c, std::string& out) {
+  out += "## Failing findings\n\n";
+  if (c.findings().empty()) {
+    out += "No check failed or stayed unknown.\n\n";
+    return;
+  }
+  std::vector<const v1::Finding*> sorted;
+  for (const auto& f : c.findings()) sorted.push_back(&f);
+  std::stable_sort(sorted.begin(), sorted.end(),
+                   [](const auto* a, const auto* b) { return TriageRank(*a) < TriageRank(*b); });
+  for (const auto* f : sorted) {
+    absl::StrAppend(&out, "### ", f->status() == "fail" ? kCross : "?", " ", StatusLabel(*f), " ",
+                    Code(KeyOf(*f)), "\n\n");
+    if (!f->message().empty()) absl::StrAppend(&out, Md(f->message()), "\n\n");
+    if (!f->observed().empty()) absl::StrAppend(&out, "- Observed: ", Code(f->observed()), "\n");
+    if (!f->expected().empty()) absl::StrAppend(&out, "- Expected: ", Code(f->expected()), "\n");
+    if (IsCarried(f->carried())) absl::StrAppend(&out, "- ", Md(CarriedText(f->carried())), "\n");
+    if (!f->remedy().empty()) absl::StrAppend(&out, "- **Remedy:** ", Md(f->remedy()), "\n");
+    out += "\n";
+  }
+}
+
+void Matrices(const v1::Certificate& c, std::string& out) {
+  const auto matrices = GroupPairMatrices(c);
+  if (matrices.empty() && c.pairs().empty()) return;
+  out += "## Pairwise\n\n";
+  for (const auto& m : matrices) {
+    int failing = 0;
+    for (const auto& [ends, p] : m.cells) failing += CellStatus(*p) == "fail" || !p->ok();
+    absl::StrAppend(&out, "### ", Md(m.Title()), " (", Md(m.unit),
+                    ", client rows \xC3\x97 server "
+                    "columns, ",
+                    failing, " failing)\n\n");
+    std::vector<std::string> headers = {"client \\ server"};
+    for (const auto& n : m.nodes) headers.push_back(Cell(n));
+    std::vector<std::vector<std::string>> rows;
+    for (const auto& client : m.nodes) {
+      std::vector<std::string> row = {Cell(client)};
+      for (const auto& server : m.nodes) {
+        auto it = m.cells.find({client, server});
+        if (client == server) {
+          row.push_back("\xE2\x80\x94");
+        } else if (it == m.cells.end()) {
+          row.push_back("\xC2\xB7");
+        } else {
+          const v1::PairResult& p = *it->second;
+          std::string text = p.ok() ? FormatNumber(p.value()) : std::string("ERR");
+          if (CellStatus(p) == "fail" || !p.ok())
+            text = absl::StrCat("**", text, " ", kCross, "**");
+          else if (CellStatus(p) == "unknown")
+            text += " ?";
+          row.push_back(text);
+        }
+      }
+      rows.push_back(std::move(row));
+    }
+    absl::StrAppend(&out, Table(headers, rows), "\n");
+  }
+  const auto retests = Retests(c);
+  if (!retests.empty()) {
+    std::vector<std::vector<std::string>> rows;
+    for (const auto* p : retests) {
+      const bool failing = CellStatus(*p) == "fail" || !p->ok();
+      rows.push_back({CellCode(controller::PairKey(*p)),
+                      p->ok() ? absl::StrCat(FormatNumber(p->value()), " ", Cell(p->unit()))
+                              : std::string("ERR"),
+                      failing ? absl::StrCat(kCross, " fail") : Cell(CellStatus(*p))});
+    }
+    absl::StrAppend(&out, "Retests against passing partners:\n\n",
+                    Table({"retest", "value", "status"}, rows), "\n");
+  }
+}
+
+void Sweeps(const v1::Certificate& c, std::string& out) {
+  if (c.collectives().empty()) return;
+  out += "## Collectives\n\n";
+  std::vector<std::vector<std::string>> rows;
+  for (const auto& s : c.collectives()) {
+    std::string status = s.ok() ? "ran" : absl::StrCat(kCross, " failed: ", Cell(s.error()));
+    std::string floor = s.min_busbw_gbytes() > 0 ? FormatNumber(s.min_busbw_gbytes()) : "none";
+    for (const auto& f : c.checks()) {
+      if (f.id() == "collectives.busbw" && f.device() == s.scope()) {
+        if (s.min_busbw_gbytes() <= 0 && !f.expected().empty()) floor = CellCode(f.expected());
+        status =
+            absl::StrCat(s.ok() ? "" : status + "; ", "busbw ",
+                         f.status() == "fail" ? absl::StrCat(kCross, " fail") : Cell(f.status()));
+      }
+    }
+    if (IsCarried(s.carried())) absl::StrAppend(&status, "; ", Cell(CarriedText(s.carried())));
+    rows.push_back(
+        {Cell(s.scope()), Cell(absl::StrJoin(s.nodes(), ", ")),
+         Cell(absl::StrCat(s.backend(), " ", s.transport())), absl::StrCat(s.ranks()),
+         absl::StrCat(FormatNumber(s.large_busbw_gbytes()),
+                      s.large_from_bytes() > 0
+                          ? absl::StrCat(" (from ", FormatBytes(s.large_from_bytes()), ")")
+                          : std::string()),
+         floor, status});
+  }
+  absl::StrAppend(
+      &out,
+      Table({"scope", "nodes", "backend", "ranks", "large busbw GB/s", "floor", "result"}, rows),
+      "\n");
+}
+
+void Suspects(const v1::Certificate& c, std::string& out) {
+  if (c.suspects().empty()) return;
+  out += "## Suspects\n\n";
+  for (const auto& s : c.suspects()) {
+    std::string who = s.node().empty() ? std::string("the fabric") : s.node();
+    if (!s.rail().empty()) absl::StrAppend(&who, " ", s.rail());
+    absl::StrAppend(&out, "- **", Md(who), "**: ", s.failing_pairs(), " of ", s.total_pairs(),
+                    " pair(s) failing. ", Md(s.reason()), "\n");
+    for (const auto& f : s.inventory_findings()) {
+      absl::StrAppend(&out, "  - ", StatusLabel(f), " ", Code(KeyOf(f)), ": ", Md(f.message()),
+                      f.remedy().empty() ? "" : " ", Md(f.remedy()), "\n");
+    }
+  }
+  out += "\n";
+}
+
+void Skipped(const v1::Certificate& c, std::string& out) {
+  std::vector<std::vector<std::string>> rows;
+  for (const auto& s : c.skipped()) {
+    rows.push_back({Cell(s.kind()), CellCode(s.key()), Cell(s.reason())});
+  }
+  for (const auto& p : c.phases()) {
+    if (p.status() == "skipped" && c.skipped().empty()) {
+      const std::string& detail = p.detail();
+      rows.push_back({"phase", CellCode(p.name()),
+                      Cell(absl::StartsWith(detail, "skipped: ") ? detail.substr(9) : detail)});
+    }
+  }
+  if (rows.empty()) return;
+  absl::StrAppend(&out, "## Skipped\n\n", Table({"kind", "what", "reason"}, rows), "\n");
+}
+
+}  // namespace
+
+std::string RenderMarkdownReport(const v1::Certificate& c) {
+  const bool certified = c.verdict() == "certified";
+  std::string out =
+      absl::StrCat("# ", certified ? "\xE2\x9C\x85 CERTIFIED" : "\xE2\x9D\x8C NOT CERTIFIED", ": ",
+                   Md(c.cluster()), "\n\n");
+  std::string run = absl::StrCat(Md(c.started_at()), " \xE2\x86\x92 ", Md(c.finished_at()));
+  if (int64_t ms = MillisBetween(c.started_at(), c.finished_at()); ms >= 0) {
+    absl::StrAppend(&run, " (", FormatDurationMs(ms), ")");
+  }
+  std::string signature = "unsigned";
+  if (c.has_signature() && !c.signature().public_key_fingerprint().empty()) {
+    signature = absl::StrCat("signed by ", CellCode(c.signature().public_key_fingerprint()));
+  }
+  std::vector<std::vector<std::string>> rows = {
+      {"verdict", absl::StrCat("**", Cell(c.verdict()), "**")},
+      {"plan", absl::StrCat(CellCode(c.plan_path()), c.plan_sha256().empty() ? "" : " sha256 ",
+                            c.plan_sha256().empty() ? "" : CellCode(c.plan_sha256()))},
+      {"run", run},
+      {"tool",
+       absl::StrCat(Cell(c.tool()), " ", Cell(c.tool_version()), ", format ", c.format_version())},
+      {"signature", signature}};
+  if (c.has_baseline() && !c.baseline().path().empty()) {
+    rows.push_back(
+        {"baseline",
+         absl::StrCat(CellCode(c.baseline().path()), " of ", Cell(c.baseline().started_at()),
+                      "; measured again: ", Cell(absl::StrJoin(c.baseline().only_nodes(), ", ")))});
+  }
+  absl::StrAppend(&out, Table({"field", "value"}, rows), "\n");
+  if (!c.verdict_reasons().empty()) {
+    out += "## Reasons\n\n";
+    for (const auto& reason : c.verdict_reasons()) absl::StrAppend(&out, "- ", Md(reason), "\n");
+    out += "\n";
+  }
+  std::vector<std::string> unreachable;
+  for (const auto& node : c.nodes()) {
+    if (!node.reachable()) {
+      unreachable.push_back(absl::StrCat(Md(node.name()), " (", Md(node.error()), ")"));
+    }
+  }
+  if (!unreachable.empty()) {
+    absl::StrAppend(&out, "Unreachable: ", absl::StrJoin(unreachable, "; "), "\n\n");
+  }
+  Findings(c, out);
+  Suspects(c, out);
+  Matrices(c, out);
+  Sweeps(c, out);
+  Skipped(c, out);
+  return out;
+}
+
+}  // namespace clustercert::report
