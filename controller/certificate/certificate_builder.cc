@@ -79,8 +79,11 @@ std::vector<v1::SkippedTest> SkippedTests(const v1::Certificate& certificate) {
   for (const auto& check : certificate.checks()) {
     if (check.status() == "skipped") add("check", check.key(), check.message());
   }
+  // A main cell's verdict is already among the checks; retests are not.
   for (const auto& pair : certificate.pairs()) {
-    if (pair.verdict().status() == "skipped") add("pair", PairKey(pair), pair.verdict().message());
+    if (!pair.retest_of().empty() && pair.verdict().status() == "skipped") {
+      add("pair", PairKey(pair), pair.verdict().message());
+    }
   }
   return skipped;
 }

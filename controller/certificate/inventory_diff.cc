@@ -28,13 +28,8 @@ class NodeSink {
 
   DiffEntry& Add(DiffKind kind, std::string subject, std::string field, std::string old_value,
                  std::string new_value, std::string text) {
-    DiffEntry entry;
-    entry.kind = kind;
-    entry.subject = std::move(subject);
-    entry.field = std::move(field);
-    entry.old_value = std::move(old_value);
-    entry.new_value = std::move(new_value);
-    entry.nodes = {node_};
+    DiffEntry entry = MakeDiffEntry(kind, std::move(subject), std::move(field),
+                                    std::move(old_value), std::move(new_value), {node_});
     entry.text = std::move(text);
     entries_->push_back(std::move(entry));
     return entries_->back();

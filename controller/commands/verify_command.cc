@@ -68,7 +68,15 @@ int RunVerifyCommand(const std::vector<std::string>& args, const CommandOptions&
                   certificate.baseline().started_at().c_str(),
                   certificate.baseline().sha256().substr(0, 16).c_str());
     }
-    std::printf("%s\n", valid ? "valid" : "INVALID");
+    if (valid) {
+      std::printf("valid\n");
+    } else if (!signature.is_signed && recheck.differences.empty()) {
+      std::printf("INVALID: an unsigned certificate cannot show that nothing was changed; sign "
+                  "the next run (certificate.signing_key) and check that one\n");
+    } else {
+      std::printf("INVALID: the certificate is not what its run wrote; check the file the run "
+                  "wrote, or run the plan again\n");
+    }
   }
   return valid ? 0 : 1;
 }

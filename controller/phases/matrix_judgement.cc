@@ -54,7 +54,6 @@ MatrixJudgement JudgeMatrix(const plan::Plan& plan, std::vector<v1::PairResult>&
   std::vector<pairwise::PairMeasurement> measurements;
   std::vector<v1::Finding> verdicts;
   for (v1::PairResult& pair : pairs) {
-    const v1::Carried carried = pair.verdict().carried();
     *pair.mutable_verdict() = JudgeCell(plan, pair);
     if (pair.has_carried()) *pair.mutable_verdict()->mutable_carried() = pair.carried();
     measurements.push_back(MeasurementOf(pair, plan.pairwise.bidirectional));

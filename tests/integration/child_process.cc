@@ -94,4 +94,13 @@ CommandResult RunCommand(std::vector<std::string> argv, const std::string& log_p
   return result;
 }
 
+int WaitForPortFile(const std::string& port_file, int timeout_ms) {
+  for (int waited = 0; waited < timeout_ms; waited += 25) {
+    const std::string text = ReadFile(port_file);
+    if (!text.empty() && text.back() == '\n') return std::stoi(text);
+    std::this_thread::sleep_for(std::chrono::milliseconds(25));
+  }
+  return 0;
+}
+
 }  // namespace clustercert::testing

@@ -44,4 +44,8 @@ CommandResult RunCommand(std::vector<std::string> argv, const std::string& log_p
 
 std::string ReadFile(const std::string& path);
 
+// Waits for an agent started with --port-file to write its port (a line
+// ending in a newline); returns the port, or 0 when none came in time.
+int WaitForPortFile(const std::string& port_file, int timeout_ms = 5000);
+
 }  // namespace clustercert::testing

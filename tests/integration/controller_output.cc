@@ -9,15 +9,21 @@
 
 namespace clustercert::testing {
 
+std::string CertificatePathFromOutput(const std::string& out) {
+  std::smatch match;
+  return std::regex_search(out, match, std::regex("certificate: (\\S+)")) ? match[1].str()
+                                                                          : std::string();
+}
+
 v1::Certificate CertificateFromOutput(const std::string& out) {
   v1::Certificate certificate;
-  std::smatch match;
-  if (!std::regex_search(out, match, std::regex("certificate: (\\S+)"))) {
+  const std::string path = CertificatePathFromOutput(out);
+  if (path.empty()) {
     ADD_FAILURE() << "no certificate path in the controller's output:\n" << out;
     return certificate;
   }
-  auto status = google::protobuf::util::JsonStringToMessage(ReadFile(match[1]), &certificate);
-  EXPECT_TRUE(status.ok()) << match[1] << ": " << status.ToString();
+  auto status = google::protobuf::util::JsonStringToMessage(ReadFile(path), &certificate);
+  EXPECT_TRUE(status.ok()) << path << ": " << status.ToString();
   return certificate;
 }
 

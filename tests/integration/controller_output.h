@@ -11,4 +11,7 @@ namespace clustercert::testing {
 // certificate) when the line is missing or the file does not parse.
 v1::Certificate CertificateFromOutput(const std::string& out);
 
+// The PATH of that "certificate: PATH" line; empty when there is none.
+std::string CertificatePathFromOutput(const std::string& out);
+
 }  // namespace clustercert::testing

@@ -45,13 +45,9 @@ class LoopbackClusterTest : public ::testing::Test {
                                      "--sysfs-root", root,       "--port-file", port_file};
     argv.insert(argv.end(), extra.begin(), extra.end());
     agents_[name] = std::make_unique<ChildProcess>(argv, (dir_ / name).string());
-    for (int i = 0; i < 200; ++i) {
-      std::string text = ReadFile(port_file);
-      if (!text.empty() && text.back() == '\n') return std::stoi(text);
-      std::this_thread::sleep_for(std::chrono::milliseconds(25));
-    }
-    ADD_FAILURE() << "agent " << name << " did not start: " << agents_[name]->Stderr();
-    return 0;
+    const int port = WaitForPortFile(port_file);
+    if (port == 0) ADD_FAILURE() << "agent " << name << " did not start: " << agents_[name]->Stderr();
+    return port;
   }
 
   // A port nothing listens on: bound once, then released.

@@ -40,13 +40,9 @@ class LoopbackCollectivesTest : public ::testing::Test {
         std::vector<std::string>{NODE_AGENT_BIN, "--listen", "127.0.0.1:0", "--node-name", name,
                                  "--insecure", "--port-file", port_file},
         (dir_ / name).string());
-    for (int i = 0; i < 200; ++i) {
-      std::string text = ReadFile(port_file);
-      if (!text.empty() && text.back() == '\n') return std::stoi(text);
-      std::this_thread::sleep_for(std::chrono::milliseconds(25));
-    }
-    ADD_FAILURE() << "agent " << name << " did not start: " << agents_[name]->Stderr();
-    return 0;
+    const int port = WaitForPortFile(port_file);
+    if (port == 0) ADD_FAILURE() << "agent " << name << " did not start: " << agents_[name]->Stderr();
+    return port;
   }
 
   // Four agents; `data_ips` overrides a node's data address.

@@ -165,10 +165,9 @@ TEST_F(NetnsPairwiseTest, DiffNamesTheSlowedHostAndAPartialRerunClearsIt) {
   StartAgents();
   const std::string plan = WritePlan(1, key);
   auto certificate_path = [](const CommandResult& run) {
-    std::smatch match;
-    return std::regex_search(run.out, match, std::regex("certificate: (\\S+)")) ? match[1].str()
-                                                                                : std::string();
+    return CertificatePathFromOutput(run.out);
   };
+
 
   CommandResult healthy = RunCommand(ControllerArgv(plan), (dir_ / "healthy").string());
   ASSERT_EQ(healthy.exit_code, 0) << healthy.out << healthy.err;

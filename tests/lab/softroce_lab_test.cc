@@ -91,11 +91,6 @@ std::string SoftRoceLabTest::up_error_;
 // The healthy run's certificate, which the slowed run is diffed against.
 std::string g_healthy_certificate;
 
-std::string CertificatePathIn(const std::string& out) {
-  std::smatch match;
-  return std::regex_search(out, match, std::regex("certificate: (\\S+)")) ? match[1].str()
-                                                                          : std::string();
-}
 
 const v1::Finding* FindCheck(const v1::Certificate& certificate, const std::string& node,
                              const std::string& id) {
@@ -132,7 +127,7 @@ TEST_F(SoftRoceLabTest, HealthyLabIsCertifiedWithRealVerbs) {
   CommandResult run;
   v1::Certificate certificate = RunPlan(kPlan, "healthy", &run);
   EXPECT_EQ(run.exit_code, 0) << run.out << run.err;
-  if (run.exit_code == 0) g_healthy_certificate = CertificatePathIn(run.out);
+  if (run.exit_code == 0) g_healthy_certificate = CertificatePathFromOutput(run.out);
   EXPECT_EQ(certificate.verdict(), "certified") << run.out;
 
   // Inventory: the live rxe sysfs and ibv_query_port, as libibverbs sees them.
@@ -273,7 +268,7 @@ TEST_F(SoftRoceLabTest, SlowedDataLinkIsLocalisedToItsNode) {
   // node3's cells are regressions at any band.
   if (!g_healthy_certificate.empty()) {
     CommandResult diff = RunCommand({CONTROLLER_BIN, "diff", g_healthy_certificate,
-                                     CertificatePathIn(run.out), "--noise", "0.9",
+                                     CertificatePathFromOutput(run.out), "--noise", "0.9",
                                      "--color=never"},
                                     (WorkDir() / "diff").string());
     EXPECT_EQ(diff.exit_code, 1) << diff.out << diff.err;
