@@ -50,14 +50,7 @@ class CertificateCliTest : public ::testing::Test {
   }
 
   int StartAgent(const std::string& name) {
-    const std::string port_file = (dir_ / (name + ".port")).string();
-    agents_[name] = std::make_unique<ChildProcess>(
-        std::vector<std::string>{NODE_AGENT_BIN, "--listen", "127.0.0.1:0", "--node-name", name,
-                                 "--insecure", "--port-file", port_file},
-        (dir_ / name).string());
-    const int port = WaitForPortFile(port_file);
-    if (port == 0) ADD_FAILURE() << "agent " << name << " did not start: " << agents_[name]->Stderr();
-    return port;
+    return StartLoopbackAgent(agents_, name, dir_.string(), {"--insecure"});
   }
 
   std::string WritePlan(const std::string& name, const std::string& cluster = "it-certificate") {

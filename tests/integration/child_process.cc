@@ -1,5 +1,7 @@
 #include "tests/integration/child_process.h"
 
+#include "gtest/gtest.h"
+
 #include <fcntl.h>
 #include <signal.h>
 #include <sys/wait.h>
@@ -101,6 +103,19 @@ int WaitForPortFile(const std::string& port_file, int timeout_ms) {
     std::this_thread::sleep_for(std::chrono::milliseconds(25));
   }
   return 0;
+}
+
+int StartLoopbackAgent(std::map<std::string, std::unique_ptr<ChildProcess>>& agents,
+                       const std::string& name, const std::string& dir,
+                       const std::vector<std::string>& extra) {
+  const std::string port_file = dir + "/" + name + ".port";
+  std::vector<std::string> argv = {NODE_AGENT_BIN, "--listen",    "127.0.0.1:0", "--node-name",
+                                   name,           "--port-file", port_file};
+  argv.insert(argv.end(), extra.begin(), extra.end());
+  agents[name] = std::make_unique<ChildProcess>(argv, dir + "/" + name);
+  const int port = WaitForPortFile(port_file);
+  if (port == 0) ADD_FAILURE() << "agent " << name << " did not start: " << agents[name]->Stderr();
+  return port;
 }
 
 }  // namespace clustercert::testing

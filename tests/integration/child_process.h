@@ -2,6 +2,8 @@
 
 #include <sys/types.h>
 
+#include <map>
+#include <memory>
 #include <string>
 #include <vector>
 
@@ -47,5 +49,13 @@ std::string ReadFile(const std::string& path);
 // Waits for an agent started with --port-file to write its port (a line
 // ending in a newline); returns the port, or 0 when none came in time.
 int WaitForPortFile(const std::string& port_file, int timeout_ms = 5000);
+
+// Starts node-agent `name` on 127.0.0.1 with a kernel-chosen port and the
+// `extra` flags (e.g. --insecure, --sysfs-root DIR), its files under `dir`,
+// kept in agents[name]; returns the port (0, and a test failure, when it
+// did not start).
+int StartLoopbackAgent(std::map<std::string, std::unique_ptr<ChildProcess>>& agents,
+                       const std::string& name, const std::string& dir,
+                       const std::vector<std::string>& extra);
 
 }  // namespace clustercert::testing

@@ -40,14 +40,8 @@ class LoopbackClusterTest : public ::testing::Test {
   // Starts an agent on 127.0.0.1 with a kernel-chosen port; returns the port.
   int StartAgent(const std::string& name, const std::string& root,
                  std::vector<std::string> extra = {"--insecure"}) {
-    const std::string port_file = (dir_ / (name + ".port")).string();
-    std::vector<std::string> argv = {NODE_AGENT_BIN, "--listen", "127.0.0.1:0", "--node-name", name,
-                                     "--sysfs-root", root,       "--port-file", port_file};
-    argv.insert(argv.end(), extra.begin(), extra.end());
-    agents_[name] = std::make_unique<ChildProcess>(argv, (dir_ / name).string());
-    const int port = WaitForPortFile(port_file);
-    if (port == 0) ADD_FAILURE() << "agent " << name << " did not start: " << agents_[name]->Stderr();
-    return port;
+    extra.insert(extra.begin(), {"--sysfs-root", root});
+    return StartLoopbackAgent(agents_, name, dir_.string(), extra);
   }
 
   // A port nothing listens on: bound once, then released.
