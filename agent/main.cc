@@ -21,6 +21,9 @@
 #include "agent/service/agent_handlers.h"
 #include "agent/service/agent_options.h"
 #include "agent/service/node_agent_service.h"
+#include "agent/service/uplink_handlers.h"
+#include "agent/uplink/http_range_flows.h"
+#include "agent/uplink/tcp_send_flows.h"
 #include "common/command_line.h"
 #include "common/sysfs_view.h"
 #include "common/tls_files.h"
@@ -58,6 +61,10 @@ static int RunAgent(int argc, char** argv) {
        "where the collective workers (collective-worker-gloo, -nccl) are (default: the "
        "node-agent's own directory)",
        ""},
+      {"test-clock-offset-ms", true, "MS",
+       "TEST ONLY: report this agent's clock MS milliseconds off, to exercise the controller's "
+       "clock.offset check; never set it in production",
+       "0"},
       {"help", false, "", "print this help", ""},
   });
   if (auto parsed = command_line.Parse(argc, argv); !parsed.ok()) {
@@ -104,6 +111,12 @@ static int RunAgent(int argc, char** argv) {
                  command_line.Get("worker-threads").c_str());
     return 2;
   }
+  double test_clock_offset_ms = 0;
+  if (!absl::SimpleAtod(command_line.Get("test-clock-offset-ms"), &test_clock_offset_ms)) {
+    std::fprintf(stderr, "node-agent: --test-clock-offset-ms must be a number, got '%s'\n",
+                 command_line.Get("test-clock-offset-ms").c_str());
+    return 2;
+  }
   auto options = agent::ValidateAgentFlags(flags, Hostname());
   if (!options.ok()) {
     std::fprintf(stderr, "node-agent: %s\n", std::string(options.status().message()).c_str());
@@ -130,8 +143,16 @@ static int RunAgent(int argc, char** argv) {
 
   SysfsView view(options->sysfs_root);
   auto collector = inventory::MakeInventoryCollector(view, options->listen.host);
+  if (test_clock_offset_ms != 0) {
+    spdlog::warn("--test-clock-offset-ms {}: this agent reports a clock that is off on purpose "
+                 "(a test-only flag); certificates say so",
+                 test_clock_offset_ms);
+  }
   agent::AgentHandlers handlers({options->node_name, Hostname()}, *collector,
-                                [] { return absl::Now(); });
+                                [] { return absl::Now(); },
+                                absl::Milliseconds(test_clock_offset_ms));
+  agent::UplinkHandlers uplink({uplink::RunHttpRangeFlows, uplink::RunTcpSendFlows},
+                               [] { return absl::Now(); });
   // Peer tests: the engines this build has, each endpoint under a lease the
   // reaper enforces; port counters for the before/after deltas.
   peer::TcpEngine tcp_engine;
@@ -154,7 +175,7 @@ static int RunAgent(int argc, char** argv) {
   agent::CollectiveHandlers collectives(collective_jobs, worker_dir);
 
   WorkerPool pool(options->worker_threads);
-  agent::NodeAgentService service(handlers, endpoints, counters, collectives, pool);
+  agent::NodeAgentService service(handlers, endpoints, counters, collectives, uplink, pool);
 
   grpc::ServerBuilder builder;
   int bound_port = 0;

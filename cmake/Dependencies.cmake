@@ -9,6 +9,8 @@ find_package(spdlog CONFIG REQUIRED)
 find_package(OpenSSL REQUIRED)
 find_package(PkgConfig REQUIRED)
 pkg_check_modules(IBVERBS REQUIRED IMPORTED_TARGET libibverbs)
+# The uplink test's HTTP target: parallel range GETs (libcurl4-openssl-dev).
+pkg_check_modules(CURL REQUIRED IMPORTED_TARGET libcurl)
 
 find_program(GRPC_CPP_PLUGIN grpc_cpp_plugin REQUIRED)
 

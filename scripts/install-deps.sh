@@ -11,6 +11,9 @@ build_packages=(
   libabsl-dev libyaml-cpp-dev libspdlog-dev libfmt-dev libgloo-dev
   libibverbs-dev librdmacm-dev ibverbs-providers
   libssl-dev openssl
+  # The uplink test's HTTP target (parallel range GETs); nginx serves as the
+  # storage target in its tests.
+  libcurl4-openssl-dev nginx-light
   libgtest-dev libgmock-dev libbenchmark-dev
   iproute2 procps
   # The report test opens report.html in headless Chromium; the certificate

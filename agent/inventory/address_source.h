@@ -11,6 +11,7 @@ namespace clustercert::inventory {
 struct InterfaceAddress {
   std::string netdev;   // "eno1"
   std::string address;  // "10.0.0.5", "fe80::1" (no prefix length, no scope)
+  int prefix_length = -1;  // from the netmask; -1 when unknown
 };
 
 // The boundary to the host's interface addresses (getifaddrs on a live host).

@@ -13,6 +13,7 @@
 #include <memory>
 
 #include "absl/strings/str_cat.h"
+#include "common/ip_subnet.h"
 
 namespace clustercert::inventory {
 namespace {
@@ -51,7 +52,19 @@ absl::StatusOr<std::vector<InterfaceAddress>> IfaddrsAddressSource::List() {
     if (entry->ifa_addr == nullptr || entry->ifa_name == nullptr) continue;
     std::string text = AddressText(entry->ifa_addr);
     if (text.empty()) continue;
-    addresses.push_back(InterfaceAddress{entry->ifa_name, std::move(text)});
+    int prefix_length = -1;
+    if (const sockaddr* mask = entry->ifa_netmask; mask != nullptr) {
+      if (mask->sa_family == AF_INET) {
+        const auto* v4 = reinterpret_cast<const sockaddr_in*>(mask);
+        prefix_length = PrefixLengthOfMask(
+            reinterpret_cast<const unsigned char*>(&v4->sin_addr), sizeof(v4->sin_addr));
+      } else if (mask->sa_family == AF_INET6) {
+        const auto* v6 = reinterpret_cast<const sockaddr_in6*>(mask);
+        prefix_length = PrefixLengthOfMask(
+            reinterpret_cast<const unsigned char*>(&v6->sin6_addr), sizeof(v6->sin6_addr));
+      }
+    }
+    addresses.push_back(InterfaceAddress{entry->ifa_name, std::move(text), prefix_length});
   }
   return addresses;
 }

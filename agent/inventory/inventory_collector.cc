@@ -20,6 +20,8 @@
 #include "agent/inventory/stack_collector.h"
 #include "agent/inventory/unknowns.h"
 #include "agent/inventory/verbs_port_attribute_source.h"
+#include "absl/strings/str_cat.h"
+#include "common/ip_subnet.h"
 
 namespace clustercert::inventory {
 namespace {
@@ -67,8 +69,10 @@ absl::StatusOr<v1::Inventory> InventoryCollector::Collect(const std::string& dia
     if (addresses.ok()) {
       for (auto& netdev : netdev_list) {
         for (const auto& address : *addresses) {
-          if (address.netdev == netdev.name() && address.address.find(':') == std::string::npos) {
-            netdev.add_ipv4(address.address);
+          if (address.netdev != netdev.name()) continue;
+          if (address.address.find(':') == std::string::npos) netdev.add_ipv4(address.address);
+          if (address.prefix_length >= 0) {
+            netdev.add_cidrs(absl::StrCat(address.address, "/", address.prefix_length));
           }
         }
       }
@@ -131,9 +135,16 @@ absl::StatusOr<v1::Inventory> InventoryCollector::Collect(const std::string& dia
   const std::string host = dialed_host.empty() ? listen_host_ : dialed_host;
   inventory.set_management_address(host);
   if (probes_.addresses && probes_.resolver) {
-    auto management = ManagementNetdev(host, *probes_.addresses, *probes_.resolver);
+    auto management = ManagementAddress(host, *probes_.addresses, *probes_.resolver);
     if (management.ok()) {
-      inventory.set_management_netdev(*management);
+      inventory.set_management_netdev(management->netdev);
+      if (auto subnet = IpSubnet::Of(management->address, management->prefix_length)) {
+        inventory.set_management_subnet(subnet->ToString());
+      } else {
+        AddUnknown(inventory, "management_subnet", "getifaddrs",
+                   absl::StrCat("no netmask reported for ", management->address, " on ",
+                                management->netdev));
+      }
     } else {
       AddUnknown(inventory, "management_netdev", "getifaddrs", management.status().message());
     }

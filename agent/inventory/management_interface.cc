@@ -57,6 +57,14 @@ std::string HostPart(absl::string_view dialed) {
 
 absl::StatusOr<std::string> ManagementNetdev(absl::string_view dialed_host,
                                              AddressSource& addresses, HostResolver& resolver) {
+  absl::StatusOr<InterfaceAddress> address = ManagementAddress(dialed_host, addresses, resolver);
+  if (!address.ok()) return address.status();
+  return address->netdev;
+}
+
+absl::StatusOr<InterfaceAddress> ManagementAddress(absl::string_view dialed_host,
+                                                   AddressSource& addresses,
+                                                   HostResolver& resolver) {
   const std::string host = HostPart(dialed_host);
   if (host.empty()) {
     return absl::InvalidArgumentError(
@@ -93,7 +101,7 @@ absl::StatusOr<std::string> ManagementNetdev(absl::string_view dialed_host,
     if (!wanted.has_value()) continue;
     for (const auto& entry : *local) {
       auto have = ParseAddress(entry.address);
-      if (have.has_value() && *have == *wanted) return entry.netdev;
+      if (have.has_value() && *have == *wanted) return entry;
     }
   }
 

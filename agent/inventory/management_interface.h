@@ -23,4 +23,10 @@ namespace clustercert::inventory {
 absl::StatusOr<std::string> ManagementNetdev(absl::string_view dialed_host,
                                              AddressSource& addresses, HostResolver& resolver);
 
+// The same search, returning the matching local address itself (netdev,
+// address, prefix length), from which the management subnet follows.
+absl::StatusOr<InterfaceAddress> ManagementAddress(absl::string_view dialed_host,
+                                                   AddressSource& addresses,
+                                                   HostResolver& resolver);
+
 }  // namespace clustercert::inventory

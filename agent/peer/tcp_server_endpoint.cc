@@ -194,6 +194,12 @@ absl::StatusOr<v1::PeerTestResult> TcpServerEndpoint::RunBandwidth(
   result.set_role("server");
   result.set_memory_path("host");
   *result.mutable_bandwidth() = BandwidthOf(options_, total.bytes, total.last - total.first);
+  // Each stream's own rate, so one flow's share shows against the aggregate.
+  for (const StreamTally& stream : received) {
+    const double seconds = std::chrono::duration<double>(stream.last - stream.first).count();
+    result.add_stream_gbps(seconds > 0 ? static_cast<double>(stream.bytes) * 8 / seconds / 1e9
+                                       : 0);
+  }
   result.set_detail(
       absl::StrCat(StreamCount(options_), ", receiver side (client->server)",
                    options_.bidirectional ? "; the client's result has server->client" : ""));

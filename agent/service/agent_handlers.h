@@ -21,16 +21,26 @@ struct AgentIdentity {
 // with a fake InventorySource and a fixed clock.
 class AgentHandlers {
  public:
+  // `test_clock_offset` shifts every time this agent reports (GetVersion,
+  // ExchangeTime) and is said in each ExchangeTime answer: the test-only
+  // --test-clock-offset-ms flag, zero unless a test sets it.
   AgentHandlers(AgentIdentity identity, inventory::InventorySource& inventory,
-                std::function<absl::Time()> now);
+                std::function<absl::Time()> now,
+                absl::Duration test_clock_offset = absl::ZeroDuration());
 
   v1::GetVersionResponse GetVersion(const v1::GetVersionRequest& request) const;
+  // `received` is when the call arrived (t2), taken by the caller as early
+  // as it can; t3 is taken here, last.
+  v1::ExchangeTimeResponse ExchangeTime(const v1::ExchangeTimeRequest& request,
+                                        absl::Time received) const;
+  absl::Time Now() const { return now_(); }
   absl::StatusOr<v1::GetInventoryResponse> GetInventory(const v1::GetInventoryRequest& request);
 
  private:
   AgentIdentity identity_;
   inventory::InventorySource& inventory_;
   std::function<absl::Time()> now_;
+  absl::Duration test_clock_offset_;
   absl::Time started_;
   // One collection at a time: concurrent controllers get consistent reads and
   // the host is not walked twice in parallel.

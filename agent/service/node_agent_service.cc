@@ -6,11 +6,13 @@ namespace clustercert::agent {
 
 NodeAgentService::NodeAgentService(AgentHandlers& handlers, peer::EndpointRegistry& endpoints,
                                    const peer::PortCounterReader& counters,
-                                   CollectiveHandlers& collectives, WorkerPool& pool)
+                                   CollectiveHandlers& collectives, UplinkHandlers& uplink,
+                                   WorkerPool& pool)
     : handlers_(handlers),
       endpoints_(endpoints),
       counters_(counters),
       collectives_(collectives),
+      uplink_(uplink),
       pool_(pool) {}
 
 NodeAgentService::~NodeAgentService() {
@@ -64,6 +66,15 @@ grpc::ServerUnaryReactor* NodeAgentService::RunEndpoint(grpc::CallbackServerCont
                                                         const v1::RunEndpointRequest* request,
                                                         v1::RunEndpointResponse* response) {
   auto* reactor = context->DefaultReactor();
+  StartLongRun([this, reactor, request, response] {
+    auto result = endpoints_.Run(*request);
+    if (result.ok()) *response->mutable_result() = std::move(*result);
+    reactor->Finish(ToGrpcStatus(result.status()));
+  });
+  return reactor;
+}
+
+void NodeAgentService::StartLongRun(std::function<void()> run) {
   std::lock_guard<std::mutex> lock(runs_mutex_);
   // Join the runs that have finished, so a long-lived agent keeps no dead threads.
   for (auto it = runs_.begin(); it != runs_.end();) {
@@ -75,13 +86,34 @@ grpc::ServerUnaryReactor* NodeAgentService::RunEndpoint(grpc::CallbackServerCont
     }
   }
   auto done = std::make_shared<std::atomic<bool>>(false);
-  runs_.push_back({std::thread([this, reactor, request, response, done] {
-                     auto result = endpoints_.Run(*request);
-                     if (result.ok()) *response->mutable_result() = std::move(*result);
-                     reactor->Finish(ToGrpcStatus(result.status()));
+  runs_.push_back({std::thread([run = std::move(run), done] {
+                     run();
                      done->store(true);
                    }),
                    done});
+}
+
+grpc::ServerUnaryReactor* NodeAgentService::ExchangeTime(grpc::CallbackServerContext* context,
+                                                         const v1::ExchangeTimeRequest* request,
+                                                         v1::ExchangeTimeResponse* response) {
+  // t2 first, before anything else; no I/O, so answered on the gRPC thread.
+  const absl::Time received = handlers_.Now();
+  auto* reactor = context->DefaultReactor();
+  *response = handlers_.ExchangeTime(*request, received);
+  reactor->Finish(grpc::Status::OK);
+  return reactor;
+}
+
+grpc::ServerUnaryReactor* NodeAgentService::RunUplinkFlows(
+    grpc::CallbackServerContext* context, const v1::RunUplinkFlowsRequest* request,
+    v1::RunUplinkFlowsResponse* response) {
+  auto* reactor = context->DefaultReactor();
+  // As long as the flows run: a thread of its own, like a peer test's run.
+  StartLongRun([this, reactor, request, response] {
+    auto result = uplink_.Run(*request);
+    if (result.ok()) *response = std::move(*result);
+    reactor->Finish(ToGrpcStatus(result.status()));
+  });
   return reactor;
 }
 

@@ -1,6 +1,7 @@
 #pragma once
 
 #include <atomic>
+#include <functional>
 #include <memory>
 #include <mutex>
 #include <thread>
@@ -10,6 +11,7 @@
 #include "agent/peer/port_counters.h"
 #include "agent/service/agent_handlers.h"
 #include "agent/service/collective_handlers.h"
+#include "agent/service/uplink_handlers.h"
 #include "clustercert/v1/node_agent.grpc.pb.h"
 #include "common/worker_pool.h"
 
@@ -23,7 +25,7 @@ class NodeAgentService final : public v1::NodeAgent::CallbackService {
  public:
   NodeAgentService(AgentHandlers& handlers, peer::EndpointRegistry& endpoints,
                    const peer::PortCounterReader& counters, CollectiveHandlers& collectives,
-                   WorkerPool& pool);
+                   UplinkHandlers& uplink, WorkerPool& pool);
   ~NodeAgentService() override;
 
   grpc::ServerUnaryReactor* GetVersion(grpc::CallbackServerContext* context,
@@ -59,12 +61,23 @@ class NodeAgentService final : public v1::NodeAgent::CallbackService {
   grpc::ServerUnaryReactor* StopCollective(grpc::CallbackServerContext* context,
                                            const v1::StopCollectiveRequest* request,
                                            v1::StopCollectiveResponse* response) override;
+  grpc::ServerUnaryReactor* ExchangeTime(grpc::CallbackServerContext* context,
+                                         const v1::ExchangeTimeRequest* request,
+                                         v1::ExchangeTimeResponse* response) override;
+  grpc::ServerUnaryReactor* RunUplinkFlows(grpc::CallbackServerContext* context,
+                                           const v1::RunUplinkFlowsRequest* request,
+                                           v1::RunUplinkFlowsResponse* response) override;
 
  private:
+  // Runs `run` on a thread of its own, joined when it has finished (at the
+  // next long run) or when the service is destroyed.
+  void StartLongRun(std::function<void()> run);
+
   AgentHandlers& handlers_;
   peer::EndpointRegistry& endpoints_;
   const peer::PortCounterReader& counters_;
   CollectiveHandlers& collectives_;
+  UplinkHandlers& uplink_;
   WorkerPool& pool_;
   struct RunThread {
     std::thread thread;

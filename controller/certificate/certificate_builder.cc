@@ -9,26 +9,6 @@
 #include "controller/checks/node_checks.h"
 
 namespace clustercert::controller {
-namespace {
-
-v1::PhaseResult Skipped(const char* name, bool requested) {
-  v1::PhaseResult phase;
-  phase.set_name(name);
-  phase.set_status("skipped");
-  if (requested) {
-    phase.set_detail(absl::StrCat("skipped: the ", name, " phase is not in clustercert ",
-                                  kToolVersion, "; this certificate covers connect, inventory, pairwise and collectives"));
-  } else {
-    phase.set_detail(absl::StrCat("skipped: the plan has no ", name, " section"));
-  }
-  return phase;
-}
-
-}  // namespace
-
-std::vector<v1::PhaseResult> UnimplementedPhases(const plan::Plan& plan) {
-  return {Skipped("uplink", plan.uplink.enabled)};
-}
 
 std::vector<std::string> VerdictReasons(const v1::Certificate& certificate) {
   std::vector<std::string> reasons;
@@ -117,11 +97,16 @@ v1::Certificate BuildCertificate(const plan::Plan& plan, const std::vector<NodeS
       node->set_clock_measured(true);
       node->set_clock_offset_ms(absl::ToDoubleMilliseconds(state.clock->offset));
       node->set_clock_uncertainty_ms(absl::ToDoubleMilliseconds(state.clock->uncertainty));
+      node->set_clock_exchanges(state.clock->exchanges);
+      node->set_clock_delay_ms(absl::ToDoubleMilliseconds(state.clock->delay));
+      node->set_clock_injected_offset_ms(
+          absl::ToDoubleMilliseconds(state.clock->injected_offset));
     }
   }
 
   if (record.baseline) *certificate.mutable_baseline() = *record.baseline;
   for (const auto& pair : record.pairs) *certificate.add_pairs() = pair;
+  if (record.uplink) *certificate.mutable_uplink() = *record.uplink;
   for (const auto& suspect : record.suspects) *certificate.add_suspects() = suspect;
   for (const auto& sweep : record.collectives) *certificate.add_collectives() = sweep;
 

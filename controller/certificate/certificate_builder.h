@@ -31,10 +31,11 @@ struct RunRecord {
   // inventory was taken over from it.
   std::optional<v1::Baseline> baseline;
   std::map<std::string, v1::Carried> carried_nodes;
+  std::optional<v1::Uplink> uplink;  // set when the uplink phase ran
 };
 
 // The schema version certificate.json is written in (docs/certificate.md).
-inline constexpr uint32_t kCertificateFormatVersion = 2;
+inline constexpr uint32_t kCertificateFormatVersion = 3;
 
 v1::Certificate BuildCertificate(const plan::Plan& plan, const std::vector<NodeState>& nodes,
                                  const RunRecord& record);
@@ -47,9 +48,5 @@ std::vector<std::string> VerdictReasons(const v1::Certificate& certificate);
 // Sets each finding's stable key (FindingKey unless one is set), making
 // repeated keys unique with "#2", "#3".
 void AssignFindingKeys(google::protobuf::RepeatedPtrField<v1::Finding>& findings);
-
-// The phases this build cannot run yet, as skipped results with the reason;
-// a phase the plan does not ask for is skipped for that reason instead.
-std::vector<v1::PhaseResult> UnimplementedPhases(const plan::Plan& plan);
 
 }  // namespace clustercert::controller

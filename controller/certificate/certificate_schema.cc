@@ -32,7 +32,7 @@ constexpr const char* kCertificateRequired[] = {
 };
 
 // Schema-1 certificates from earlier releases must validate too, so the
-// version is bounded below instead of pinned to the current 2.
+// version is bounded below instead of pinned to the current one.
 constexpr char kFormatVersionField[] = "clustercert.v1.Certificate.format_version";
 
 // Generated code carries no source info, so the comments of certificate.proto
@@ -44,8 +44,9 @@ struct FieldNote {
 };
 constexpr FieldNote kFieldNotes[] = {
     {kFormatVersionField,
-     "The certificate format: 2 as this release writes it; 1 for certificates from earlier "
-     "releases, which still validate."},
+     "The certificate format: 3 as this release writes it (2 added signing, plan_yaml and "
+     "keys; 3 the uplink section and the management subnet check); 1 and 2 for certificates "
+     "from earlier releases, which still validate."},
     {"clustercert.v1.Certificate.verdict",
      "certified | not-certified; verdict_reasons says why not."},
     {"clustercert.v1.Certificate.plan_yaml",

@@ -12,9 +12,19 @@
 #include "controller/collectives/sweep_merge.h"
 #include "controller/phases/matrix_judgement.h"
 #include "controller/plan/plan_parser.h"
+#include "controller/uplink/uplink_sizing.h"
+#include "controller/uplink/uplink_verdicts.h"
+#include "google/protobuf/util/message_differencer.h"
 
 namespace clustercert::controller {
 namespace {
+
+// The certificate format that first recorded a check; 2 for every check
+// schema 2 had (schema 1 cannot be recomputed at all).
+uint32_t FormatVersionIntroducing(const std::string& id) {
+  if (id == "mgmt.subnet" || id.rfind("uplink.", 0) == 0) return 3;
+  return 2;
+}
 
 std::string Describe(const v1::Finding& finding) {
   std::string text = absl::StrCat(finding.status(), " (", finding.severity(), ")");
@@ -195,6 +205,45 @@ VerdictRecheck RecheckVerdicts(const v1::Certificate& certificate) {
   }
   for (auto& finding : JudgeSweeps(*plan, sweeps)) *recomputed.add_checks() = std::move(finding);
 
+  // The uplink: the sizing from the plan alone, each run's share of the
+  // ingest from the plan, the verdicts from the recorded runs.
+  if (certificate.has_uplink()) {
+    v1::Uplink uplink = certificate.uplink();
+    *uplink.mutable_sizing() = uplink::SizeUplink(*plan);
+    if (!google::protobuf::util::MessageDifferencer::Equals(uplink.sizing(),
+                                                            certificate.uplink().sizing())) {
+      differences.push_back(absl::StrCat(
+          "uplink.sizing: recorded ", certificate.uplink().sizing().required_gbps(),
+          " Gb/s needed of ", certificate.uplink().sizing().capacity_gbps(),
+          " (", certificate.uplink().sizing().verdict(), "), the plan's arithmetic gives ",
+          uplink.sizing().required_gbps(), " of ", uplink.sizing().capacity_gbps(), " (",
+          uplink.sizing().verdict(), ")"));
+    }
+    std::map<std::string, const plan::Node*> plan_nodes;
+    for (const plan::Node& node : plan->nodes) plan_nodes[node.name] = &node;
+    for (v1::UplinkThroughput& run : *uplink.mutable_throughput()) {
+      if (run.has_carried()) ++recheck.carried;
+      auto node = plan_nodes.find(run.node());
+      const double need =
+          node == plan_nodes.end() ? 0 : uplink::NodeNeedGbps(*plan, uplink.sizing(), *node->second);
+      if (need != run.need_gbps()) {
+        differences.push_back(absl::StrCat("uplink.throughput[", run.node(), " -> ", run.target(),
+                                           "]: recorded need ", run.need_gbps(),
+                                           " Gb/s, the plan gives ", need));
+        run.set_need_gbps(need);
+      }
+    }
+    for (auto& finding : uplink::JudgeUplink(uplink)) *recomputed.add_checks() = std::move(finding);
+  }
+
+  // A certificate of an earlier format was judged by the checks its release
+  // had: leave out the ones added since, so an upgrade does not invalidate it.
+  auto& checks = *recomputed.mutable_checks();
+  for (int i = checks.size() - 1; i >= 0; --i) {
+    if (certificate.format_version() < FormatVersionIntroducing(checks.Get(i).id())) {
+      checks.DeleteSubrange(i, 1);
+    }
+  }
   AssignFindingKeys(*recomputed.mutable_checks());
   recheck.checks = recomputed.checks_size();
   for (const auto& finding : certificate.checks()) {

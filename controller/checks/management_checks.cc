@@ -1,10 +1,13 @@
 #include "controller/checks/management_checks.h"
 
 #include <map>
+#include <optional>
 #include <string>
 #include <vector>
 
 #include "absl/strings/str_cat.h"
+#include "absl/strings/str_join.h"
+#include "common/ip_subnet.h"
 
 namespace clustercert::checks {
 namespace {
@@ -36,6 +39,54 @@ std::map<std::string, std::string> DataNetdevs(const CheckContext& context) {
   return netdevs;
 }
 
+// mgmt.subnet: the management subnet must not hold the data plane's
+// addresses, or a data-plane fault (a RoCE storm, a flapping link) takes the
+// path to SSH, BMC and NTP down with it.
+v1::Finding SubnetFinding(const CheckContext& context) {
+  const v1::Inventory& inventory = context.inventory();
+  const std::string expected = "no data-plane address in the management subnet";
+  FindingBuilder builder =
+      context.Builder("mgmt.subnet", Severity::kError, inventory.management_netdev());
+  std::optional<IpSubnet> management = IpSubnet::Parse(inventory.management_subnet());
+  if (!management.has_value()) {
+    return builder.Unknown(ExplainMissing(inventory, {"management_subnet", "management_netdev"}),
+                           "management subnet", expected);
+  }
+  std::vector<std::string> clashes;
+  for (const auto& [netdev, why] : DataNetdevs(context)) {
+    for (const v1::Netdev& entry : inventory.netdevs()) {
+      if (entry.name() != netdev) continue;
+      for (const std::string& cidr : entry.cidrs()) {
+        std::optional<IpSubnet> data = IpSubnet::Parse(cidr);
+        if (data.has_value() && data->Overlaps(*management)) {
+          clashes.push_back(absl::StrCat(netdev, " ", cidr, " (", why, ")"));
+        }
+      }
+    }
+  }
+  for (const plan::Node& node : context.plan().nodes) {
+    if (!node.data_ip.empty() && management->Contains(node.data_ip)) {
+      clashes.push_back(absl::StrCat(node.name, "'s data_ip ", node.data_ip));
+    }
+  }
+  const std::string subnet = management->ToString();
+  if (clashes.empty()) {
+    return builder.Pass(
+        subnet, expected,
+        absl::StrCat(builder.subject(), " carries management traffic on ", subnet,
+                     " through ", inventory.management_netdev(),
+                     ", a subnet that holds no data-plane address."));
+  }
+  return builder.Fail(
+      absl::StrCat(subnet, " holds ", absl::StrJoin(clashes, ", ")), expected,
+      absl::StrCat(builder.subject(), "'s management subnet ", subnet, " (",
+                   inventory.management_netdev(), ") also holds ", absl::StrJoin(clashes, ", "),
+                   ", plan expects the planes apart."),
+      "Give the management plane its own subnet and interface (e.g. 192.168.100.0/24 on eno1) "
+      "and the data plane another (e.g. 10.10.1.0/24 on the RDMA NICs): when the fabric fails "
+      "you need SSH, the BMC and NTP on a path that does not depend on it.");
+}
+
 }  // namespace
 
 void AppendManagementChecks(const CheckContext& context, std::vector<v1::Finding>& findings) {
@@ -45,8 +96,12 @@ void AppendManagementChecks(const CheckContext& context, std::vector<v1::Finding
     findings.push_back(context.Builder("mgmt.separate", Severity::kError, management)
                            .Skipped("plan sets expect.management_separate: false (one-interface "
                                     "development box)"));
+    findings.push_back(context.Builder("mgmt.subnet", Severity::kError, management)
+                           .Skipped("plan sets expect.management_separate: false (one-interface "
+                                    "development box)"));
     return;
   }
+  findings.push_back(SubnetFinding(context));
   if (management.empty()) {
     findings.push_back(context.Builder("mgmt.separate", Severity::kError)
                            .Unknown(ExplainMissing(context.inventory(), {"management_netdev"}),

@@ -53,6 +53,14 @@ class AgentClient {
                               AgentCallback<v1::PollCollectiveResponse> done) = 0;
   virtual void StopCollective(const v1::StopCollectiveRequest& request, absl::Duration timeout,
                               AgentCallback<v1::StopCollectiveResponse> done) = 0;
+
+  // The uplink phase's calls (see NodeAgent in node_agent.proto). They answer
+  // Unimplemented by default, as an agent without them does, so a client
+  // that does not speak them (a test fake) needs no code for them.
+  virtual void ExchangeTime(const v1::ExchangeTimeRequest& request, absl::Duration timeout,
+                            AgentCallback<v1::ExchangeTimeResponse> done);
+  virtual void RunUplinkFlows(const v1::RunUplinkFlowsRequest& request, absl::Duration timeout,
+                              AgentCallback<v1::RunUplinkFlowsResponse> done);
 };
 
 }  // namespace clustercert::controller

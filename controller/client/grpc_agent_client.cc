@@ -181,4 +181,23 @@ void GrpcAgentClient::StopCollective(const v1::StopCollectiveRequest& request, a
       });
 }
 
+void GrpcAgentClient::ExchangeTime(const v1::ExchangeTimeRequest& request, absl::Duration timeout,
+                                   AgentCallback<v1::ExchangeTimeResponse> done) {
+  StartCall<v1::ExchangeTimeRequest, v1::ExchangeTimeResponse>(
+      request, timeout, std::move(done),
+      [this](auto* context, auto* req, auto* response, auto callback) {
+        stub_->async()->ExchangeTime(context, req, response, std::move(callback));
+      });
+}
+
+void GrpcAgentClient::RunUplinkFlows(const v1::RunUplinkFlowsRequest& request,
+                                     absl::Duration timeout,
+                                     AgentCallback<v1::RunUplinkFlowsResponse> done) {
+  StartCall<v1::RunUplinkFlowsRequest, v1::RunUplinkFlowsResponse>(
+      request, timeout, std::move(done),
+      [this](auto* context, auto* req, auto* response, auto callback) {
+        stub_->async()->RunUplinkFlows(context, req, response, std::move(callback));
+      });
+}
+
 }  // namespace clustercert::controller

@@ -37,6 +37,10 @@ class GrpcAgentClient final : public AgentClient {
                       AgentCallback<v1::PollCollectiveResponse> done) override;
   void StopCollective(const v1::StopCollectiveRequest& request, absl::Duration timeout,
                       AgentCallback<v1::StopCollectiveResponse> done) override;
+  void ExchangeTime(const v1::ExchangeTimeRequest& request, absl::Duration timeout,
+                    AgentCallback<v1::ExchangeTimeResponse> done) override;
+  void RunUplinkFlows(const v1::RunUplinkFlowsRequest& request, absl::Duration timeout,
+                      AgentCallback<v1::RunUplinkFlowsResponse> done) override;
 
  private:
   std::shared_ptr<grpc::Channel> channel_;

@@ -10,6 +10,7 @@
 #include "controller/phases/connect_phase.h"
 #include "controller/phases/inventory_phase.h"
 #include "controller/phases/pairwise_phase.h"
+#include "controller/phases/uplink_phase.h"
 
 namespace clustercert::controller {
 
@@ -81,12 +82,43 @@ v1::PhaseResult RunCollectives(const plan::Plan& plan, std::vector<NodeState>& n
   return phase;
 }
 
+v1::PhaseResult RunUplink(const plan::Plan& plan, std::vector<NodeState>& nodes,
+                          std::vector<NodeState>& sinks, CertificationResult& result,
+                          RunRecord& record, Progress& progress,
+                          const std::function<absl::Time()>& now, const RerunScope* rerun) {
+  const absl::Time start = now();
+  v1::PhaseResult phase;
+  phase.set_name("uplink");
+  if (!plan.uplink.enabled) {
+    phase.set_status("skipped");
+    phase.set_detail("skipped: the plan has no uplink section");
+  } else if (result.reachable == 0) {
+    phase.set_status("skipped");
+    phase.set_detail("skipped: no agent answered");
+  } else {
+    UplinkOutcome outcome = RunUplinkPhase(nodes, sinks, plan, progress, rerun);
+    const int blocking = checks::CountBlocking(outcome.checks);
+    phase.set_status(blocking == 0 ? "pass" : "fail");
+    const v1::UplinkSizing& sizing = outcome.uplink.sizing();
+    phase.set_detail(absl::StrCat(
+        "sizing ", sizing.verdict().empty() ? "unknown" : sizing.verdict(), ", ",
+        outcome.uplink.throughput_size(), " run(s) to ", plan.uplink.targets.size(),
+        " target(s), ", blocking, " blocking certification"));
+    for (auto& finding : outcome.checks) result.checks.push_back(std::move(finding));
+    record.uplink = std::move(outcome.uplink);
+  }
+  phase.set_duration_ms(absl::ToInt64Milliseconds(now() - start));
+  progress.Line("uplink", phase.detail());
+  return phase;
+}
+
 }  // namespace
 
 CertificationResult RunCertification(const plan::Plan& plan, std::vector<NodeState>& nodes,
                                      Progress& progress, const std::function<absl::Time()>& now,
                                      PhaseScope scope, const RerunScope* rerun,
-                                     const v1::Baseline* baseline) {
+                                     const v1::Baseline* baseline,
+                                     std::vector<NodeState>* sinks) {
   CertificationResult result;
   RunRecord record;
   record.started = now();
@@ -122,10 +154,9 @@ CertificationResult RunCertification(const plan::Plan& plan, std::vector<NodeSta
   if (scope == PhaseScope::kAll) {
     record.phases.push_back(RunPairwise(plan, nodes, result, record, progress, now, rerun));
     record.phases.push_back(RunCollectives(plan, nodes, result, record, progress, now, rerun));
-    for (auto& phase : UnimplementedPhases(plan)) {
-      progress.Line(phase.name(), phase.detail());
-      record.phases.push_back(std::move(phase));
-    }
+    std::vector<NodeState> no_sinks;
+    record.phases.push_back(RunUplink(plan, nodes, sinks != nullptr ? *sinks : no_sinks, result,
+                                      record, progress, now, rerun));
   }
   record.checks = result.checks;
   record.finished = now();

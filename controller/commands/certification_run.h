@@ -13,8 +13,8 @@
 namespace clustercert::controller {
 
 // The phases of `controller run` in order, without any printing or files:
-// connect, inventory, the phases this build cannot run yet (skipped with
-// their reason), then the certificate. Tests drive it with fake clients.
+// connect, inventory, pairwise, collectives, uplink (each skipped with its
+// reason when the plan has no section for it), then the certificate. Tests drive it with fake clients.
 struct CertificationResult {
   v1::Certificate certificate;
   std::vector<v1::Finding> checks;
@@ -28,7 +28,8 @@ CertificationResult RunCertification(const plan::Plan& plan, std::vector<NodeSta
                                      Progress& progress, const std::function<absl::Time()>& now,
                                      PhaseScope scope = PhaseScope::kAll,
                                      const RerunScope* rerun = nullptr,
-                                     const v1::Baseline* baseline = nullptr);
+                                     const v1::Baseline* baseline = nullptr,
+                                     std::vector<NodeState>* sinks = nullptr);
 
 // The exit status for a finished run (0, 1 or 3).
 int ExitCodeFor(const CertificationResult& result, size_t node_count);

@@ -43,6 +43,25 @@ absl::StatusOr<std::vector<NodeState>> MakeNodeStates(const plan::Plan& plan,
   return nodes;
 }
 
+absl::StatusOr<std::vector<NodeState>> MakeSinkStates(const plan::Plan& plan,
+                                                      const ClientFactory& factory) {
+  std::vector<NodeState> sinks;
+  for (const plan::UplinkTarget& target : plan.uplink.targets) {
+    if (target.type != "agent" || target.agent.empty()) continue;
+    plan::Node sink;
+    sink.name = target.name;
+    sink.agent = target.agent;
+    sink.data_ip = target.data_ip;
+    auto client = factory(sink);
+    if (!client.ok()) return client.status();
+    NodeState state;
+    state.node = sink;
+    state.client = std::move(*client);
+    sinks.push_back(std::move(state));
+  }
+  return sinks;
+}
+
 std::optional<PreparedRun> PrepareRun(const std::vector<std::string>& args, const char* usage,
                                       const ClientFactory* factory_override, int* exit_code) {
   if (args.size() != 1) {
@@ -66,7 +85,13 @@ std::optional<PreparedRun> PrepareRun(const std::vector<std::string>& args, cons
     *exit_code = kExitCannotRun;
     return std::nullopt;
   }
-  return PreparedRun{std::move(*plan), std::move(*nodes)};
+  absl::StatusOr<std::vector<NodeState>> sinks = MakeSinkStates(*plan, *factory);
+  if (!sinks.ok()) {
+    std::fprintf(stderr, "controller: %s\n", std::string(sinks.status().message()).c_str());
+    *exit_code = kExitCannotRun;
+    return std::nullopt;
+  }
+  return PreparedRun{std::move(*plan), std::move(*nodes), std::move(*sinks)};
 }
 
 }  // namespace clustercert::controller

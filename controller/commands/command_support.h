@@ -49,10 +49,17 @@ absl::StatusOr<ClientFactory> GrpcClientFactoryFor(const plan::Plan& plan);
 absl::StatusOr<std::vector<NodeState>> MakeNodeStates(const plan::Plan& plan,
                                                       const ClientFactory& factory);
 
+// One NodeState per uplink agent target that gives its own agent address.
+absl::StatusOr<std::vector<NodeState>> MakeSinkStates(const plan::Plan& plan,
+                                                      const ClientFactory& factory);
+
 // A validated plan with a client per node: what `run` and `inventory` start from.
 struct PreparedRun {
   plan::Plan plan;
   std::vector<NodeState> nodes;
+  // Uplink agent targets outside the plan's nodes (a storage host's agent),
+  // each named by its target name.
+  std::vector<NodeState> sinks;
 };
 
 // Checks the arguments (exactly one: the plan), loads the plan and makes the

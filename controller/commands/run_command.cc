@@ -50,7 +50,7 @@ int RunRunCommand(const std::vector<std::string>& args, const CommandOptions& op
   }
   auto result = RunCertification(plan, nodes, progress, [] { return absl::Now(); },
                                  PhaseScope::kAll, rerun ? &rerun->scope : nullptr,
-                                 rerun ? &rerun->baseline : nullptr);
+                                 rerun ? &rerun->baseline : nullptr, &prepared->sinks);
 
   int signing_failed = 0;
   if (!plan.certificate.signing_key.empty()) {

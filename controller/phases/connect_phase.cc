@@ -5,7 +5,9 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
 #include "common/version.h"
+#include "controller/phases/clock_estimator.h"
 #include "controller/phases/fan_out.h"
+#include "controller/phases/sync_call.h"
 
 namespace clustercert::controller {
 namespace {
@@ -15,6 +17,33 @@ bool Retryable(const absl::Status& status) {
 }
 
 std::string Seconds(double s) { return absl::StrFormat("%g s", s); }
+
+// Exchanges per node: enough that one of them sees no queueing on a busy
+// management network, few enough to take milliseconds.
+constexpr int kClockExchanges = 8;
+
+// Refines state.clock with NTP-style exchanges; keeps the GetVersion sample
+// when the agent cannot exchange (an older agent answers Unimplemented).
+void MeasureClock(NodeState& state, absl::Duration timeout) {
+  std::vector<TimeExchange> exchanges;
+  absl::Duration injected;
+  for (int i = 0; i < kClockExchanges; ++i) {
+    v1::ExchangeTimeRequest request;
+    const absl::Time t1 = absl::Now();
+    request.set_controller_send_unix_us(absl::ToUnixMicros(t1));
+    auto answer = CallAndWait<v1::ExchangeTimeResponse>(
+        [&](auto done) { state.client->ExchangeTime(request, timeout, std::move(done)); });
+    const absl::Time t4 = absl::Now();
+    if (!answer.ok()) return;
+    exchanges.push_back(TimeExchange{t1, absl::FromUnixMicros(answer->receive_unix_us()),
+                                     absl::FromUnixMicros(answer->transmit_unix_us()), t4});
+    injected = absl::Microseconds(answer->injected_offset_us());
+  }
+  absl::StatusOr<ClockEstimate> estimate = EstimateClock(exchanges);
+  if (!estimate.ok()) return;
+  state.clock = ClockSample{estimate->offset, estimate->uncertainty, estimate->delay,
+                            estimate->exchanges, injected};
+}
 
 }  // namespace
 
@@ -66,7 +95,8 @@ int RunConnectPhase(std::vector<NodeState>& nodes, const plan::AgentSettings& se
       state.version = version;
       const absl::Duration rtt = timings[k].received - timings[k].sent;
       const absl::Time midpoint = timings[k].sent + rtt / 2;
-      state.clock = ClockSample{absl::FromUnixMicros(version.unix_time_us()) - midpoint, rtt / 2};
+      state.clock = ClockSample{absl::FromUnixMicros(version.unix_time_us()) - midpoint, rtt / 2,
+                                rtt, 1, absl::ZeroDuration()};
       progress.Line(
           "connect",
           absl::StrCat(state.node.name, " ", where, ": agent ", version.agent_version(), " on ",
@@ -80,6 +110,25 @@ int RunConnectPhase(std::vector<NodeState>& nodes, const plan::AgentSettings& se
       }
     }
     pending = std::move(retry);
+  }
+
+  std::vector<size_t> reached;
+  for (size_t i = 0; i < nodes.size(); ++i) {
+    if (nodes[i].reachable) reached.push_back(i);
+  }
+  {
+    // Each node's exchanges are sequential; the nodes run side by side.
+    std::vector<std::thread> clocks;
+    for (size_t i : reached) clocks.emplace_back([&, i] { MeasureClock(nodes[i], timeout); });
+    for (std::thread& thread : clocks) thread.join();
+  }
+  for (size_t i : reached) {
+    const NodeState& state = nodes[i];
+    if (!state.clock || state.clock->injected_offset == absl::ZeroDuration()) continue;
+    progress.Line("connect", absl::StrCat("warning: ", state.node.name,
+                                          "'s agent runs with the test-only clock offset ",
+                                          absl::FormatDuration(state.clock->injected_offset),
+                                          " (--test-clock-offset-ms): never use it in production"));
   }
 
   int reachable = 0;

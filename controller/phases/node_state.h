@@ -12,12 +12,16 @@
 
 namespace clustercert::controller {
 
-// The agent's clock against the controller's, from one GetVersion round trip:
-// offset = agent time - midpoint of the call; the true offset lies within
-// +/- uncertainty (half the round trip).
+// The agent's clock against the controller's: offset = agent - controller,
+// the true offset within +/- uncertainty. From the lowest-delay of several
+// NTP-style exchanges (clock_estimator.h), or from the GetVersion round trip
+// alone (exchanges 1) for an agent that cannot exchange.
 struct ClockSample {
   absl::Duration offset;
   absl::Duration uncertainty;
+  absl::Duration delay;
+  int exchanges = 1;
+  absl::Duration injected_offset;  // the agent's test-only clock offset flag
 };
 
 // Everything the phases learn about one plan node, in order.

@@ -15,6 +15,7 @@
 #include "controller/pairwise/pair_measurement.h"
 #include "controller/pairwise/pair_verdict.h"
 #include "controller/phases/matrix_judgement.h"
+#include "controller/phases/peer_broker.h"
 #include "controller/phases/sync_call.h"
 #include "controller/schedule/pair_schedule.h"
 
@@ -45,7 +46,6 @@ std::string CudaMemoryFor(const NodeState& node, const std::string& rail) {
 
 namespace {
 
-constexpr uint32_t kLeaseSeconds = 60;
 constexpr absl::Duration kCallSlack = absl::Seconds(10);
 constexpr absl::Duration kRunSlack = absl::Seconds(30);
 constexpr uint64_t kLatencyMessageBytes = 2;  // perftest's latency default
@@ -207,79 +207,17 @@ class PairRunner {
     ReadCounters(client, &client_before);
     ReadCounters(server, &server_before);
 
-    auto prepare = [&](const Side& side, const char* role) {
-      v1::PrepareEndpointRequest request;
-      *request.mutable_spec() = Spec(side, item, role);
-      request.set_test_id(test_id);
-      request.set_lease_s(kLeaseSeconds);
-      return CallAndWait<v1::PrepareEndpointResponse>([&](auto done) {
-        side.state->client->PrepareEndpoint(request, kCallSlack, std::move(done));
-      });
-    };
-    auto close = [&](const Side& side, const std::string& id) {
-      v1::CloseEndpointRequest request;
-      request.set_endpoint_id(id);
-      (void)CallAndWait<v1::CloseEndpointResponse>([&](auto done) {
-        side.state->client->CloseEndpoint(request, kCallSlack, std::move(done));
-      });
-    };
-    auto named = [](const Side& side, const char* step, const absl::Status& status) {
-      return absl::StrCat(side.state->node.name, " ", step, ": ", status.message());
-    };
-
-    auto server_endpoint = prepare(server, "server");
-    if (!server_endpoint.ok()) return named(server, "prepare", server_endpoint.status());
-    auto client_endpoint = prepare(client, "client");
-    if (!client_endpoint.ok()) {
-      close(server, server_endpoint->endpoint_id());
-      return named(client, "prepare", client_endpoint.status());
-    }
-
-    std::string error;
-    auto connect = [&](const Side& side, const std::string& id, const v1::EndpointInfo& peer) {
-      v1::ConnectEndpointRequest request;
-      request.set_endpoint_id(id);
-      *request.mutable_peer() = peer;
-      request.set_timeout_ms(static_cast<uint32_t>(absl::ToInt64Milliseconds(kCallSlack)));
-      return CallAndWait<v1::ConnectEndpointResponse>([&](auto done) {
-        side.state->client->ConnectEndpoint(request, kCallSlack + absl::Seconds(2),
-                                            std::move(done));
-      });
-    };
-    auto server_connect = connect(server, server_endpoint->endpoint_id(), client_endpoint->info());
-    if (!server_connect.ok()) error = named(server, "connect", server_connect.status());
-    if (error.empty()) {
-      auto client_connect =
-          connect(client, client_endpoint->endpoint_id(), server_endpoint->info());
-      if (!client_connect.ok()) error = named(client, "connect", client_connect.status());
-    }
-
-    if (error.empty()) {
-      // Both sides run at once; each answer arrives on a client thread.
-      absl::StatusOr<v1::RunEndpointResponse> client_run = absl::UnknownError("no answer");
-      absl::StatusOr<v1::RunEndpointResponse> server_run = absl::UnknownError("no answer");
-      absl::Notification client_done, server_done;
-      auto run = [&](const Side& side, const std::string& id,
-                     absl::StatusOr<v1::RunEndpointResponse>* out, absl::Notification* done) {
-        v1::RunEndpointRequest request;
-        request.set_endpoint_id(id);
-        request.set_timeout_ms(
-            static_cast<uint32_t>(absl::ToInt64Milliseconds(RunTimeout(item.test))));
-        side.state->client->RunEndpoint(
-            request, RunTimeout(item.test) + kCallSlack,
-            [out, done](absl::StatusOr<v1::RunEndpointResponse> answer, CallTiming) {
-              *out = std::move(answer);
-              done->Notify();
-            });
-      };
-      run(server, server_endpoint->endpoint_id(), &server_run, &server_done);
-      run(client, client_endpoint->endpoint_id(), &client_run, &client_done);
-      // Live progress of bandwidth tests, once a second, from the side whose
-      // completions count the data (see ProgressFromClient).
+    const BrokeredSide server_side{server.state->client.get(), server.state->node.name,
+                                   Spec(server, item, "server")};
+    const BrokeredSide client_side{client.state->client.get(), client.state->node.name,
+                                   Spec(client, item, "client")};
+    // Live progress of bandwidth tests, once a second, from the side whose
+    // completions count the data (see ProgressFromClient).
+    auto show_progress = [&](const std::string& client_id, const std::string& server_id,
+                             absl::Notification& client_done) {
       const bool from_client = ProgressFromClient(plan_.pairwise.engine, item.test);
       const Side& counting = from_client ? client : server;
-      const std::string counting_id =
-          (from_client ? client_endpoint : server_endpoint)->endpoint_id();
+      const std::string& counting_id = from_client ? client_id : server_id;
       uint64_t last_bytes = 0;
       double last_seconds = 0;
       while (!client_done.WaitForNotificationWithTimeout(kProgressPeriod)) {
@@ -302,18 +240,12 @@ class PairRunner {
         last_bytes = now.bytes();
         last_seconds = now.seconds();
       }
-      server_done.WaitForNotification();
-      if (client_run.ok()) *result.mutable_client_result() = client_run->result();
-      if (server_run.ok()) *result.mutable_server_result() = server_run->result();
-      // Both sides' failures: the one that saw the peer vanish and the
-      // vanished one itself ("node4 run: ... Socket closed").
-      std::vector<std::string> failures;
-      if (!client_run.ok()) failures.push_back(named(client, "run", client_run.status()));
-      if (!server_run.ok()) failures.push_back(named(server, "run", server_run.status()));
-      error = absl::StrJoin(failures, "; ");
-    }
-    close(client, client_endpoint->endpoint_id());
-    close(server, server_endpoint->endpoint_id());
+    };
+    BrokeredRun run =
+        RunBrokeredTest(server_side, client_side, test_id, RunTimeout(item.test), show_progress);
+    if (run.has_client_result) *result.mutable_client_result() = run.client_result;
+    if (run.has_server_result) *result.mutable_server_result() = run.server_result;
+    const std::string error = run.error;
 
     ReadCounters(client, &client_after);
     ReadCounters(server, &server_after);

@@ -129,14 +129,25 @@ struct Collectives {
 
 struct UplinkTarget {
   std::string type;     // agent | http | tcp
-  std::string node;     // type agent
+  // type agent: a plan node acting as sink, or a node-agent outside the
+  // nodes under test (a storage or head node) given by its agent address and
+  // the data-plane address the flows go to.
+  std::string node;
+  std::string agent;    // host:port of that node-agent (management plane)
+  std::string data_ip;
+  std::string name;     // how reports call it; defaults to node, url or address
   std::string url;      // type http
   std::string address;  // type tcp host:port
 };
 
 struct UplinkWorkload {
-  int gpus_per_node = 0;
+  // image-video | llm-pretrain | fine-tune (rates in controller/uplink/
+  // uplink_sizing.cc, from the seed); empty: ingest_gbytes_per_gpu or
+  // cluster_ingest_gbps says it.
+  std::string profile;
+  int gpus_per_node = 0;              // 0: each node's gpus from the nodes list
   double ingest_gbytes_per_gpu = 0;
+  double cluster_ingest_gbps = 0;     // a cluster-wide read rate instead of per GPU
   double checkpoint_gbytes = 0;
 };
 
@@ -146,6 +157,7 @@ struct Uplink {
   UplinkWorkload workload;
   std::vector<UplinkTarget> targets;
   std::vector<int> flows = {1, 8};
+  double duration_s = 5;  // per node, target and flow count
 };
 
 struct CertificateSettings {

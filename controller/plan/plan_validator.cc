@@ -261,25 +261,73 @@ void CheckCollectives(const Plan& plan, PlanErrorList* errors) {
                            "0 for one rank per GPU)."));
 }
 
+// A workload states its read rate one way: a profile, a per-GPU rate or a
+// cluster-wide rate.
+void CheckUplinkWorkload(const Plan& plan, PlanErrorList* errors) {
+  const UplinkWorkload& workload = plan.uplink.workload;
+  std::vector<std::string> given;
+  if (!workload.profile.empty()) given.push_back("profile");
+  if (workload.ingest_gbytes_per_gpu > 0) given.push_back("ingest_gbytes_per_gpu");
+  if (workload.cluster_ingest_gbps > 0) given.push_back("cluster_ingest_gbps");
+  if (given.size() < 2) return;
+  const std::string path = absl::StrCat("uplink.workload.", given[1]);
+  errors->Add(LocationOf(plan, {path, "uplink.workload"}), path,
+              absl::StrCat("uplink.workload gives both ", given[0], " and ", given[1],
+                           "; state the read rate one way (a profile, a per-GPU rate or a "
+                           "cluster-wide rate) so the sizing says which it used."));
+}
+
 void CheckUplink(const Plan& plan, PlanErrorList* errors) {
-  if (!plan.uplink.enabled || NodeNamesUncertain(*errors)) return;
+  if (!plan.uplink.enabled) return;
+  CheckUplinkWorkload(plan, errors);
+  if (NodeNamesUncertain(*errors)) return;
   std::vector<std::string> names;
   for (const Node& node : plan.nodes) {
     if (!node.name.empty()) names.push_back(node.name);
   }
+  bool agent_targets = false;
   for (size_t i = 0; i < plan.uplink.targets.size(); ++i) {
     const UplinkTarget& target = plan.uplink.targets[i];
-    if (target.type != "agent" || target.node.empty()) continue;
-    if (std::find(names.begin(), names.end(), target.node) != names.end()) continue;
+    if (target.type != "agent") continue;
+    agent_targets = true;
+    if (target.node.empty()) continue;
     const std::string path = absl::StrCat("uplink.targets[", i, "].node");
+    auto node = std::find_if(plan.nodes.begin(), plan.nodes.end(),
+                             [&](const Node& n) { return n.name == target.node; });
+    if (node != plan.nodes.end()) {
+      if (node->data_ip.empty()) {
+        errors->Add(LocationOf(plan, {path}), path,
+                    absl::StrCat(path, " is ", target.node,
+                                 ", which has no data_ip; an agent target receives its flows "
+                                 "on its data_ip (add data_ip to that node)."));
+      }
+      continue;
+    }
     std::string message = absl::StrCat(path, " is ", target.node,
                                        ", which is not a node of this plan; an agent target "
-                                       "must name one of the plan's nodes");
+                                       "names one of the plan's nodes, or gives agent and "
+                                       "data_ip for a node-agent outside them");
     const std::string suggestion = ClosestKey(target.node, names);
     absl::StrAppend(&message,
                     suggestion.empty() ? "." : absl::StrCat(" (did you mean ", suggestion, "?)."));
     errors->Add(LocationOf(plan, {path}), path, std::move(message));
   }
+  if (!agent_targets) return;
+  // The flows to an agent sink are tcp peer tests: each node sends from its
+  // data_ip.
+  std::vector<std::string> without;
+  for (size_t i = 0; i < plan.nodes.size(); ++i) {
+    const Node& node = plan.nodes[i];
+    // A data_ip already reported as wrong is not reported again as missing.
+    if (errors->HasErrorAt(absl::StrCat("nodes[", i, "].data_ip"))) continue;
+    if (node.data_ip.empty() && !node.name.empty()) without.push_back(node.name);
+  }
+  if (without.empty()) return;
+  errors->Add(LocationOf(plan, {"uplink.targets"}), "uplink.targets",
+              absl::StrCat("uplink.targets has an agent target but ",
+                           NodesPhrase(without, "has", "have"),
+                           " no data_ip; the flows to an agent sink leave from each node's "
+                           "data_ip (add data_ip to every node, or use an http or tcp target)."));
 }
 
 }  // namespace

@@ -11,6 +11,7 @@
 #include "absl/strings/ascii.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
+#include "common/host_port.h"
 
 namespace clustercert::plan {
 namespace {
@@ -127,6 +128,8 @@ void ParseTarget(FieldReader& reader, const YamlField& item, UplinkTarget* targe
   MapReader entry(&reader, item);
   std::optional<YamlField> type = entry.Require("type", "one of agent, http, tcp");
   std::optional<YamlField> node = entry.Get("node");
+  std::optional<YamlField> agent = entry.Get("agent");
+  std::optional<YamlField> data_ip = entry.Get("data_ip");
   std::optional<YamlField> url = entry.Get("url");
   std::optional<YamlField> address = entry.Get("address");
   if (type.has_value()) {
@@ -134,13 +137,17 @@ void ParseTarget(FieldReader& reader, const YamlField& item, UplinkTarget* targe
       target->type = *value;
     }
   }
+  entry.String("name", "a short name for reports (e.g. storage1)", &target->name);
   struct KeyOfType {
     const char* key;
     const char* type;
     const std::optional<YamlField>* field;
   };
-  const KeyOfType keys[] = {
-      {"node", "agent", &node}, {"url", "http", &url}, {"address", "tcp", &address}};
+  const KeyOfType keys[] = {{"node", "agent", &node},
+                            {"agent", "agent", &agent},
+                            {"data_ip", "agent", &data_ip},
+                            {"url", "http", &url},
+                            {"address", "tcp", &address}};
   for (const KeyOfType& key : keys) {
     const bool wanted = target->type == key.type;
     if (!target->type.empty() && key.field->has_value() && !wanted) {
@@ -149,16 +156,49 @@ void ParseTarget(FieldReader& reader, const YamlField& item, UplinkTarget* targe
           absl::StrCat(entry.PathOf(key.key), " does not apply to a target of type ", target->type,
                        "; ", key.key, " belongs to targets of type ", key.type, "."));
     }
-    if (wanted && !key.field->has_value()) {
-      reader.ReportAt(item.at, entry.PathOf(key.key),
-                      absl::StrCat(entry.PathOf(key.key), " is missing; a target of type ",
-                                   key.type, " needs ", key.key, "."));
+  }
+  auto require = [&](const char* key, const std::optional<YamlField>& field,
+                     absl::string_view needs) {
+    if (field.has_value()) return;
+    reader.ReportAt(item.at, entry.PathOf(key),
+                    absl::StrCat(entry.PathOf(key), " is missing; a target of type ",
+                                 target->type, " needs ", needs, "."));
+  };
+  if (target->type == "agent") {
+    if (node.has_value() && (agent.has_value() || data_ip.has_value())) {
+      reader.ReportAt(*entry.KeyLocation("node"), entry.PathOf("node"),
+                      absl::StrCat(entry.PathOf("node"),
+                                   " and agent/data_ip both name the sink; give node (a plan "
+                                   "node) or agent and data_ip (a node-agent outside the plan's "
+                                   "nodes), not both."));
+    } else if (!node.has_value()) {
+      require("agent", agent,
+              "node (a plan node) or agent (host:port of a node-agent, e.g. on a storage host) "
+              "with data_ip");
+      if (agent.has_value()) require("data_ip", data_ip, "data_ip (the address its flows go to)");
     }
   }
+  if (target->type == "http") require("url", url, "url");
+  if (target->type == "tcp") require("address", address, "address");
   if (target->type == "agent" && node.has_value()) {
     if (std::optional<std::string> value =
             reader.Name(*node, "the name of a node in the plan's nodes list")) {
       target->node = *value;
+    }
+  }
+  if (target->type == "agent" && agent.has_value()) {
+    constexpr absl::string_view kAgentRule =
+        "host:port of a node-agent with a port from 1 to 65535 (e.g. 192.168.100.50:7070)";
+    if (reader.Endpoint(*agent, kAgentRule).has_value()) target->agent = agent->value.Scalar();
+  }
+  if (target->type == "agent" && data_ip.has_value()) {
+    constexpr absl::string_view kDataIpRule =
+        "a literal IPv4 or IPv6 address on the sink's data plane (e.g. 10.10.9.1)";
+    std::optional<std::string> value = reader.String(*data_ip, kDataIpRule);
+    if (value.has_value() && !IsIpAddress(*value)) {
+      reader.Reject(*data_ip, kDataIpRule);
+    } else if (value.has_value()) {
+      target->data_ip = *value;
     }
   }
   if (target->type == "http" && url.has_value()) {
@@ -182,6 +222,12 @@ void ParseTarget(FieldReader& reader, const YamlField& item, UplinkTarget* targe
     if (reader.Endpoint(*address, kAddressRule).has_value()) {
       target->address = address->value.Scalar();
     }
+  }
+  if (target->name.empty()) {
+    target->name = !target->node.empty()      ? target->node
+                   : !target->agent.empty()   ? target->agent
+                   : !target->url.empty()     ? target->url
+                                              : target->address;
   }
   entry.Finish();
 }
@@ -343,13 +389,23 @@ void ParseUplinkSection(MapReader& top, Uplink* uplink) {
   section->Number("capacity_gbps", NumberRange::Positive(),
                   "a positive number of Gb/s (the cluster's uplink to storage/ingest, e.g. 25)",
                   &uplink->capacity_gbps);
-  if (std::optional<MapReader> workload = section->Map(
-          "workload", "a map with gpus_per_node, ingest_gbytes_per_gpu and checkpoint_gbytes")) {
-    workload->Int("gpus_per_node", 0, 64, "an integer from 0 to 64",
+  if (std::optional<MapReader> workload =
+          section->Map("workload",
+                       "a map with profile or ingest_gbytes_per_gpu or cluster_ingest_gbps, "
+                       "gpus_per_node and checkpoint_gbytes")) {
+    workload->Enum("profile", {"image-video", "llm-pretrain", "fine-tune"},
+                   &uplink->workload.profile);
+    workload->Int("gpus_per_node", 0, 64,
+                  "an integer from 0 to 64 (0: each node's gpus from the nodes list)",
                   &uplink->workload.gpus_per_node);
     workload->Number("ingest_gbytes_per_gpu", NumberRange::NonNegative(),
-                     "a number of GB/s, 0 or more (data each GPU reads while training)",
+                     "a number of GB/s, 0 or more (data each GPU reads while training; about 1 "
+                     "for image/video models)",
                      &uplink->workload.ingest_gbytes_per_gpu);
+    workload->Number("cluster_ingest_gbps", NumberRange::NonNegative(),
+                     "a number of Gb/s, 0 or more (the whole cluster's read rate, e.g. 4 for LLM "
+                     "pre-training on tokens)",
+                     &uplink->workload.cluster_ingest_gbps);
     workload->Number("checkpoint_gbytes", NumberRange::NonNegative(),
                      "a number of GB, 0 or more (the size of one checkpoint)",
                      &uplink->workload.checkpoint_gbytes);
@@ -357,6 +413,10 @@ void ParseUplinkSection(MapReader& top, Uplink* uplink) {
   }
   ParseTargets(*section, &uplink->targets);
   ParseFlows(*section, &uplink->flows);
+  section->Number("duration_s", NumberRange::PositiveAtMost(3600),
+                  "a positive number of seconds, at most 3600 (per node, target and flow count; "
+                  "e.g. 5)",
+                  &uplink->duration_s);
   section->Finish();
 }
 

@@ -9,6 +9,7 @@
 #include "controller/certificate/result_keys.h"
 #include "controller/report/html_inventory.h"
 #include "controller/report/html_parts.h"
+#include "controller/report/html_uplink.h"
 #include "controller/report/html_style.h"
 #include "controller/report/pair_matrices.h"
 #include "controller/report/report_text.h"
@@ -99,7 +100,7 @@ std::string Nav(const v1::Certificate& c) {
   std::vector<std::pair<const char*, const char*>> links = {
       {"findings", "Findings"},       {"localisation", "Localisation"},
       {"pairwise", "Pairwise"},       {"latency", "Latency"},
-      {"collectives", "Collectives"}, {"phases", "Phases"},
+      {"collectives", "Collectives"}, {"uplink", "Uplink"},          {"phases", "Phases"},
       {"skipped", "Skipped"},         {"nodes", "Nodes"}};
   if (!c.plan_yaml().empty()) links.push_back({"plan", "Plan"});
   std::string out = "<nav>";
@@ -495,7 +496,8 @@ std::string RenderHtmlReport(const v1::Certificate& c) {
                               Certified(c) ? "certified" : "not certified", " ", c.started_at())),
       "</title>\n<style>", ReportStyleSheet(), "</style>\n</head>\n<body>\n", Banner(c), "<main>\n",
       Provenance(c), Nav(c), FindingsSection(c), LocalisationSection(c), PairwiseSection(c),
-      LatencySection(c), CollectivesSection(c), PhasesSection(c), SkippedSection(c),
+      LatencySection(c), CollectivesSection(c), UplinkSectionHtml(c), PhasesSection(c),
+      SkippedSection(c),
       NodesSection(c));
   if (!c.plan_yaml().empty()) {
     absl::StrAppend(&out, "<section id=\"plan\">\n<h2>Plan</h2>\n<details><summary>",

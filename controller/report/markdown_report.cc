@@ -249,6 +249,49 @@ void Skipped(const v1::Certificate& c, std::string& out) {
 
 }  // namespace
 
+void Uplink(const v1::Certificate& c, std::string& out) {
+  if (!c.has_uplink()) return;
+  const v1::UplinkSizing& s = c.uplink().sizing();
+  out += "## Uplink\n\n";
+  std::vector<std::vector<std::string>> rows = {
+      {"workload", Cell(s.profile().empty() ? "no read rate in the plan" : s.profile())},
+      {"arithmetic", Cell(s.arithmetic())},
+      {"required", absl::StrCat(FormatNumber(s.required_gbps()), " Gb/s (",
+                                FormatNumber(s.required_gbytes_s()), " GB/s)")},
+      {"capacity", absl::StrCat(FormatNumber(s.capacity_gbps()), " Gb/s")},
+      {"verdict", absl::StrCat("**", Cell(s.verdict().empty() ? "unknown" : s.verdict()), "**")},
+      {"headroom", absl::StrCat(FormatNumber(s.headroom_gbps()), " Gb/s")}};
+  if (s.checkpoint_seconds() > 0) {
+    rows.push_back({"checkpoint", absl::StrCat(FormatNumber(s.checkpoint_gbytes()), " GB in ",
+                                               FormatNumber(s.checkpoint_seconds()), " s")});
+  }
+  absl::StrAppend(&out, Table({"sizing", "value"}, rows), "\n");
+  for (const auto& advice : s.advice()) absl::StrAppend(&out, "- ", Md(advice), "\n");
+  if (!s.advice().empty()) out += "\n";
+  std::vector<std::vector<std::string>> runs;
+  for (const auto& t : c.uplink().throughput()) {
+    std::string per_flow;
+    if (t.ok() && t.flow_gbps_size() > 0) {
+      per_flow = t.flow_gbps_size() == 1
+                     ? FormatNumber(t.flow_gbps(0))
+                     : absl::StrCat(FormatNumber(t.min_flow_gbps()), "-",
+                                    FormatNumber(t.max_flow_gbps()));
+    }
+    runs.push_back({Cell(t.node()), CellCode(t.target()), Cell(t.target_type()),
+                    absl::StrCat(t.flows()),
+                    t.ok() ? FormatNumber(t.aggregate_gbps()) : "failed", per_flow,
+                    t.need_gbps() > 0 ? FormatNumber(t.need_gbps()) : "",
+                    Cell(t.ok() ? "" : t.error())});
+  }
+  if (!runs.empty()) {
+    absl::StrAppend(&out,
+                    Table({"node", "target", "type", "flows", "aggregate Gb/s", "per flow Gb/s",
+                           "need Gb/s", "error"},
+                          runs),
+                    "\n");
+  }
+}
+
 std::string RenderMarkdownReport(const v1::Certificate& c) {
   const bool certified = c.verdict() == "certified";
   std::string out =
@@ -295,6 +338,7 @@ std::string RenderMarkdownReport(const v1::Certificate& c) {
   Suspects(c, out);
   Matrices(c, out);
   Sweeps(c, out);
+  Uplink(c, out);
   Skipped(c, out);
   return out;
 }

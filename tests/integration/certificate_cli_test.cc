@@ -110,7 +110,7 @@ TEST_F(CertificateCliTest, SignedRunVerifiesAndEveryEditIsCaught) {
     EXPECT_TRUE(fs::exists(fs::path(path).parent_path() / report)) << report << "\n" << run.out;
   }
   v1::Certificate certificate = CertificateFromOutput(run.out);
-  EXPECT_EQ(certificate.format_version(), 2u);
+  EXPECT_EQ(certificate.format_version(), 3u);
   EXPECT_EQ(certificate.signature().algorithm(), "ed25519");
   EXPECT_EQ(certificate.pairs_size(), 12);
   EXPECT_EQ(certificate.collectives_size(), 3);

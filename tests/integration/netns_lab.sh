@@ -4,10 +4,13 @@
 #   PREFIX-sw     two bridges: mgmt (10.201.1.0/24) and data (10.201.2.0/24)
 #   PREFIX-n1..4  host N: mgmt veth 10.201.1.N, data veth 10.201.2.N
 #   PREFIX-ctl    the controller: mgmt veth 10.201.1.100
+#   PREFIX-st     (after `storage`) a storage host: mgmt 10.201.1.50, data 10.201.2.50
 #
 # Every address lives only inside these namespaces.
 #   netns_lab.sh up PREFIX          build it
 #   netns_lab.sh slow PREFIX N RATE shape host N's data link both ways (tc tbf), e.g. 100mbit
+#   netns_lab.sh storage PREFIX     add the storage host
+#   netns_lab.sh databr PREFIX up|down  the data bridge (a fabric outage)
 #   netns_lab.sh down PREFIX        remove it (idempotent)
 set -euo pipefail
 
@@ -16,8 +19,23 @@ prefix=$2
 
 ns() { echo "$prefix-$1"; }
 
+count=0
+attach() {  # attach HOSTNS IFNAME BRIDGE ADDRESS; the switch port is <m|d>-<host>
+  local host=$1 ifname=$2 bridge=$3 address=$4
+  local port="${ifname:0:1}-${host##*-}"
+  count=$((count + 1))
+  # Made here under short unique names, then moved and renamed.
+  local a="ccv${$}a$count" b="ccv${$}b$count"
+  ip link add "${a:0:15}" type veth peer name "${b:0:15}"
+  ip link set "${a:0:15}" netns "$host" name "$ifname"
+  ip link set "${b:0:15}" netns "$(ns sw)" name "$port"
+  ip -n "$(ns sw)" link set "$port" master "$bridge" up
+  ip -n "$host" addr add "$address/24" dev "$ifname"
+  ip -n "$host" link set "$ifname" up
+}
+
 down() {
-  for name in sw ctl n1 n2 n3 n4; do
+  for name in sw ctl n1 n2 n3 n4 st; do
     ip netns pids "$(ns $name)" 2>/dev/null | xargs -r kill -9 2>/dev/null || true
     ip netns del "$(ns $name)" 2>/dev/null || true
   done
@@ -32,20 +50,6 @@ case "$action" in
       ip -n "$(ns sw)" link add "$br" type bridge
       ip -n "$(ns sw)" link set "$br" up
     done
-    count=0
-    attach() {  # attach HOSTNS IFNAME BRIDGE ADDRESS; the switch port is <m|d>-<host>
-      local host=$1 ifname=$2 bridge=$3 address=$4
-      local port="${ifname:0:1}-${host##*-}"
-      count=$((count + 1))
-      # Made here under short unique names, then moved and renamed.
-      local a="ccv${$}a$count" b="ccv${$}b$count"
-      ip link add "${a:0:15}" type veth peer name "${b:0:15}"
-      ip link set "${a:0:15}" netns "$host" name "$ifname"
-      ip link set "${b:0:15}" netns "$(ns sw)" name "$port"
-      ip -n "$(ns sw)" link set "$port" master "$bridge" up
-      ip -n "$host" addr add "$address/24" dev "$ifname"
-      ip -n "$host" link set "$ifname" up
-    }
     for n in 1 2 3 4; do
       ip netns add "$(ns n$n)"
       ip -n "$(ns n$n)" link set lo up
@@ -70,11 +74,20 @@ case "$action" in
     tc -n "$(ns n$n)" qdisc del dev data0 root 2>/dev/null || true
     tc -n "$(ns sw)" qdisc del dev "d-n$n" root 2>/dev/null || true
     ;;
+  storage)
+    ip netns add "$(ns st)"
+    ip -n "$(ns st)" link set lo up
+    attach "$(ns st)" mgmt0 mgmtbr 10.201.1.50
+    attach "$(ns st)" data0 databr 10.201.2.50
+    ;;
+  databr)
+    ip -n "$(ns sw)" link set databr "$3"
+    ;;
   down)
     down
     ;;
   *)
-    echo "usage: $0 up|slow|down PREFIX [N RATE]" >&2
+    echo "usage: $0 up|slow|fast|storage|databr|down PREFIX [ARGS]" >&2
     exit 2
     ;;
 esac

@@ -51,6 +51,29 @@ TEST_F(AgentHandlersTest, InventoryIsStampedWithNodeAndVersion) {
   EXPECT_EQ(response->inventory().netdevs(0).name(), "eno1");
 }
 
+TEST_F(AgentHandlersTest, ExchangeTimeStampsArrivalAndAnswer) {
+  v1::ExchangeTimeRequest request;
+  request.set_controller_send_unix_us(123);
+  const absl::Time received = now_;
+  now_ += absl::Microseconds(40);
+  auto response = handlers_.ExchangeTime(request, received);
+  EXPECT_EQ(response.controller_send_unix_us(), 123);
+  EXPECT_EQ(response.receive_unix_us(), absl::ToUnixMicros(received));
+  EXPECT_EQ(response.transmit_unix_us(), absl::ToUnixMicros(now_));
+  EXPECT_EQ(response.injected_offset_us(), 0);
+}
+
+TEST_F(AgentHandlersTest, TestClockOffsetShiftsEveryReportedTimeAndSaysSo) {
+  AgentHandlers offset{{"node1", "gpu-host-7"}, inventory_, [this] { return now_; },
+                       absl::Milliseconds(250)};
+  auto response = offset.ExchangeTime({}, now_);
+  EXPECT_EQ(response.receive_unix_us(), absl::ToUnixMicros(now_ + absl::Milliseconds(250)));
+  EXPECT_EQ(response.transmit_unix_us(), absl::ToUnixMicros(now_ + absl::Milliseconds(250)));
+  EXPECT_EQ(response.injected_offset_us(), 250000);
+  EXPECT_EQ(offset.GetVersion({}).unix_time_us(),
+            absl::ToUnixMicros(now_ + absl::Milliseconds(250)));
+}
+
 TEST_F(AgentHandlersTest, CollectorErrorIsReturnedNotSwallowed) {
   inventory_.error = absl::UnavailableError("sysfs root vanished");
   auto response = handlers_.GetInventory({});

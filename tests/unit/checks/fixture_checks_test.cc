@@ -34,8 +34,8 @@ class SyncedClock final : public inventory::ClockSource {
 class ManagementAddresses final : public inventory::AddressSource, public inventory::HostResolver {
  public:
   absl::StatusOr<std::vector<inventory::InterfaceAddress>> List() override {
-    return std::vector<inventory::InterfaceAddress>{{"lo", "127.0.0.1"},
-                                                    {"eno1", "192.168.100.11"}};
+    return std::vector<inventory::InterfaceAddress>{{"lo", "127.0.0.1", 8},
+                                                    {"eno1", "192.168.100.11", 24}};
   }
   absl::StatusOr<std::vector<std::string>> Resolve(const std::string& host) override {
     return std::vector<std::string>{host};

@@ -58,6 +58,59 @@ TEST(ManagementChecksTest, UnnamedManagementNetdevIsUnknownWithTheReason) {
   EXPECT_EQ(mgmt.observed(), "unknown: no route to the dialed host (RTM_GETROUTE 192.168.100.11)");
 }
 
+TEST(ManagementChecksTest, SeparateManagementSubnetPasses) {
+  const v1::Finding subnet =
+      Get(NodeWideFindings(testing::RocePlan(), testing::HealthyRoceInventory()), "mgmt.subnet",
+          "eno1");
+  EXPECT_EQ(subnet.status(), "pass");
+  EXPECT_EQ(subnet.observed(), "192.168.100.0/24");
+  EXPECT_THAT(subnet.message(), HasSubstr("192.168.100.0/24 through eno1"));
+}
+
+TEST(ManagementChecksTest, ManagementSubnetHoldingAnRdmaNetdevFails) {
+  v1::Inventory inventory = testing::HealthyRoceInventory();
+  // mlx5_0's netdev numbered in the management /16: the planes share a subnet.
+  testing::Netdev(inventory, "enp65s0np0").set_cidrs(0, "192.168.7.1/16");
+  inventory.set_management_subnet("192.168.0.0/16");
+  const v1::Finding subnet =
+      Get(NodeWideFindings(testing::RocePlan(), inventory), "mgmt.subnet", "eno1");
+  EXPECT_EQ(subnet.status(), "fail");
+  EXPECT_EQ(subnet.severity(), "error");
+  EXPECT_THAT(subnet.observed(),
+              HasSubstr("192.168.0.0/16 holds enp65s0np0 192.168.7.1/16 (RDMA netdev of mlx5_0"));
+  EXPECT_THAT(subnet.remedy(), HasSubstr("its own subnet"));
+}
+
+TEST(ManagementChecksTest, ManagementSubnetHoldingAPlanDataIpFails) {
+  plan::Plan plan = testing::RocePlan();
+  plan.nodes[0].data_ip = "192.168.100.200";
+  const v1::Finding subnet =
+      Get(NodeWideFindings(plan, testing::HealthyRoceInventory()), "mgmt.subnet", "eno1");
+  EXPECT_EQ(subnet.status(), "fail");
+  EXPECT_THAT(subnet.observed(), HasSubstr("node1's data_ip 192.168.100.200"));
+}
+
+TEST(ManagementChecksTest, UnknownManagementSubnetIsUnknown) {
+  v1::Inventory inventory = testing::HealthyRoceInventory();
+  inventory.clear_management_subnet();
+  v1::Unknown* unknown = inventory.add_unknowns();
+  unknown->set_field("management_subnet");
+  unknown->set_path("getifaddrs");
+  unknown->set_reason("no netmask reported for 192.168.100.11 on eno1");
+  const v1::Finding subnet =
+      Get(NodeWideFindings(testing::RocePlan(), inventory), "mgmt.subnet", "eno1");
+  EXPECT_EQ(subnet.status(), "unknown");
+  EXPECT_THAT(subnet.observed(), HasSubstr("no netmask reported"));
+}
+
+TEST(ManagementChecksTest, OneInterfaceBoxSkipsTheSubnetCheckToo) {
+  plan::Plan plan = testing::RocePlan();
+  plan.expect.management_separate = false;
+  const v1::Finding subnet =
+      Get(NodeWideFindings(plan, testing::HealthyRoceInventory()), "mgmt.subnet", "eno1");
+  EXPECT_EQ(subnet.status(), "skipped");
+}
+
 TEST(ClockChecksTest, UnreadableClockIsUnknownNotUnsynced) {
   v1::Inventory inventory = testing::HealthyRoceInventory();
   inventory.mutable_clock()->clear_synchronized();

@@ -95,8 +95,10 @@ v1::Inventory BaseInventory() {
   management->set_operstate("up");
   management->set_speed_mbps(1000);
   management->add_ipv4("192.168.100.11/24");
+  management->add_cidrs("192.168.100.11/24");
   inventory.set_management_address("192.168.100.11");
   inventory.set_management_netdev("eno1");
+  inventory.set_management_subnet("192.168.100.0/24");
 
   for (const Rail& rail : Rails()) {
     *inventory.add_pci() = MakePci(rail.pci, "nic", rail.name, rail.numa);
@@ -196,6 +198,7 @@ v1::Inventory HealthyRoceInventory() {
     netdev->set_pci_address(rail.pci);
     netdev->add_rdma_devices(rail.name);
     netdev->add_ipv4(absl::StrCat(rail.ipv4, "/24"));
+    netdev->add_cidrs(absl::StrCat(rail.ipv4, "/24"));
 
     v1::NetdevQos* qos = inventory.add_qos();
     qos->set_netdev(rail.netdev);

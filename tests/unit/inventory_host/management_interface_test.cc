@@ -49,12 +49,20 @@ class ManagementNetdevTest : public ::testing::Test {
   FakeAddressSource addresses_{std::vector<InterfaceAddress>{
       {"lo", "127.0.0.1"},
       {"lo", "::1"},
-      {"eno1", "10.0.0.5"},
+      {"eno1", "10.0.0.5", 24},
       {"eno1", "fe80::1e34:daff:fe5a:1b2c"},
       {"ib0", "192.168.100.11"},
   }};
   FakeHostResolver resolver_;
 };
+
+TEST_F(ManagementNetdevTest, ManagementAddressKeepsThePrefixLength) {
+  absl::StatusOr<InterfaceAddress> address = ManagementAddress("10.0.0.5:7070", addresses_, resolver_);
+  ASSERT_TRUE(address.ok()) << address.status();
+  EXPECT_EQ(address->netdev, "eno1");
+  EXPECT_EQ(address->address, "10.0.0.5");
+  EXPECT_EQ(address->prefix_length, 24);
+}
 
 TEST_F(ManagementNetdevTest, AddressLiterals) {
   EXPECT_EQ(*Netdev("127.0.0.1"), "lo");

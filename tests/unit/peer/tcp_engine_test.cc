@@ -106,6 +106,7 @@ TEST(TcpEngineTest, OneStreamForHalfASecond) {
   EXPECT_EQ(results.server->bandwidth().message_bytes(), 128u * 1024);
   // Receiver bytes == sender bytes.
   EXPECT_EQ(results.server->bandwidth().iterations(), results.client->bandwidth().iterations());
+  ASSERT_EQ(results.server->stream_gbps_size(), 1);
 }
 
 TEST(TcpEngineTest, FourStreamsForHalfASecond) {
@@ -116,6 +117,15 @@ TEST(TcpEngineTest, FourStreamsForHalfASecond) {
   ExpectSaneBandwidth(results.server->bandwidth(), 0.3);
   ExpectSaneBandwidth(results.client->bandwidth(), 0.5);
   EXPECT_EQ(results.server->bandwidth().iterations(), results.client->bandwidth().iterations());
+  // Each stream's own rate; none exceeds the whole, and together they carry it.
+  ASSERT_EQ(results.server->stream_gbps_size(), 4);
+  double sum = 0;
+  for (double gbps : results.server->stream_gbps()) {
+    EXPECT_GT(gbps, 0);
+    EXPECT_LE(gbps, results.server->bandwidth().avg_gbps() * 1.05);
+    sum += gbps;
+  }
+  EXPECT_GE(sum, results.server->bandwidth().avg_gbps() * 0.9);
 }
 
 TEST(TcpEngineTest, IterationsModeMovesExactlyStreamsTimesIterationsMessages) {

@@ -148,8 +148,14 @@ TEST(PlanParserTest, CrossSectionRules) {
                                "gpus: 0; NCCL needs a GPU per rank (use backend: gloo on CPU-only "
                                "nodes)."),
                   absl::StrCat(file,
+                               ":14:5: uplink.targets has an agent target but nodes cpu1, cpu2 "
+                               "have no data_ip; the flows to an agent sink leave from each node's "
+                               "data_ip (add data_ip to every node, or use an http or tcp "
+                               "target)."),
+                  absl::StrCat(file,
                                ":14:27: uplink.targets[0].node is storage1, which is not a node of "
-                               "this plan; an agent target must name one of the plan's nodes.")));
+                               "this plan; an agent target names one of the plan's nodes, or gives "
+                               "agent and data_ip for a node-agent outside them.")));
 }
 
 TEST(PlanParserTest, FixtureTopLevelListAndEmpty) {

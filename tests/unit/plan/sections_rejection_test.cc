@@ -325,17 +325,19 @@ const std::vector<RejectCase> kUplinkCases = {
     {"AgentTargetWithoutNode",
      {{"{type: agent, node: node2}", "{type: agent}"}},
      "|{type: agent}",
-     "uplink.targets[0].node is missing; a target of type agent needs node."},
+     "uplink.targets[0].agent is missing; a target of type agent needs node (a plan node) or agent "
+     "(host:port of a node-agent, e.g. on a storage host) with data_ip."},
     {"AgentTargetUnknownNode",
      {{"node: node2}", "node: storage1}"}},
      "storage1",
-     "uplink.targets[0].node is storage1, which is not a node of this plan; an agent target must "
-     "name one of the plan's nodes."},
+     "uplink.targets[0].node is storage1, which is not a node of this plan; an agent target names "
+     "one of the plan's nodes, or gives agent and data_ip for a node-agent outside them."},
     {"AgentTargetNearMiss",
      {{"node: node2}", "node: Node2}"}},
      "Node2",
-     "uplink.targets[0].node is Node2, which is not a node of this plan; an agent target must "
-     "name one of the plan's nodes (did you mean node2?)."},
+     "uplink.targets[0].node is Node2, which is not a node of this plan; an agent target names "
+     "one of the plan's nodes, or gives agent and data_ip for a node-agent outside them (did you "
+     "mean node2?)."},
     {"HttpTargetBadScheme",
      {{"url: \"http://10.10.9.1", "url: \"ftp://10.10.9.1"}},
      "\"ftp",

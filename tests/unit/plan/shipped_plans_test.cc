@@ -80,15 +80,20 @@ TEST(ShippedPlansTest, FourNodeRoce) {
 
   EXPECT_TRUE(plan->uplink.enabled);
   EXPECT_EQ(plan->uplink.capacity_gbps, 25);
-  EXPECT_EQ(plan->uplink.workload.gpus_per_node, 4);
-  EXPECT_DOUBLE_EQ(plan->uplink.workload.ingest_gbytes_per_gpu, 0.25);
+  EXPECT_EQ(plan->uplink.workload.profile, "llm-pretrain");
   EXPECT_EQ(plan->uplink.workload.checkpoint_gbytes, 280);
-  ASSERT_EQ(plan->uplink.targets.size(), 2u);
-  EXPECT_EQ(plan->uplink.targets[0].type, "http");
-  EXPECT_EQ(plan->uplink.targets[0].url, "http://10.10.9.1:9000/bucket/shard-000.tar");
-  EXPECT_EQ(plan->uplink.targets[1].type, "tcp");
-  EXPECT_EQ(plan->uplink.targets[1].address, "10.10.9.1:5201");
+  ASSERT_EQ(plan->uplink.targets.size(), 3u);
+  EXPECT_EQ(plan->uplink.targets[0].type, "agent");
+  EXPECT_EQ(plan->uplink.targets[0].name, "storage1");
+  EXPECT_EQ(plan->uplink.targets[0].agent, "192.168.100.50:7070");
+  EXPECT_EQ(plan->uplink.targets[0].data_ip, "10.10.9.1");
+  EXPECT_EQ(plan->uplink.targets[1].type, "http");
+  EXPECT_EQ(plan->uplink.targets[1].url, "http://10.10.9.1:9000/bucket/shard-000.tar");
+  EXPECT_EQ(plan->uplink.targets[1].name, plan->uplink.targets[1].url);
+  EXPECT_EQ(plan->uplink.targets[2].type, "tcp");
+  EXPECT_EQ(plan->uplink.targets[2].address, "10.10.9.1:5201");
   EXPECT_THAT(plan->uplink.flows, ElementsAre(1, 8));
+  EXPECT_EQ(plan->uplink.duration_s, 5);
 
   EXPECT_EQ(plan->certificate.out, "certs/");
   EXPECT_EQ(plan->certificate.signing_key, "/etc/clustercert/signing.key");
@@ -136,7 +141,8 @@ TEST(ShippedPlansTest, Local) {
   EXPECT_EQ(plan->certificate.out, "certs/");
   EXPECT_EQ(plan->certificate.signing_key, "certs/demo-signing.key");  // demo.sh makes it
   // The demo must certify with what this release runs on a box without RDMA
-  // or GPUs: connect, inventory, a tcp pair matrix and gloo sweeps over tcp.
+  // or GPUs: connect, inventory, a tcp pair matrix, gloo sweeps over tcp and
+  // the uplink to an agent sink.
   EXPECT_TRUE(plan->pairwise.enabled);
   EXPECT_EQ(plan->pairwise.engine, PairwiseEngine::kTcp);
   EXPECT_TRUE(plan->collectives.enabled);
@@ -144,7 +150,12 @@ TEST(ShippedPlansTest, Local) {
   EXPECT_EQ(plan->collectives.transport, GlooTransport::kTcp);
   EXPECT_EQ(plan->collectives.ranks_per_node, 2);
   EXPECT_GT(plan->collectives.min_busbw_gbytes, 0);
-  EXPECT_FALSE(plan->uplink.enabled);
+  // The uplink on loopback: sizing that fits, flows to local4's agent.
+  EXPECT_TRUE(plan->uplink.enabled);
+  EXPECT_EQ(plan->uplink.workload.profile, "llm-pretrain");
+  ASSERT_EQ(plan->uplink.targets.size(), 1u);
+  EXPECT_EQ(plan->uplink.targets[0].type, "agent");
+  EXPECT_EQ(plan->uplink.targets[0].node, "local4");
 }
 
 TEST(ShippedPlansTest, LabSoftroce) {

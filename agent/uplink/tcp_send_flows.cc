@@ -1,0 +1,332 @@
+#include "agent/uplink/tcp_send_flows.h"
+
+#include <arpa/inet.h>
+#include <errno.h>
+#include <netinet/in.h>
+#include <poll.h>
+#include <string.h>
+#include <sys/socket.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <mutex>
+#include <optional>
+#include <thread>
+#include <utility>
+#include <vector>
+
+#include "absl/status/status.h"
+#include "absl/strings/numbers.h"
+#include "absl/strings/str_cat.h"
+#include "absl/strings/string_view.h"
+#include "absl/strings/strip.h"
+#include "absl/time/clock.h"
+
+namespace clustercert::uplink {
+namespace {
+
+// One buffer, sent over and over by every flow: big enough that the syscall
+// cost vanishes, small enough to stay in cache.
+constexpr size_t kSendBufferBytes = size_t{256} * 1024;
+// Sends in a row on one flow before its worker serves the next one.
+constexpr int kSendBurst = 16;
+// The connect bound when the caller gives no deadline: nothing may hang.
+constexpr absl::Duration kConnectTimeout = absl::Seconds(10);
+// How often a worker looks at the clock and at the other workers' failures.
+constexpr absl::Duration kPollSlice = absl::Milliseconds(50);
+
+// An owned socket, closed exactly once.
+class Fd {
+ public:
+  explicit Fd(int fd = -1) : fd_(fd) {}
+  ~Fd() {
+    if (fd_ >= 0) close(fd_);
+  }
+  Fd(Fd&& other) noexcept : fd_(std::exchange(other.fd_, -1)) {}
+  Fd& operator=(Fd&& other) noexcept {
+    if (this != &other) {
+      if (fd_ >= 0) close(fd_);
+      fd_ = std::exchange(other.fd_, -1);
+    }
+    return *this;
+  }
+  Fd(const Fd&) = delete;
+  Fd& operator=(const Fd&) = delete;
+
+  int get() const { return fd_; }
+  bool valid() const { return fd_ >= 0; }
+
+ private:
+  int fd_;
+};
+
+std::string ErrnoText(int err) {
+  char buffer[256];
+  // GNU strerror_r returns the message, which may not be `buffer`.
+  return std::string(strerror_r(err, buffer, sizeof(buffer)));
+}
+
+int PollMs(absl::Duration left) {
+  const int64_t ms = absl::ToInt64Milliseconds(absl::Ceil(left, absl::Milliseconds(1)));
+  return static_cast<int>(std::clamp<int64_t>(ms, 0, int64_t{1} << 30));
+}
+
+// A literal address and port in the form connect() and bind() take.
+struct Endpoint {
+  sockaddr_storage storage{};
+  socklen_t length = 0;
+  std::string ip;    // "10.0.0.9", "fd00::9"
+  std::string text;  // "10.0.0.9:5201", "[fd00::9]:5201"
+
+  int family() const { return storage.ss_family; }
+  const sockaddr* get() const { return reinterpret_cast<const sockaddr*>(&storage); }
+};
+
+std::optional<Endpoint> FromLiteral(const std::string& ip, uint16_t port) {
+  Endpoint endpoint;
+  endpoint.ip = ip;
+  auto* v4 = reinterpret_cast<sockaddr_in*>(&endpoint.storage);
+  if (inet_pton(AF_INET, ip.c_str(), &v4->sin_addr) == 1) {
+    v4->sin_family = AF_INET;
+    v4->sin_port = htons(port);
+    endpoint.length = sizeof(sockaddr_in);
+    endpoint.text = absl::StrCat(ip, ":", port);
+    return endpoint;
+  }
+  endpoint.storage = {};
+  auto* v6 = reinterpret_cast<sockaddr_in6*>(&endpoint.storage);
+  if (inet_pton(AF_INET6, ip.c_str(), &v6->sin6_addr) == 1) {
+    v6->sin6_family = AF_INET6;
+    v6->sin6_port = htons(port);
+    endpoint.length = sizeof(sockaddr_in6);
+    endpoint.text = absl::StrCat("[", ip, "]:", port);
+    return endpoint;
+  }
+  return std::nullopt;
+}
+
+absl::StatusOr<Endpoint> ParseHostPort(absl::string_view host_port) {
+  const absl::Status bad = absl::InvalidArgumentError(
+      absl::StrCat("uplink tcp target \"", host_port,
+                   "\" is not a literal IP address and port (10.0.0.9:5201 or [fd00::9]:5201): fix "
+                   "uplink.targets[].address"));
+  absl::string_view ip;
+  absl::string_view port_text;
+  if (absl::ConsumePrefix(&host_port, "[")) {
+    const size_t close = host_port.find("]:");
+    if (close == absl::string_view::npos) return bad;
+    ip = host_port.substr(0, close);
+    port_text = host_port.substr(close + 2);
+  } else {
+    const size_t colon = host_port.rfind(':');
+    if (colon == absl::string_view::npos) return bad;
+    ip = host_port.substr(0, colon);
+    // A bare IPv6 address is ambiguous about where the port starts.
+    if (ip.find(':') != absl::string_view::npos) return bad;
+    port_text = host_port.substr(colon + 1);
+  }
+  uint32_t port = 0;
+  if (!absl::SimpleAtoi(port_text, &port) || port == 0 || port > 65535) return bad;
+  std::optional<Endpoint> endpoint = FromLiteral(std::string(ip), static_cast<uint16_t>(port));
+  if (!endpoint) return bad;
+  return *std::move(endpoint);
+}
+
+// One connection and what it sent.
+struct TcpFlow {
+  Fd fd;
+  std::string what;  // "tcp flow 2 of 8 to 10.0.0.9:5201"
+  bool connected = false;
+  uint64_t bytes = 0;
+  FlowWindow window;
+};
+
+absl::Status ConnectError(const TcpFlow& flow, const Endpoint& remote, int err) {
+  const std::string failed = absl::StrCat(flow.what, " could not connect (", ErrnoText(err), ")");
+  if (err == ECONNREFUSED) {
+    const uint16_t port =
+        ntohs(remote.family() == AF_INET
+                  ? reinterpret_cast<const sockaddr_in*>(&remote.storage)->sin_port
+                  : reinterpret_cast<const sockaddr_in6*>(&remote.storage)->sin6_port);
+    return absl::UnavailableError(absl::StrCat(failed, ": nothing listens on ", remote.text,
+                                               "; start the sink (e.g. `nc -lk ", port,
+                                               " > /dev/null`) or fix uplink.targets[].address"));
+  }
+  if (err == EMFILE || err == ENFILE || err == ENOBUFS || err == ENOMEM) {
+    return absl::ResourceExhaustedError(absl::StrCat(
+        failed, ": the agent is out of sockets; raise its open-file limit or use fewer flows"));
+  }
+  return absl::UnavailableError(
+      absl::StrCat(failed, ": check the routes and firewall between this node and ", remote.text));
+}
+
+// Opens every flow's connection, all at once, before `deadline`.
+absl::Status ConnectAll(std::vector<TcpFlow>& flows, const Endpoint& remote,
+                        const std::optional<Endpoint>& local, absl::Time deadline,
+                        absl::Duration allowed) {
+  for (TcpFlow& flow : flows) {
+    flow.fd = Fd(socket(remote.family(), SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC, IPPROTO_TCP));
+    if (!flow.fd.valid()) return ConnectError(flow, remote, errno);
+    // Port 0: the kernel picks the port, the address picks the data network.
+    if (local && bind(flow.fd.get(), local->get(), local->length) != 0) {
+      return absl::InvalidArgumentError(
+          absl::StrCat(flow.what, " could not bind its local side to ", local->ip, " (",
+                       ErrnoText(errno), "): bind_ip must be an address configured on this node"));
+    }
+    if (connect(flow.fd.get(), remote.get(), remote.length) == 0) {
+      flow.connected = true;
+    } else if (errno != EINPROGRESS) {
+      return ConnectError(flow, remote, errno);
+    }
+  }
+  for (;;) {
+    std::vector<pollfd> pending;
+    std::vector<TcpFlow*> owners;
+    for (TcpFlow& flow : flows) {
+      if (flow.connected) continue;
+      pending.push_back({flow.fd.get(), POLLOUT, 0});
+      owners.push_back(&flow);
+    }
+    if (pending.empty()) return absl::OkStatus();
+    const absl::Duration left = deadline - absl::Now();
+    if (left <= absl::ZeroDuration()) {
+      return absl::DeadlineExceededError(absl::StrCat(
+          owners.front()->what, " did not connect within ",
+          absl::FormatDuration(absl::Trunc(allowed, absl::Milliseconds(1))), ": check that ",
+          remote.text, " is reachable from this node (routes, firewall) and that the sink accepts ",
+          flows.size(), " connections, or give the step a longer deadline"));
+    }
+    const int ready = poll(pending.data(), pending.size(), PollMs(std::min(left, kPollSlice)));
+    if (ready < 0 && errno != EINTR) {
+      return absl::InternalError(
+          absl::StrCat("poll failed while connecting to ", remote.text, ": ", ErrnoText(errno)));
+    }
+    for (size_t i = 0; ready > 0 && i < pending.size(); ++i) {
+      if (pending[i].revents == 0) continue;
+      int err = 0;
+      socklen_t length = sizeof(err);
+      if (getsockopt(pending[i].fd, SOL_SOCKET, SO_ERROR, &err, &length) != 0) err = errno;
+      if (err != 0) return ConnectError(*owners[i], remote, err);
+      owners[i]->connected = true;
+    }
+  }
+}
+
+// Sends on `flows` until `end`. Returns early (OK) when `stop` turns true
+// because another worker failed.
+absl::Status SendWorker(const std::vector<TcpFlow*>& flows, const std::vector<char>& buffer,
+                        SteadyClock::time_point end, std::atomic<uint64_t>* moved,
+                        const std::atomic<bool>& stop) {
+  std::vector<pollfd> entries;
+  entries.reserve(flows.size());
+  for (TcpFlow* flow : flows) entries.push_back({flow->fd.get(), POLLOUT, 0});
+  while (!stop.load(std::memory_order_relaxed)) {
+    const absl::Duration left = absl::FromChrono(end - SteadyClock::now());
+    if (left <= absl::ZeroDuration()) return absl::OkStatus();
+    const int ready = poll(entries.data(), entries.size(), PollMs(std::min(left, kPollSlice)));
+    if (ready < 0) {
+      if (errno == EINTR) continue;
+      return absl::InternalError(absl::StrCat("poll failed while sending: ", ErrnoText(errno)));
+    }
+    for (size_t i = 0; ready > 0 && i < entries.size(); ++i) {
+      if (entries[i].revents == 0) continue;
+      TcpFlow& flow = *flows[i];
+      // Errors and hang-ups show in the send that follows.
+      for (int burst = 0; burst < kSendBurst; ++burst) {
+        const SteadyClock::time_point before = SteadyClock::now();
+        const ssize_t sent = send(flow.fd.get(), buffer.data(), buffer.size(), MSG_NOSIGNAL);
+        if (sent < 0) {
+          if (errno == EINTR) continue;
+          if (errno == EAGAIN || errno == EWOULDBLOCK) break;
+          return absl::UnavailableError(
+              absl::StrCat(flow.what, " was cut after ", flow.bytes, " bytes (", ErrnoText(errno),
+                           "): check that the sink is still running and reads every connection"));
+        }
+        if (flow.bytes == 0) flow.window.first = before;
+        const SteadyClock::time_point after = SteadyClock::now();
+        flow.window.last = after;
+        flow.bytes += static_cast<uint64_t>(sent);
+        if (moved != nullptr) {
+          moved->fetch_add(static_cast<uint64_t>(sent), std::memory_order_relaxed);
+        }
+        if (after >= end) break;
+      }
+    }
+  }
+  return absl::OkStatus();
+}
+
+}  // namespace
+
+absl::StatusOr<FlowsResult> RunTcpSendFlows(const std::string& host_port, const FlowSpec& spec,
+                                            std::atomic<uint64_t>* moved) {
+  if (absl::Status valid = ValidateFlowSpec(spec, host_port); !valid.ok()) return valid;
+  absl::StatusOr<Endpoint> remote = ParseHostPort(host_port);
+  if (!remote.ok()) return remote.status();
+  std::optional<Endpoint> local;
+  if (!spec.bind_ip.empty()) {
+    local = FromLiteral(spec.bind_ip, 0);  // ValidateFlowSpec checked it is a literal
+    if (!local || local->family() != remote->family()) {
+      return absl::InvalidArgumentError(absl::StrCat(
+          "uplink tcp target ", remote->text, " and bind_ip ", spec.bind_ip,
+          " are of different address families: give an IPv4 bind_ip for an IPv4 target and "
+          "an IPv6 one for an IPv6 target"));
+    }
+  }
+  const std::string what =
+      absl::StrCat("uplink tcp send to ", remote->text, " with ", spec.flows, " flows");
+  const absl::Time now = absl::Now();
+  if (absl::Status fits = CheckDurationFits(spec, now, what); !fits.ok()) return fits;
+
+  std::vector<TcpFlow> flows(static_cast<size_t>(spec.flows));
+  for (int i = 0; i < spec.flows; ++i) {
+    flows[i].what = absl::StrCat("tcp flow ", i + 1, " of ", spec.flows, " to ", remote->text);
+  }
+  // Connecting must leave the whole duration before the deadline.
+  const absl::Time connect_deadline =
+      std::min(spec.deadline - spec.duration, now + kConnectTimeout);
+  if (absl::Status connected =
+          ConnectAll(flows, *remote, local, connect_deadline, connect_deadline - now);
+      !connected.ok()) {
+    return connected;
+  }
+
+  if (absl::Status fits = CheckDurationFits(spec, absl::Now(), what); !fits.ok()) return fits;
+  const SteadyClock::time_point end = SteadyClock::now() + absl::ToChronoNanoseconds(spec.duration);
+  const std::vector<char> buffer(kSendBufferBytes, '\x5a');
+  const int workers = WorkerCount(spec.flows);
+  std::vector<std::vector<TcpFlow*>> shares(workers);
+  for (int i = 0; i < spec.flows; ++i) shares[i % workers].push_back(&flows[i]);
+  std::atomic<bool> stop{false};
+  std::mutex failure_mutex;
+  absl::Status failure;
+  {
+    std::vector<std::jthread> threads;
+    threads.reserve(workers);
+    for (const std::vector<TcpFlow*>& share : shares) {
+      threads.emplace_back([&, share] {
+        absl::Status status = SendWorker(share, buffer, end, moved, stop);
+        if (status.ok()) return;
+        stop.store(true, std::memory_order_relaxed);
+        std::lock_guard<std::mutex> lock(failure_mutex);
+        if (failure.ok()) failure = std::move(status);  // the first failure is the cause
+      });
+    }
+  }
+  if (!failure.ok()) return failure;
+
+  FlowsResult result;
+  std::vector<FlowWindow> windows;
+  for (const TcpFlow& flow : flows) {
+    result.flows.push_back({flow.bytes, 0, 1});
+    windows.push_back(flow.window);
+  }
+  Summarise(result, windows);
+  result.detail =
+      absl::StrCat("tcp, ", spec.flows, spec.flows == 1 ? " flow to " : " flows to ", remote->text);
+  if (local) absl::StrAppend(&result.detail, " from ", spec.bind_ip);
+  // Closing here (with `flows`) lets the kernel deliver what is still queued.
+  return result;
+}
+
+}  // namespace clustercert::uplink

@@ -1,0 +1,80 @@
+#pragma once
+
+#include <chrono>
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "absl/status/status.h"
+#include "absl/strings/string_view.h"
+#include "absl/time/time.h"
+#include "absl/types/span.h"
+
+// Uplink throughput: bytes between this host and a storage target over one
+// flow, then over N flows at once. One TCP flow is pinned to one NIC (and one
+// server-side queue), so a single flow shows the per-connection ceiling while
+// parallel flows — what dataloaders such as DALI or WebDataset open as
+// parallel range GETs — show the aggregate the node can really reach. The
+// types here are shared by the http and tcp flavours of the measurement.
+namespace clustercert::uplink {
+
+inline constexpr int kMaxFlows = 1024;
+
+// What to run: how many flows, for how long, before when, from where.
+struct FlowSpec {
+  int flows = 1;                                 // parallel flows, 1..kMaxFlows
+  absl::Duration duration = absl::Seconds(5);    // how long the flows run (> 0)
+  absl::Time deadline = absl::InfiniteFuture();  // hard stop for everything, probes included
+  std::string bind_ip;                           // local data-plane address; empty: any
+};
+
+// What one flow moved.
+struct FlowTally {
+  uint64_t bytes = 0;
+  double seconds = 0;     // this flow's first byte to its last
+  uint32_t requests = 0;  // http: GETs issued; tcp: 1
+};
+
+struct FlowsResult {
+  std::vector<FlowTally> flows;  // one per flow, in order
+  uint64_t total_bytes = 0;
+  double seconds = 0;         // earliest first byte to latest last byte
+  double aggregate_gbps = 0;  // total_bytes * 8 / seconds / 1e9
+  uint64_t object_bytes = 0;  // http: the object's size (0 when unknown); tcp: 0
+  std::string detail;         // one line saying what ran
+};
+
+// Flow windows are measured on the steady clock, not absl::Now(): a wall
+// clock step (NTP) in the middle of a run must not change a rate.
+using SteadyClock = std::chrono::steady_clock;
+
+// When one flow moved its first and its last byte; meaningless for a flow
+// that moved none.
+struct FlowWindow {
+  SteadyClock::time_point first{};
+  SteadyClock::time_point last{};
+};
+
+// The flow's own rate in Gb/s; 0 when it has no measured time.
+double FlowGbps(const FlowTally& tally);
+
+// Fills every flow's `seconds` from its window (`windows[i]` belongs to
+// `result.flows[i]`; a flow with no bytes or no window gets 0), then
+// total_bytes, seconds (earliest first byte to latest last byte of the flows
+// that moved bytes) and aggregate_gbps.
+void Summarise(FlowsResult& result, absl::Span<const FlowWindow> windows);
+
+// InvalidArgument unless flows is in 1..kMaxFlows, duration is finite and
+// positive and bind_ip is empty or a literal IPv4/IPv6 address. `target`
+// names the URL or address in the message.
+absl::Status ValidateFlowSpec(const FlowSpec& spec, absl::string_view target);
+
+// DeadlineExceeded when flows started at `now` for spec.duration would end
+// after spec.deadline. `what` names the measurement ("GET http://…").
+absl::Status CheckDurationFits(const FlowSpec& spec, absl::Time now, absl::string_view what);
+
+// The threads that share `flows` flows: one per core, never more than flows.
+// Each thread multiplexes its flows, so 1024 flows do not need 1024 threads.
+int WorkerCount(int flows);
+
+}  // namespace clustercert::uplink

@@ -1,0 +1,32 @@
+#pragma once
+
+#include <vector>
+
+#include "clustercert/v1/certificate.pb.h"
+#include "controller/phases/node_state.h"
+#include "controller/phases/progress.h"
+#include "controller/phases/rerun_scope.h"
+#include "controller/plan/plan.h"
+
+namespace clustercert::controller {
+
+// What the uplink phase hands the certificate.
+struct UplinkOutcome {
+  v1::Uplink uplink;                // sizing and every run
+  std::vector<v1::Finding> checks;  // uplink.sizing and uplink.throughput
+};
+
+// Phase 5: sizes the uplink against the workload (uplink_sizing.h), then
+// from every reachable node, one node at a time (so the runs do not share
+// the uplink), to each target, runs each of the plan's flow counts: http
+// and tcp targets through the node's agent (RunUplinkFlows), agent targets
+// as a tcp peer test brokered with the sink agent (`sinks`: node-agents
+// outside the plan's nodes, by target name; plan nodes are their own
+// sinks). Every call has a deadline, so a dead storage path is a failed
+// run with its reason. A partial re-certification measures only its nodes
+// and carries the other nodes' runs over.
+UplinkOutcome RunUplinkPhase(std::vector<NodeState>& nodes, std::vector<NodeState>& sinks,
+                             const plan::Plan& plan, Progress& progress,
+                             const RerunScope* rerun = nullptr);
+
+}  // namespace clustercert::controller
