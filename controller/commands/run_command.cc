@@ -13,6 +13,7 @@
 #include "controller/commands/certification_run.h"
 #include "controller/commands/finding_table.h"
 #include "controller/commands/matrix_table.h"
+#include "controller/commands/uplink_table.h"
 #include "controller/report/report_files.h"
 
 namespace clustercert::controller {
@@ -93,6 +94,9 @@ int RunRunCommand(const std::vector<std::string>& args, const CommandOptions& op
                                    {certificate.suspects().begin(), certificate.suspects().end()},
                                    options.color)
                     .c_str());
+    if (certificate.has_uplink()) {
+      std::printf("%s\n", RenderUplinkTables(certificate.uplink()).c_str());
+    }
     std::printf("verdict: %s", result.certificate.verdict().c_str());
     if (result.certificate.verdict_reasons_size() > 0) {
       std::vector<std::string> reasons(result.certificate.verdict_reasons().begin(),

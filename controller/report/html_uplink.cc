@@ -32,6 +32,7 @@ std::string SizingHtml(const v1::Certificate& c) {
   std::vector<std::pair<std::string, std::string>> rows = {
       {"workload", s.profile().empty() ? std::string("no read rate in the plan") : s.profile()},
       {"arithmetic", s.arithmetic()},
+      {"basis", s.basis()},
       {"required", s.required_gbps() > 0
                        ? absl::StrCat(Gbps(s.required_gbps()), " (",
                                       FormatNumber(s.required_gbytes_s()), " GB/s)")

@@ -83,7 +83,10 @@ v1::UplinkSizing SizeUplink(const plan::Plan& plan) {
     sizing.set_arithmetic(absl::StrCat("cluster read rate ", Num(cluster_gbps), " Gb/s = ",
                                        Num(cluster_gbps / 8), " GB/s"));
   }
-  if (!basis.empty()) sizing.set_arithmetic(absl::StrCat(sizing.arithmetic(), " (", basis, ")"));
+  if (!basis.empty()) {
+    sizing.set_arithmetic(absl::StrCat(sizing.arithmetic(), " (", sizing.profile(), ")"));
+    sizing.set_basis(absl::StrCat(basis, "."));
+  }
 
   const double capacity = plan.uplink.capacity_gbps;
   const double required = sizing.required_gbps();

@@ -129,6 +129,7 @@ v1::Finding SizingFinding(const v1::UplinkSizing& sizing) {
       "The workload reads ", sizing.arithmetic(), " against an uplink of ",
       Gbps(sizing.capacity_gbps()), ": ", absl::StrFormat("%.0f", sizing.utilisation() * 100),
       "% used, headroom ", Gbps(sizing.headroom_gbps()), ".");
+  if (!sizing.basis().empty()) absl::StrAppend(&message, " ", sizing.basis());
   for (const std::string& advice : sizing.advice()) absl::StrAppend(&message, " ", advice);
   v1::Finding finding;
   if (sizing.verdict() == "undersized") {

@@ -225,3 +225,72 @@ TEST(HtmlReport, ShowsSchemaTwoFields) {
 
 }  // namespace
 }  // namespace clustercert::report
+
+namespace clustercert::report {
+namespace {
+
+v1::Certificate UplinkCertificate() {
+  v1::Certificate c;
+  c.set_cluster("kentino-4node");
+  v1::UplinkSizing& s = *c.mutable_uplink()->mutable_sizing();
+  s.set_capacity_gbps(25);
+  s.set_profile("image-video");
+  s.set_required_gbps(128);
+  s.set_required_gbytes_s(16);
+  s.set_verdict("undersized");
+  s.set_headroom_gbps(-103);
+  s.set_utilisation(5.12);
+  s.set_checkpoint_gbytes(280);
+  s.set_checkpoint_seconds(89.6);
+  s.set_arithmetic("4 nodes x 4 GPUs x 1 GB/s = 16 GB/s = 128 Gb/s (image-video)");
+  s.add_advice("size the uplink to the read rate <now>");
+  for (int flows : {1, 8}) {
+    v1::UplinkThroughput& t = *c.mutable_uplink()->add_throughput();
+    t.set_node("node1");
+    t.set_target("http://10.10.9.1:9000/shard.tar");
+    t.set_target_type("http");
+    t.set_flows(flows);
+    t.set_ok(true);
+    t.set_aggregate_gbps(flows * 0.04);
+    for (int i = 0; i < flows; ++i) t.add_flow_gbps(0.04);
+    t.set_min_flow_gbps(0.04);
+    t.set_max_flow_gbps(0.04);
+    t.set_need_gbps(32);
+  }
+  v1::NodeResult& node = *c.add_nodes();
+  node.set_name("node1");
+  node.mutable_inventory()->set_management_netdev("eno1");
+  node.mutable_inventory()->set_management_subnet("192.168.100.0/24");
+  node.set_clock_measured(true);
+  node.set_clock_offset_ms(500.2);
+  node.set_clock_uncertainty_ms(0.1);
+  node.set_clock_exchanges(8);
+  node.set_clock_injected_offset_ms(500);
+  return c;
+}
+
+TEST(HtmlReport, UplinkSectionShowsSizingFlowsPlanesAndClocks) {
+  const std::string html = RenderHtmlReport(UplinkCertificate());
+  EXPECT_THAT(html, HasSubstr("<section id=\"uplink\">"));
+  EXPECT_THAT(html, HasSubstr("href=\"#uplink\""));
+  EXPECT_THAT(html, HasSubstr("4 nodes x 4 GPUs x 1 GB/s = 16 GB/s = 128 Gb/s"));
+  EXPECT_THAT(html, HasSubstr("undersized"));
+  EXPECT_THAT(html, HasSubstr("280 GB in 89.6 s"));
+  EXPECT_THAT(html, HasSubstr("size the uplink to the read rate &lt;now&gt;"));
+  EXPECT_THAT(html, HasSubstr("0.04 – 0.04"));
+  EXPECT_THAT(html, HasSubstr("192.168.100.0/24"));
+  EXPECT_THAT(html, HasSubstr("test-only offset 500 ms"));
+  // A target URL is text in a cell, never a link the page would follow.
+  auto root = ParseMarkup(html, /*html=*/true);
+  ASSERT_NE(root, nullptr);
+  for (const auto* a : root->FindAll("a")) {
+    EXPECT_TRUE(absl::StartsWith(a->Attr("href"), "#")) << a->Attr("href");
+  }
+}
+
+TEST(HtmlReport, NoUplinkPhaseSaysSo) {
+  EXPECT_THAT(RenderHtmlReport(LoadFixture("lab-healthy")), HasSubstr("No uplink phase ran"));
+}
+
+}  // namespace
+}  // namespace clustercert::report

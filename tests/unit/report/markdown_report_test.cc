@@ -77,3 +77,39 @@ TEST(MarkdownReport, RendersAnEmptyCertificate) {
 
 }  // namespace
 }  // namespace clustercert::report
+
+namespace clustercert::report {
+namespace {
+
+TEST(MarkdownReport, UplinkSectionHasTheSizingAndOneRowPerRun) {
+  v1::Certificate c;
+  v1::UplinkSizing& s = *c.mutable_uplink()->mutable_sizing();
+  s.set_capacity_gbps(25);
+  s.set_profile("llm-pretrain");
+  s.set_required_gbps(4);
+  s.set_required_gbytes_s(0.5);
+  s.set_verdict("fits");
+  s.set_headroom_gbps(21);
+  s.set_arithmetic("cluster read rate 4 Gb/s = 0.5 GB/s (llm-pretrain)");
+  for (int flows : {1, 4}) {
+    v1::UplinkThroughput& t = *c.mutable_uplink()->add_throughput();
+    t.set_node("node1");
+    t.set_target("storage1");
+    t.set_target_type("agent");
+    t.set_flows(flows);
+    t.set_ok(flows == 1);
+    if (flows == 1) t.set_aggregate_gbps(9.5);
+    t.set_error(flows == 1 ? "" : "node1 connect: No route to host");
+  }
+  const std::string md = RenderMarkdownReport(c);
+  EXPECT_THAT(md, HasSubstr("## Uplink"));
+  EXPECT_THAT(md, HasSubstr("| required | 4 Gb/s (0.5 GB/s) |"));
+  EXPECT_THAT(md, HasSubstr("**fits**"));
+  EXPECT_THAT(md, HasSubstr("| node1 | `storage1` | agent | 1 | 9.5 |"));
+  EXPECT_THAT(md, HasSubstr("| 4 | failed |"));
+  EXPECT_THAT(md, HasSubstr("No route to host"));
+  EXPECT_THAT(RenderMarkdownReport(LoadFixture("lab-healthy")), Not(HasSubstr("## Uplink")));
+}
+
+}  // namespace
+}  // namespace clustercert::report
