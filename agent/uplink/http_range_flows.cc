@@ -600,25 +600,13 @@ absl::StatusOr<FlowsResult> RunHttpRangeFlows(const std::string& url, const Flow
   if (absl::Status fits = CheckDurationFits(spec, absl::Now(), what); !fits.ok()) return fits;
   const SteadyClock::time_point end = SteadyClock::now() + absl::ToChronoNanoseconds(spec.duration);
   for (const std::unique_ptr<HttpFlow>& flow : flows) flow->end = end;
-  const int workers = WorkerCount(flow_count);
-  std::vector<std::vector<HttpFlow*>> shares(workers);
-  for (int i = 0; i < flow_count; ++i) shares[i % workers].push_back(flows[i].get());
+  std::vector<HttpFlow*> running;
+  for (const std::unique_ptr<HttpFlow>& flow : flows) running.push_back(flow.get());
   std::atomic<bool> stop{false};
-  std::mutex failure_mutex;
-  absl::Status failure;
-  {
-    std::vector<std::jthread> threads;
-    threads.reserve(workers);
-    for (const std::vector<HttpFlow*>& share : shares) {
-      threads.emplace_back([&, share] {
-        absl::Status status = RunWorker(share, end, flow_count, spec.duration, stop);
-        if (status.ok()) return;
-        stop.store(true, std::memory_order_relaxed);
-        std::lock_guard<std::mutex> lock(failure_mutex);
-        if (failure.ok()) failure = std::move(status);  // the first failure is the cause
+  absl::Status failure =
+      RunOnWorkers(running, stop, [&](const std::vector<HttpFlow*>& share) {
+        return RunWorker(share, end, flow_count, spec.duration, stop);
       });
-    }
-  }
   if (!failure.ok()) return failure;
 
   FlowsResult result;

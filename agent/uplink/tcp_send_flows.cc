@@ -294,25 +294,12 @@ absl::StatusOr<FlowsResult> RunTcpSendFlows(const std::string& host_port, const 
   if (absl::Status fits = CheckDurationFits(spec, absl::Now(), what); !fits.ok()) return fits;
   const SteadyClock::time_point end = SteadyClock::now() + absl::ToChronoNanoseconds(spec.duration);
   const std::vector<char> buffer(kSendBufferBytes, '\x5a');
-  const int workers = WorkerCount(spec.flows);
-  std::vector<std::vector<TcpFlow*>> shares(workers);
-  for (int i = 0; i < spec.flows; ++i) shares[i % workers].push_back(&flows[i]);
+  std::vector<TcpFlow*> running;
+  for (TcpFlow& flow : flows) running.push_back(&flow);
   std::atomic<bool> stop{false};
-  std::mutex failure_mutex;
-  absl::Status failure;
-  {
-    std::vector<std::jthread> threads;
-    threads.reserve(workers);
-    for (const std::vector<TcpFlow*>& share : shares) {
-      threads.emplace_back([&, share] {
-        absl::Status status = SendWorker(share, buffer, end, moved, stop);
-        if (status.ok()) return;
-        stop.store(true, std::memory_order_relaxed);
-        std::lock_guard<std::mutex> lock(failure_mutex);
-        if (failure.ok()) failure = std::move(status);  // the first failure is the cause
-      });
-    }
-  }
+  absl::Status failure = RunOnWorkers(running, stop, [&](const std::vector<TcpFlow*>& share) {
+    return SendWorker(share, buffer, end, moved, stop);
+  });
   if (!failure.ok()) return failure;
 
   FlowsResult result;

@@ -1,8 +1,12 @@
 #pragma once
 
+#include <atomic>
 #include <chrono>
 #include <cstdint>
+#include <mutex>
 #include <string>
+#include <thread>
+#include <utility>
 #include <vector>
 
 #include "absl/status/status.h"
@@ -76,5 +80,32 @@ absl::Status CheckDurationFits(const FlowSpec& spec, absl::Time now, absl::strin
 // The threads that share `flows` flows: one per core, never more than flows.
 // Each thread multiplexes its flows, so 1024 flows do not need 1024 threads.
 int WorkerCount(int flows);
+
+// Splits `flows` round-robin over WorkerCount threads, runs work(share) on
+// each and waits for all. The first failure is returned and sets `stop`, so
+// the other workers (which watch it) end early instead of running out their
+// duration.
+template <typename Flow, typename Work>
+absl::Status RunOnWorkers(const std::vector<Flow*>& flows, std::atomic<bool>& stop, Work work) {
+  const int workers = WorkerCount(static_cast<int>(flows.size()));
+  std::vector<std::vector<Flow*>> shares(workers);
+  for (size_t i = 0; i < flows.size(); ++i) shares[i % workers].push_back(flows[i]);
+  std::mutex failure_mutex;
+  absl::Status failure;
+  {
+    std::vector<std::jthread> threads;
+    threads.reserve(workers);
+    for (const std::vector<Flow*>& share : shares) {
+      threads.emplace_back([&, share] {
+        absl::Status status = work(share);
+        if (status.ok()) return;
+        stop.store(true, std::memory_order_relaxed);
+        std::lock_guard<std::mutex> lock(failure_mutex);
+        if (failure.ok()) failure = std::move(status);  // the first failure is the cause
+      });
+    }
+  }
+  return failure;
+}
 
 }  // namespace clustercert::uplink

@@ -257,6 +257,22 @@ TEST_F(NetnsUplinkTest, OneFlowShowsThePerFlowCapAndFourFlowsTheAggregate) {
       {CONTROLLER_BIN, "verify", CertificatePathFromOutput(run.out), "--pubkey", key + ".pub"},
       (dir_ / "verify").string());
   EXPECT_EQ(verify.exit_code, 0) << verify.out << verify.err;
+
+  // The uplink section is in the committed JSON Schema.
+  CommandResult schema = RunCommand(
+      {"/usr/bin/python3",
+       std::string(CLUSTERCERT_SOURCE_DIR) + "/tests/certificate/validate_certificate_schema.py",
+       std::string(CLUSTERCERT_SOURCE_DIR) + "/docs/certificate.schema.json",
+       CertificatePathFromOutput(run.out)},
+      (dir_ / "schema").string());
+  if (schema.exit_code != 77) EXPECT_EQ(schema.exit_code, 0) << schema.out << schema.err;
+
+  // The reports carry the uplink section; report.html links to nothing.
+  const fs::path out = fs::path(CertificatePathFromOutput(run.out)).parent_path();
+  const std::string html = ReadFile((out / "report.html").string());
+  EXPECT_NE(html.find("<section id=\"uplink\">"), std::string::npos);
+  EXPECT_EQ(html.find("href=\"http"), std::string::npos);
+  EXPECT_NE(ReadFile((out / "report.md").string()).find("## Uplink"), std::string::npos);
 }
 
 TEST_F(NetnsUplinkTest, DataBridgeDownLeavesTheManagementPlaneWorking) {

@@ -9,7 +9,7 @@
 #   /usr/sbin/nginx -p "$dir/" -e "$dir/error.log" -c "$conf" &
 #
 # -e matters: without it nginx opens /var/log/nginx/error.log before it reads
-# the config. Keep the text in step with NginxConfig() in nginx_server.h.
+# the config. NginxServer (nginx_server.h) runs this script for the unit tests.
 set -euo pipefail
 
 if [[ $# -lt 2 || $# -gt 3 ]]; then

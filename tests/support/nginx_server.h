@@ -14,6 +14,7 @@
 
 #include <cerrno>
 #include <cstdint>
+#include <cstdlib>
 #include <filesystem>
 #include <fstream>
 #include <random>
@@ -26,59 +27,12 @@
 #include "absl/status/statusor.h"
 #include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
-#include "absl/strings/str_replace.h"
 #include "absl/time/clock.h"
 #include "absl/time/time.h"
 
 extern char** environ;
 
 namespace clustercert::testing {
-
-// The config of a throwaway single-process nginx serving `dir`/www on
-// `listen` ("127.0.0.1:8080", "[::1]:8080"), writing nothing outside `dir`.
-// /norange/ serves the same files with range requests off. Keep the text in
-// step with tests/support/nginx_conf.sh, which integration tests run.
-inline std::string NginxConfig(const std::string& dir, const std::string& listen) {
-  // Run as root, nginx would chown its temp paths to "nobody"; name root so
-  // they stay ours. As another user the directive only draws a warning.
-  const std::string user = geteuid() == 0 ? "user root;" : "";
-  constexpr const char* kTemplate =
-      R"(# Throwaway test nginx (tests/support): serves $dir/www on $listen.
-$user
-daemon off;
-master_process off;
-worker_processes 1;
-error_log $dir/error.log warn;
-pid $dir/nginx.pid;
-events {
-  worker_connections 4096;
-  # One busy worker accepts one connection per event-loop turn otherwise,
-  # so the last of N flows that connect together wait seconds for a byte.
-  multi_accept on;
-}
-http {
-  access_log off;
-  client_body_temp_path $dir/tmp/client_body;
-  proxy_temp_path $dir/tmp/proxy;
-  fastcgi_temp_path $dir/tmp/fastcgi;
-  uwsgi_temp_path $dir/tmp/uwsgi;
-  scgi_temp_path $dir/tmp/scgi;
-  default_type application/octet-stream;
-  sendfile on;
-  tcp_nopush on;
-  keepalive_requests 1000000;
-  server {
-    listen $listen;
-    root $dir/www;
-    location /norange/ {
-      alias $dir/www/;
-      max_ranges 0;
-    }
-  }
-}
-)";
-  return absl::StrReplaceAll(kTemplate, {{"$dir", dir}, {"$listen", listen}, {"$user", user}});
-}
 
 // A real nginx (Debian's /usr/sbin/nginx) as a child process, serving a
 // generated object of a chosen size from a temp directory: the storage
@@ -261,8 +215,14 @@ class NginxServer {
 
   // Writes the config, starts nginx and waits (5 s at most) until it accepts.
   absl::Status Launch() {
+    // One config for every test: the script the integration tests run too.
     const std::string conf = (dir_ / "nginx.conf").string();
-    std::ofstream(conf, std::ios::trunc) << NginxConfig(dir_.string(), HostPort());
+    const std::string command =
+        absl::StrCat("/bin/bash '", CLUSTERCERT_SOURCE_DIR, "/tests/support/nginx_conf.sh' '",
+                     dir_.string(), "' '", HostPort(), "' > /dev/null");
+    if (std::system(command.c_str()) != 0) {
+      return absl::InternalError(absl::StrCat("tests/support/nginx_conf.sh could not write ", conf));
+    }
     std::filesystem::remove(dir_ / "error.log");
     const std::string prefix = dir_.string() + "/";
     const std::string error_log = (dir_ / "error.log").string();
