@@ -12,6 +12,7 @@
 #include "absl/strings/str_format.h"
 #include "absl/strings/str_join.h"
 #include "controller/certificate/collective_diff.h"
+#include "controller/certificate/uplink_diff.h"
 #include "controller/certificate/diff_support.h"
 #include "controller/certificate/inventory_diff.h"
 #include "controller/certificate/result_keys.h"
@@ -377,6 +378,14 @@ const char* DiffKindName(DiffKind kind) {
       return "sweep_only_old";
     case DiffKind::kSweepOnlyNew:
       return "sweep_only_new";
+    case DiffKind::kUplinkSizing:
+      return "uplink_sizing";
+    case DiffKind::kUplinkRunFailed:
+      return "uplink_run_failed";
+    case DiffKind::kUplinkRunFixed:
+      return "uplink_run_fixed";
+    case DiffKind::kUplinkThroughput:
+      return "uplink_throughput";
     case DiffKind::kSuspectAdded:
       return "suspect_added";
     case DiffKind::kSuspectRemoved:
@@ -395,6 +404,8 @@ const char* DiffSectionName(DiffSection section) {
       return "pairs";
     case DiffSection::kCollectives:
       return "collectives";
+    case DiffSection::kUplink:
+      return "uplink";
     case DiffSection::kSummary:
       return "summary";
   }
@@ -406,6 +417,7 @@ DiffSection SectionOf(DiffKind kind) {
   if (kind <= DiffKind::kFindingStillFailing) return DiffSection::kFindings;
   if (kind <= DiffKind::kPairOnlyNew) return DiffSection::kPairs;
   if (kind <= DiffKind::kSweepOnlyNew) return DiffSection::kCollectives;
+  if (kind <= DiffKind::kUplinkThroughput) return DiffSection::kUplink;
   return DiffSection::kSummary;
 }
 
@@ -491,6 +503,7 @@ CertificateDiff DiffCertificates(const v1::Certificate& old_cert, const v1::Cert
   DiffFindings(old_cert, new_cert, &diff.entries);
   DiffPairs(old_cert, new_cert, options.noise_fraction, &diff.entries);
   DiffCollectiveSweeps(old_cert, new_cert, options.noise_fraction, &diff.entries);
+  DiffUplink(old_cert, new_cert, options.noise_fraction, &diff.entries);
   DiffSuspects(old_cert, new_cert, &diff.entries);
   ImplicateHosts(diff);
   return diff;

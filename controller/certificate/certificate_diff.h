@@ -20,7 +20,7 @@ struct DiffOptions {
   double noise_fraction = 0.10;
 };
 
-enum class DiffSection { kInventory, kFindings, kPairs, kCollectives, kSummary };
+enum class DiffSection { kInventory, kFindings, kPairs, kCollectives, kUplink, kSummary };
 
 enum class DiffKind {
   // inventory (nodes matched by name, devices by name, ports by number)
@@ -59,6 +59,11 @@ enum class DiffKind {
   kSweepTransport,
   kSweepOnlyOld,
   kSweepOnlyNew,
+  // uplink (runs matched by node, target and flow count)
+  kUplinkSizing,      // the sizing verdict or the required rate changed; fits -> undersized regresses
+  kUplinkRunFailed,   // a run that completed in OLD failed in NEW
+  kUplinkRunFixed,
+  kUplinkThroughput,  // aggregate Gb/s beyond the noise band, either way
   // summary
   kSuspectAdded,
   kSuspectRemoved,

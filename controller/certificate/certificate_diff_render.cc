@@ -17,7 +17,7 @@ constexpr const char* kReset = "\033[0m";
 
 constexpr DiffSection kSections[] = {DiffSection::kInventory, DiffSection::kFindings,
                                      DiffSection::kPairs, DiffSection::kCollectives,
-                                     DiffSection::kSummary};
+                                     DiffSection::kUplink, DiffSection::kSummary};
 
 std::string SideLine(const char* label, const DiffSide& side) {
   return absl::StrCat("  ", label, " ", side.cluster.empty() ? "(no cluster)" : side.cluster,

@@ -520,3 +520,58 @@ TEST(DiffRenderTest, ColorMarksRegressionsRed) {
 
 }  // namespace
 }  // namespace clustercert::controller
+
+namespace clustercert::controller {
+namespace {
+
+v1::UplinkThroughput UplinkRun(const std::string& node, int flows, bool ok, double gbps) {
+  v1::UplinkThroughput run;
+  run.set_node(node);
+  run.set_target("nginx");
+  run.set_target_type("http");
+  run.set_flows(flows);
+  run.set_ok(ok);
+  run.set_aggregate_gbps(gbps);
+  if (!ok) run.set_error("node3: could not connect to 10.201.2.50:8080");
+  return run;
+}
+
+TEST(CertificateDiffTest, UplinkRunsAndSizingAreCompared) {
+  v1::Certificate old_cert = Load("lab-healthy.json");
+  v1::Certificate new_cert = old_cert;
+  for (v1::Certificate* c : {&old_cert, &new_cert}) {
+    v1::UplinkSizing& sizing = *c->mutable_uplink()->mutable_sizing();
+    sizing.set_capacity_gbps(25);
+    sizing.set_required_gbps(4);
+    sizing.set_verdict("fits");
+  }
+  *old_cert.mutable_uplink()->add_throughput() = UplinkRun("node1", 8, true, 1.6);
+  *old_cert.mutable_uplink()->add_throughput() = UplinkRun("node3", 8, true, 1.6);
+  *old_cert.mutable_uplink()->add_throughput() = UplinkRun("node2", 8, true, 1.6);
+  *new_cert.mutable_uplink()->add_throughput() = UplinkRun("node1", 8, true, 1.65);  // noise
+  *new_cert.mutable_uplink()->add_throughput() = UplinkRun("node3", 8, false, 0);
+  *new_cert.mutable_uplink()->add_throughput() = UplinkRun("node2", 8, true, 0.8);
+  new_cert.mutable_uplink()->mutable_sizing()->set_required_gbps(128);
+  new_cert.mutable_uplink()->mutable_sizing()->set_verdict("undersized");
+
+  const CertificateDiff diff = Diff(old_cert, new_cert);
+  const std::string text = Dump(diff);
+  EXPECT_TRUE(diff.regressed());
+  EXPECT_NE(text.find("uplink\n"), std::string::npos) << text;
+  EXPECT_NE(text.find("uplink sizing fits -> undersized (4 of 25 Gb/s -> 128 of 25 Gb/s)"),
+            std::string::npos)
+      << text;
+  EXPECT_NE(text.find("node3 -> nginx 8 flows no longer completes"), std::string::npos) << text;
+  EXPECT_NE(text.find("node2 -> nginx 8 flows 1.6 -> 0.8 Gb/s (-50.0 %)"), std::string::npos)
+      << text;
+  EXPECT_EQ(text.find("node1 -> nginx"), std::string::npos) << "within the noise band: " << text;
+  int uplink_regressions = 0;
+  for (const DiffEntry& entry : diff.entries) {
+    if (SectionOf(entry.kind) == DiffSection::kUplink && entry.regression) ++uplink_regressions;
+  }
+  EXPECT_EQ(uplink_regressions, 3);
+  EXPECT_FALSE(Diff(new_cert, old_cert).regressed()) << Dump(Diff(new_cert, old_cert));
+}
+
+}  // namespace
+}  // namespace clustercert::controller

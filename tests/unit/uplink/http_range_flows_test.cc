@@ -173,6 +173,21 @@ class RefusingPort {
   uint16_t port_ = 0;
 };
 
+// A listening socket on 127.0.0.1 with a kernel-chosen port, for the
+// in-test servers below.
+int ListenOnLoopback(uint16_t* port) {
+  const int listener = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
+  sockaddr_in address{};
+  address.sin_family = AF_INET;
+  address.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+  socklen_t length = sizeof(address);
+  bind(listener, reinterpret_cast<sockaddr*>(&address), length);
+  getsockname(listener, reinterpret_cast<sockaddr*>(&address), &length);
+  listen(listener, 16);
+  *port = ntohs(address.sin_port);
+  return listener;
+}
+
 // A minimal HTTP/1.0-style server unlike nginx: it ignores Range, sends no
 // Content-Length (on GET or HEAD) and ends each body by closing. Serves one
 // connection at a time until destroyed.
@@ -181,15 +196,7 @@ class LengthlessServer {
   static constexpr size_t kBodyBytes = 100 * 1024;
 
   LengthlessServer() {
-    listener_ = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
-    sockaddr_in address{};
-    address.sin_family = AF_INET;
-    address.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-    socklen_t length = sizeof(address);
-    bind(listener_, reinterpret_cast<sockaddr*>(&address), length);
-    getsockname(listener_, reinterpret_cast<sockaddr*>(&address), &length);
-    listen(listener_, 16);
-    port_ = ntohs(address.sin_port);
+    listener_ = ListenOnLoopback(&port_);
     thread_ = std::thread([this] { Serve(); });
   }
   ~LengthlessServer() {
@@ -267,15 +274,7 @@ class OneConnectionServer {
   static constexpr uint64_t kObjectBytes = 1 << 20;
 
   OneConnectionServer() {
-    listener_ = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
-    sockaddr_in address{};
-    address.sin_family = AF_INET;
-    address.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-    socklen_t length = sizeof(address);
-    bind(listener_, reinterpret_cast<sockaddr*>(&address), length);
-    getsockname(listener_, reinterpret_cast<sockaddr*>(&address), &length);
-    listen(listener_, 16);
-    port_ = ntohs(address.sin_port);
+    listener_ = ListenOnLoopback(&port_);
     thread_ = std::thread([this] { Serve(); });
   }
   ~OneConnectionServer() {
