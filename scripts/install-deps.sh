@@ -13,7 +13,7 @@ build_packages=(
   libssl-dev openssl
   # The uplink test's HTTP target (parallel range GETs); nginx serves as the
   # storage target in its tests.
-  libcurl4-openssl-dev nginx-light
+  libcurl4-openssl-dev nginx
   libgtest-dev libgmock-dev libbenchmark-dev
   iproute2 procps
   # The report test opens report.html in headless Chromium; the certificate
