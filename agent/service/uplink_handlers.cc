@@ -20,16 +20,20 @@ absl::StatusOr<v1::RunUplinkFlowsResponse> UplinkHandlers::Run(
   }
   const std::string& target = http ? request.url() : request.address();
   if (target.empty()) {
-    return absl::InvalidArgumentError(absl::StrCat("an uplink ", request.type(), " target needs ",
-                                                   http ? "a url" : "an address"));
+    return absl::InvalidArgumentError(
+        absl::StrCat("an uplink ", request.type(), " target needs ", http ? "a url" : "an address",
+                     " and got none: set uplink.targets[].", http ? "url" : "address",
+                     " in the plan"));
   }
   if (request.flows() < 1 || request.flows() > 1024) {
     return absl::InvalidArgumentError(
-        absl::StrCat("flows ", request.flows(), " is outside 1..1024"));
+        absl::StrCat("flows ", request.flows(),
+                     " is outside 1..1024: give uplink.flows counts from 1 to 1024 in the plan"));
   }
   if (!(request.duration_s() > 0) || request.duration_s() > 3600) {
     return absl::InvalidArgumentError(
-        absl::StrCat("duration_s ", request.duration_s(), " is outside (0, 3600]"));
+        absl::StrCat("duration_s ", request.duration_s(),
+                     " is outside (0, 3600]: give uplink.duration_s from above 0 to 3600 seconds"));
   }
   uplink::FlowSpec spec;
   spec.flows = static_cast<int>(request.flows());

@@ -95,10 +95,11 @@ v1::Certificate BuildCertificate(const plan::Plan& plan, const std::vector<NodeS
     }
     if (state.clock) {
       node->set_clock_measured(true);
-      node->set_clock_offset_ms(absl::ToDoubleMilliseconds(state.clock->offset));
-      node->set_clock_uncertainty_ms(absl::ToDoubleMilliseconds(state.clock->uncertainty));
-      node->set_clock_exchanges(state.clock->exchanges);
-      node->set_clock_delay_ms(absl::ToDoubleMilliseconds(state.clock->delay));
+      const ClockEstimate& clock = state.clock->estimate;
+      node->set_clock_offset_ms(absl::ToDoubleMilliseconds(clock.offset));
+      node->set_clock_uncertainty_ms(absl::ToDoubleMilliseconds(clock.uncertainty()));
+      node->set_clock_exchanges(clock.exchanges);
+      node->set_clock_delay_ms(absl::ToDoubleMilliseconds(clock.delay));
       node->set_clock_injected_offset_ms(
           absl::ToDoubleMilliseconds(state.clock->injected_offset));
     }

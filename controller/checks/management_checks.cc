@@ -54,13 +54,12 @@ v1::Finding SubnetFinding(const CheckContext& context) {
   }
   std::vector<std::string> clashes;
   for (const auto& [netdev, why] : DataNetdevs(context)) {
-    for (const v1::Netdev& entry : inventory.netdevs()) {
-      if (entry.name() != netdev) continue;
-      for (const std::string& cidr : entry.cidrs()) {
-        std::optional<IpSubnet> data = IpSubnet::Parse(cidr);
-        if (data.has_value() && data->Overlaps(*management)) {
-          clashes.push_back(absl::StrCat(netdev, " ", cidr, " (", why, ")"));
-        }
+    const v1::Netdev* entry = context.FindNetdev(netdev);
+    if (entry == nullptr) continue;
+    for (const std::string& cidr : entry->cidrs()) {
+      std::optional<IpSubnet> data = IpSubnet::Parse(cidr);
+      if (data.has_value() && data->Overlaps(*management)) {
+        clashes.push_back(absl::StrCat(netdev, " ", cidr, " (", why, ")"));
       }
     }
   }

@@ -24,10 +24,6 @@ std::string Figure(const v1::UplinkThroughput& run) {
 }  // namespace
 
 std::string RenderUplinkTables(const v1::Uplink& uplink) {
-  if (uplink.sizing().capacity_gbps() <= 0 && uplink.throughput().empty() &&
-      uplink.sizing().required_gbps() <= 0) {
-    return "";
-  }
   const v1::UplinkSizing& sizing = uplink.sizing();
   std::string out = "\nuplink sizing: ";
   if (sizing.verdict().empty()) {

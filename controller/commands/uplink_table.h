@@ -10,7 +10,7 @@ namespace clustercert::controller {
 // against capacity, verdict, checkpoint time), then one table per target
 // with a row per node and a column per flow count: the aggregate Gb/s and,
 // for several flows, each flow's range ("0.16 (0.04-0.04)"), FAILED for a
-// run that did not complete. Empty when the certificate has no uplink.
+// run that did not complete.
 std::string RenderUplinkTables(const v1::Uplink& uplink);
 
 }  // namespace clustercert::controller

@@ -27,7 +27,6 @@ absl::StatusOr<ClockEstimate> EstimateClock(const std::vector<TimeExchange>& exc
     best.offset = ((x.t2 - x.t1) + (x.t3 - x.t4)) / 2;
     have = true;
   }
-  best.uncertainty = best.delay / 2;
   best.exchanges = static_cast<int>(exchanges.size());
   return best;
 }

@@ -21,10 +21,11 @@ struct TimeExchange {
 // each exchange; the exchange with the lowest delay is kept, since queueing
 // only ever adds delay and the offset's error is at most half the delay.
 struct ClockEstimate {
-  absl::Duration offset;       // agent - controller
-  absl::Duration delay;        // the kept exchange's network round trip
-  absl::Duration uncertainty;  // delay / 2
-  int exchanges = 0;           // exchanges considered
+  absl::Duration offset;  // agent - controller
+  absl::Duration delay;   // the kept exchange's network round trip
+  int exchanges = 0;      // exchanges considered
+
+  absl::Duration uncertainty() const { return delay / 2; }
 };
 
 // InvalidArgument when there are no exchanges or one has t4 before t1 (the

@@ -41,8 +41,7 @@ void MeasureClock(NodeState& state, absl::Duration timeout) {
   }
   absl::StatusOr<ClockEstimate> estimate = EstimateClock(exchanges);
   if (!estimate.ok()) return;
-  state.clock = ClockSample{estimate->offset, estimate->uncertainty, estimate->delay,
-                            estimate->exchanges, injected};
+  state.clock = ClockSample{*estimate, injected};
 }
 
 }  // namespace
@@ -94,9 +93,13 @@ int RunConnectPhase(std::vector<NodeState>& nodes, const plan::AgentSettings& se
       state.reachable = true;
       state.version = version;
       const absl::Duration rtt = timings[k].received - timings[k].sent;
-      const absl::Time midpoint = timings[k].sent + rtt / 2;
-      state.clock = ClockSample{absl::FromUnixMicros(version.unix_time_us()) - midpoint, rtt / 2,
-                                rtt, 1, absl::ZeroDuration()};
+      // The round trip as one exchange whose agent stamps coincide.
+      const absl::Time agent_time = absl::FromUnixMicros(version.unix_time_us());
+      if (auto estimate = EstimateClock(
+              {TimeExchange{timings[k].sent, agent_time, agent_time, timings[k].received}});
+          estimate.ok()) {
+        state.clock = ClockSample{*estimate, absl::ZeroDuration()};
+      }
       progress.Line(
           "connect",
           absl::StrCat(state.node.name, " ", where, ": agent ", version.agent_version(), " on ",

@@ -67,8 +67,8 @@ checks::NodeEvidence EvidenceOf(const NodeState& state) {
   evidence.error = state.error;
   evidence.inventory = state.inventory ? &*state.inventory : nullptr;
   if (state.clock) {
-    evidence.clock = checks::NodeClockOffset{state.node.name, state.clock->offset,
-                                             state.clock->uncertainty};
+    evidence.clock = checks::NodeClockOffset{state.node.name, state.clock->estimate.offset,
+                                             state.clock->estimate.uncertainty()};
   }
   return evidence;
 }

@@ -8,19 +8,16 @@
 #include "clustercert/v1/inventory.pb.h"
 #include "clustercert/v1/node_agent.pb.h"
 #include "controller/client/agent_client.h"
+#include "controller/phases/clock_estimator.h"
 #include "controller/plan/plan.h"
 
 namespace clustercert::controller {
 
-// The agent's clock against the controller's: offset = agent - controller,
-// the true offset within +/- uncertainty. From the lowest-delay of several
-// NTP-style exchanges (clock_estimator.h), or from the GetVersion round trip
-// alone (exchanges 1) for an agent that cannot exchange.
+// The agent's clock against the controller's: the lowest-delay of several
+// NTP-style exchanges (clock_estimator.h), or the GetVersion round trip alone
+// (one exchange) for an agent that cannot exchange.
 struct ClockSample {
-  absl::Duration offset;
-  absl::Duration uncertainty;
-  absl::Duration delay;
-  int exchanges = 1;
+  ClockEstimate estimate;
   absl::Duration injected_offset;  // the agent's test-only clock offset flag
 };
 

@@ -5,6 +5,7 @@
 
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
+#include "controller/phases/connect_phase.h"
 #include "controller/phases/peer_broker.h"
 #include "controller/phases/sync_call.h"
 #include "controller/uplink/uplink_sizing.h"
@@ -16,8 +17,6 @@ namespace {
 constexpr absl::Duration kCallSlack = absl::Seconds(15);
 // Large writes, like a dataloader's reads: per-flow rate, not syscall rate.
 constexpr uint64_t kFlowMessageBytes = 1 << 20;
-
-std::string Gbps(double value) { return absl::StrFormat("%.3g Gb/s", value); }
 
 // Aggregate, per-flow and extremes from the flows' own figures.
 void SetFlowFigures(v1::UplinkThroughput& run, const std::vector<double>& flow_gbps,
@@ -140,24 +139,6 @@ class UplinkRunner {
   std::vector<NodeState>& sinks_;
 };
 
-// Reaches the sinks that are not plan nodes (GetVersion), so a dead sink is
-// named once rather than as a timeout per run.
-void ConnectSinks(std::vector<NodeState>& sinks, const plan::Plan& plan, Progress& progress) {
-  for (NodeState& sink : sinks) {
-    auto answer = CallAndWait<v1::GetVersionResponse>([&](auto done) {
-      sink.client->GetVersion(absl::Seconds(plan.agents.connect_timeout_s), std::move(done));
-    });
-    sink.reachable = answer.ok();
-    if (!answer.ok()) {
-      sink.error = absl::StrCat("agent at ", sink.node.agent, " did not answer: ",
-                                answer.status().message(),
-                                "; start node-agent there or fix uplink.targets[].agent");
-    }
-    progress.Line("uplink", absl::StrCat("sink ", sink.node.name, " at ", sink.node.agent, ": ",
-                                         sink.reachable ? "answered" : sink.error));
-  }
-}
-
 }  // namespace
 
 UplinkOutcome RunUplinkPhase(std::vector<NodeState>& nodes, std::vector<NodeState>& sinks,
@@ -168,10 +149,12 @@ UplinkOutcome RunUplinkPhase(std::vector<NodeState>& nodes, std::vector<NodeStat
   const v1::UplinkSizing& sizing = outcome.uplink.sizing();
   if (!sizing.arithmetic().empty()) {
     progress.Line("uplink", absl::StrCat("sizing: ", sizing.arithmetic(), " against ",
-                                         Gbps(sizing.capacity_gbps()), ": ",
+                                         uplink::GbpsText(sizing.capacity_gbps()), ": ",
                                          sizing.verdict().empty() ? "unknown" : sizing.verdict()));
   }
-  ConnectSinks(sinks, plan, progress);
+  // The sinks that are not plan nodes are reached like the nodes (deadline,
+  // retries, version), so a dead sink is named once, not as a timeout per run.
+  if (!sinks.empty()) RunConnectPhase(sinks, plan.agents, progress);
 
   UplinkRunner runner(plan, nodes, sinks);
   // A node that is itself an agent target does not send to itself.
@@ -203,7 +186,7 @@ UplinkOutcome RunUplinkPhase(std::vector<NodeState>& nodes, std::vector<NodeStat
         progress.Advance("uplink", done, total,
                          absl::StrCat(node.node.name, " -> ", target.name, " ", flows,
                                       " flow(s): ",
-                                      run.ok() ? Gbps(run.aggregate_gbps())
+                                      run.ok() ? uplink::GbpsText(run.aggregate_gbps())
                                                : absl::StrCat("failed: ", run.error())));
         *outcome.uplink.add_throughput() = std::move(run);
       }

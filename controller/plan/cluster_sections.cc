@@ -80,12 +80,7 @@ Node ParseNode(FieldReader& reader, const YamlField& item) {
     if (reader.Endpoint(*agent, kAgentRule).has_value()) node.agent = agent->value.Scalar();
   }
   if (std::optional<YamlField> data_ip = entry.Get("data_ip")) {
-    std::optional<std::string> value = reader.String(*data_ip, kDataIpRule);
-    if (value.has_value() && !IsIpAddress(*value)) {
-      reader.Reject(*data_ip, kDataIpRule);
-    } else if (value.has_value()) {
-      node.data_ip = *value;
-    }
+    if (auto value = reader.IpAddress(*data_ip, kDataIpRule)) node.data_ip = *value;
   }
   if (std::optional<YamlField> rails = entry.Get("rails")) ParseRails(reader, *rails, &node);
   entry.Int("gpus", 0, 64, "an integer from 0 to 64 (GPUs on the node; 0 for a CPU-only host)",

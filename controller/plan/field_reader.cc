@@ -6,6 +6,7 @@
 #include "absl/strings/ascii.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
+#include "common/host_port.h"
 #include "controller/plan/byte_size.h"
 #include "controller/plan/closest_key.h"
 #include "controller/plan/yaml_scalar.h"
@@ -197,6 +198,17 @@ std::optional<HostPort> FieldReader::Endpoint(const YamlField& field,
     return std::nullopt;
   }
   return *endpoint;
+}
+
+std::optional<std::string> FieldReader::IpAddress(const YamlField& field,
+                                                  absl::string_view requirement) {
+  std::optional<std::string> text = String(field, requirement);
+  if (!text.has_value()) return std::nullopt;
+  if (!IsIpAddress(*text)) {
+    Reject(field, requirement);
+    return std::nullopt;
+  }
+  return text;
 }
 
 std::optional<std::vector<YamlField>> FieldReader::Items(const YamlField& field,

@@ -74,6 +74,8 @@ class FieldReader {
   // "host:port" (see host_port.h); the reason it is wrong follows the
   // requirement ("The port 70700 is outside 1..65535.").
   std::optional<HostPort> Endpoint(const YamlField& field, absl::string_view requirement);
+  // A literal IPv4 or IPv6 address (no name, no port).
+  std::optional<std::string> IpAddress(const YamlField& field, absl::string_view requirement);
   // The items of a list, each with path "<path>[i]"; nullopt (reported) when
   // the value is not a list.
   std::optional<std::vector<YamlField>> Items(const YamlField& field,

@@ -11,7 +11,6 @@
 #include "absl/strings/ascii.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
-#include "common/host_port.h"
 
 namespace clustercert::plan {
 namespace {
@@ -194,12 +193,7 @@ void ParseTarget(FieldReader& reader, const YamlField& item, UplinkTarget* targe
   if (target->type == "agent" && data_ip.has_value()) {
     constexpr absl::string_view kDataIpRule =
         "a literal IPv4 or IPv6 address on the sink's data plane (e.g. 10.10.9.1)";
-    std::optional<std::string> value = reader.String(*data_ip, kDataIpRule);
-    if (value.has_value() && !IsIpAddress(*value)) {
-      reader.Reject(*data_ip, kDataIpRule);
-    } else if (value.has_value()) {
-      target->data_ip = *value;
-    }
+    if (auto value = reader.IpAddress(*data_ip, kDataIpRule)) target->data_ip = *value;
   }
   if (target->type == "http" && url.has_value()) {
     constexpr absl::string_view kUrlRule =

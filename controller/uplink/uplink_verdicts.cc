@@ -16,15 +16,13 @@ namespace {
 using checks::FindingBuilder;
 using checks::Severity;
 
-std::string Gbps(double value) { return absl::StrFormat("%.3g Gb/s", value); }
-
 // "1 flow 0.05 Gb/s, 8 flows 0.4 Gb/s (each 0.05)".
 std::string FlowFigures(const std::vector<const v1::UplinkThroughput*>& runs) {
   std::vector<std::string> parts;
   for (const v1::UplinkThroughput* run : runs) {
     if (!run->ok()) continue;
     std::string part = absl::StrCat(run->flows(), run->flows() == 1 ? " flow " : " flows ",
-                                    Gbps(run->aggregate_gbps()));
+                                    GbpsText(run->aggregate_gbps()));
     if (run->flows() > 1 && run->flow_gbps_size() > 0) {
       absl::StrAppend(&part, " (per flow ", absl::StrFormat("%.3g", run->min_flow_gbps()), "-",
                       absl::StrFormat("%.3g", run->max_flow_gbps()), ")");
@@ -52,7 +50,7 @@ v1::Finding ThroughputFinding(const std::vector<const v1::UplinkThroughput*>& ru
   }
   const double need = first.need_gbps();
   const std::string expected =
-      need > 0 ? absl::StrCat(">= ", Gbps(need), " (the node's share of the ingest)")
+      need > 0 ? absl::StrCat(">= ", GbpsText(need), " (the node's share of the ingest)")
                : std::string("reachable");
   if (!failures.empty()) {
     v1::Finding finding = builder.Fail(
@@ -75,9 +73,9 @@ v1::Finding ThroughputFinding(const std::vector<const v1::UplinkThroughput*>& ru
   v1::Finding finding;
   if (need > 0 && best->aggregate_gbps() < need) {
     finding = builder.Fail(
-        Gbps(best->aggregate_gbps()), expected,
-        absl::StrCat(where, " moves at most ", Gbps(best->aggregate_gbps()), " (", figures,
-                     "), below the ", Gbps(need), " this node's GPUs read."),
+        GbpsText(best->aggregate_gbps()), expected,
+        absl::StrCat(where, " moves at most ", GbpsText(best->aggregate_gbps()), " (", figures,
+                     "), below the ", GbpsText(need), " this node's GPUs read."),
         "Raise the path to storage (uplink, storage server NIC, switch port speed) or stage the "
         "dataset on local NVMe; if one flow is far below the aggregate, the dataloader must open "
         "parallel flows (DALI, WebDataset and MosaicML Streaming do by design).");
@@ -88,7 +86,7 @@ v1::Finding ThroughputFinding(const std::vector<const v1::UplinkThroughput*>& ru
                       " One TCP flow uses one NIC and one path; parallel flows are what reach the "
                       "aggregate, so the dataloader must open several.");
     }
-    finding = builder.Pass(Gbps(best->aggregate_gbps()), expected, message);
+    finding = builder.Pass(GbpsText(best->aggregate_gbps()), expected, message);
   }
   finding.set_has_value(true);
   finding.set_value(best->aggregate_gbps());
@@ -99,10 +97,12 @@ v1::Finding ThroughputFinding(const std::vector<const v1::UplinkThroughput*>& ru
 
 }  // namespace
 
+std::string GbpsText(double gbps) { return absl::StrFormat("%.3g Gb/s", gbps); }
+
 v1::Finding SizingFinding(const v1::UplinkSizing& sizing) {
   FindingBuilder builder("uplink.sizing", Severity::kError, "");
   const std::string expected =
-      absl::StrCat("required ingest <= capacity ", Gbps(sizing.capacity_gbps()));
+      absl::StrCat("required ingest <= capacity ", GbpsText(sizing.capacity_gbps()));
   if (sizing.verdict().empty()) {
     const bool no_rate = sizing.required_gbps() <= 0;
     v1::Finding finding;
@@ -123,12 +123,12 @@ v1::Finding SizingFinding(const v1::UplinkSizing& sizing) {
     return finding;
   }
   const std::string observed =
-      absl::StrCat(Gbps(sizing.required_gbps()), " (", absl::StrFormat("%.3g", sizing.required_gbytes_s()),
+      absl::StrCat(GbpsText(sizing.required_gbps()), " (", absl::StrFormat("%.3g", sizing.required_gbytes_s()),
                    " GB/s) needed");
   std::string message = absl::StrCat(
       "The workload reads ", sizing.arithmetic(), " against an uplink of ",
-      Gbps(sizing.capacity_gbps()), ": ", absl::StrFormat("%.0f", sizing.utilisation() * 100),
-      "% used, headroom ", Gbps(sizing.headroom_gbps()), ".");
+      GbpsText(sizing.capacity_gbps()), ": ", absl::StrFormat("%.0f", sizing.utilisation() * 100),
+      "% used, headroom ", GbpsText(sizing.headroom_gbps()), ".");
   if (!sizing.basis().empty()) absl::StrAppend(&message, " ", sizing.basis());
   for (const std::string& advice : sizing.advice()) absl::StrAppend(&message, " ", advice);
   v1::Finding finding;

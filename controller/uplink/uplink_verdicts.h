@@ -1,11 +1,15 @@
 #pragma once
 
+#include <string>
 #include <vector>
 
 #include "clustercert/v1/certificate.pb.h"
 #include "controller/plan/plan.h"
 
 namespace clustercert::uplink {
+
+// "0.185 Gb/s": three significant digits, as uplink figures are printed.
+std::string GbpsText(double gbps);
 
 // uplink.sizing: the required ingest against the capacity (fail when the
 // uplink is smaller than the read rate; unknown when the plan gives no rate

@@ -26,7 +26,7 @@ TEST(ClockEstimatorTest, SymmetricPathGivesTheInjectedOffsetExactly) {
     ASSERT_TRUE(estimate.ok());
     EXPECT_EQ(estimate->offset, offset);
     EXPECT_EQ(estimate->delay, absl::Microseconds(200));
-    EXPECT_EQ(estimate->uncertainty, absl::Microseconds(100));
+    EXPECT_EQ(estimate->uncertainty(), absl::Microseconds(100));
   }
 }
 
@@ -47,7 +47,7 @@ TEST(ClockEstimatorTest, KeepsTheLowestDelayExchange) {
   EXPECT_EQ(estimate->exchanges, 3);
   EXPECT_EQ(estimate->delay, absl::Microseconds(220));
   // Asymmetry of 20 us shifts the estimate by 10 us, within the uncertainty.
-  EXPECT_LE(absl::AbsDuration(estimate->offset - offset), estimate->uncertainty);
+  EXPECT_LE(absl::AbsDuration(estimate->offset - offset), estimate->uncertainty());
   EXPECT_EQ(estimate->offset, offset - absl::Microseconds(10));
 }
 
@@ -56,7 +56,7 @@ TEST(ClockEstimatorTest, ErrorIsBoundedByHalfTheDelayWhateverTheAsymmetry) {
   const absl::Duration offset = absl::Milliseconds(-7);
   auto estimate = EstimateClock({Exchange(t, offset, absl::Milliseconds(3), absl::ZeroDuration())});
   ASSERT_TRUE(estimate.ok());
-  EXPECT_LE(absl::AbsDuration(estimate->offset - offset), estimate->uncertainty);
+  EXPECT_LE(absl::AbsDuration(estimate->offset - offset), estimate->uncertainty());
 }
 
 TEST(ClockEstimatorTest, RejectsNoExchangesAndAControllerClockStep) {
