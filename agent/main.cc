@@ -1,7 +1,6 @@
 // node-agent: answers the controller's gRPC calls on the management network
 // with this host's inventory (and, in later versions, peer tests).
 #include <pthread.h>
-
 #include <signal.h>
 #include <unistd.h>
 
@@ -12,6 +11,7 @@
 
 #include "absl/strings/numbers.h"
 #include "absl/time/clock.h"
+#include "agent/capture/host_capture.h"
 #include "agent/inventory/inventory_collector.h"
 #include "agent/peer/endpoint_registry.h"
 #include "agent/peer/ethtool_stats_source.h"
@@ -65,6 +65,10 @@ static int RunAgent(int argc, char** argv) {
        "TEST ONLY: report this agent's clock MS milliseconds off, to exercise the controller's "
        "clock.offset check; never set it in production",
        "0"},
+      {"capture", true, "DIR",
+       "write what this agent reads from the host (a /sys and /proc allow-list, tool outputs) "
+       "under DIR, a new or empty directory that --sysfs-root accepts, and exit",
+       ""},
       {"help", false, "", "print this help", ""},
   });
   if (auto parsed = command_line.Parse(argc, argv); !parsed.ok()) {
@@ -83,6 +87,11 @@ static int RunAgent(int argc, char** argv) {
                  "node-agent: unexpected argument '%s'; every option is a --flag (see --help)\n",
                  command_line.positional()[0].c_str());
     return 2;
+  }
+
+  // A capture needs no listener, credentials or signals: it writes and exits.
+  if (!command_line.Get("capture").empty()) {
+    return agent::RunHostCapture(command_line.Get("sysfs-root"), command_line.Get("capture"));
   }
 
   // Logs go to stderr (journald keeps it); stdout stays free for output.
@@ -144,13 +153,14 @@ static int RunAgent(int argc, char** argv) {
   SysfsView view(options->sysfs_root);
   auto collector = inventory::MakeInventoryCollector(view, options->listen.host);
   if (test_clock_offset_ms != 0) {
-    spdlog::warn("--test-clock-offset-ms {}: this agent reports a clock that is off on purpose "
-                 "(a test-only flag); certificates say so",
-                 test_clock_offset_ms);
+    spdlog::warn(
+        "--test-clock-offset-ms {}: this agent reports a clock that is off on purpose "
+        "(a test-only flag); certificates say so",
+        test_clock_offset_ms);
   }
-  agent::AgentHandlers handlers({options->node_name, Hostname()}, *collector,
-                                [] { return absl::Now(); },
-                                absl::Milliseconds(test_clock_offset_ms));
+  agent::AgentHandlers handlers(
+      {options->node_name, Hostname()}, *collector, [] { return absl::Now(); },
+      absl::Milliseconds(test_clock_offset_ms));
   agent::UplinkHandlers uplink({uplink::RunHttpRangeFlows, uplink::RunTcpSendFlows},
                                [] { return absl::Now(); });
   // Peer tests: the engines this build has, each endpoint under a lease the

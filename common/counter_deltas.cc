@@ -28,9 +28,65 @@ const std::set<std::string>& ErrorCounters() {
       "roce_adp_retrans_to", "roce_slow_restart", "roce_slow_restart_trans", "req_cqe_error",
       "resp_cqe_error", "req_remote_invalid_request", "req_remote_access_errors",
       "resp_remote_access_errors", "resp_local_length_error", "rx_icrc_encapsulated",
+      "req_transport_retries_exceeded", "req_rnr_retries_exceeded",
       // rxe hw_counters
       "rcvd_seq_err", "out_of_seq_request", "retry_exceeded_err", "retry_rnr_exceeded_err",
-      "completer_retry_err", "send_err", "rcvd_rnr_err", "send_rnr_err"};
+      "completer_retry_err", "send_err", "rcvd_rnr_err", "send_rnr_err",
+      // mlx5 ethtool physical port counters (kernel mlx5 counters.rst)
+      "link_down_events_phy", "rx_symbol_err_phy", "rx_pcs_symbol_err_phy", "rx_crc_errors_phy"};
+  return *names;
+}
+
+// Link-level errors by their sysfs name (counters/, and hw_counters/ where
+// rxe keeps link_downed) and by their mlx5 ethtool name. Each means the
+// wire or the transceiver corrupted or lost data, which no retransmission
+// makes acceptable. Left out on purpose: port_rcv_remote_physical_errors
+// and port_rcv_switch_relay_errors (a fault on another link or in a switch,
+// not this port's cable), port_xmit_discards (a consequence of a link down
+// or a stall, counted by the link counters themselves), rx_corrected_bits_phy
+// and rx_err_lane_N_phy (errors FEC corrected: no data lost).
+const std::set<std::string>& SysfsLinkErrors() {
+  static const auto* names = new std::set<std::string>{"symbol_error",
+                                                       "link_downed",
+                                                       "link_error_recovery",
+                                                       "port_rcv_errors",
+                                                       "local_link_integrity_errors",
+                                                       "excessive_buffer_overrun_errors"};
+  return *names;
+}
+
+const std::set<std::string>& EthtoolLinkErrors() {
+  static const auto* names = new std::set<std::string>{
+      "link_down_events_phy",   // = link_downed
+      "rx_symbol_err_phy",      // packets dropped for symbol errors (= symbol_error)
+      "rx_pcs_symbol_err_phy",  // symbol errors FEC did not correct
+      "rx_crc_errors_phy"};     // FCS errors (= port_rcv_errors)
+  return *names;
+}
+
+// Retransmissions and the losses that cause them. Recovery hides them from
+// the bandwidth figure until they are many, so they are judged per GB.
+// Left out: the "retries exceeded" counters (retry_exceeded_err,
+// req_transport_retries_exceeded, ...) end the QP, so the test itself fails;
+// out_of_buffer and rx_out_of_buffer count receive queues without posted
+// buffers (the host fell behind), not the fabric.
+const std::set<std::string>& HwRetryCounters() {
+  static const auto* names = new std::set<std::string>{
+      // mlx5 (drivers/infiniband/hw/mlx5/counters.c)
+      "out_of_sequence", "packet_seq_err", "local_ack_timeout_err", "rnr_nak_retry_err",
+      "implied_nak_seq_err", "duplicate_request", "roce_adp_retrans", "roce_adp_retrans_to",
+      "roce_slow_restart", "roce_slow_restart_trans",
+      // rxe (drivers/infiniband/sw/rxe/rxe_hw_counters.c)
+      "rcvd_seq_err", "out_of_seq_request", "completer_retry_err", "rcvd_rnr_err"};
+  return *names;
+}
+
+// mlx5's ethtool has no out-of-sequence counter (that lives in hw_counters);
+// rx_discards_phy counts packets the port dropped for lack of buffer, which
+// on a lossless RoCE priority means PFC did not hold the sender back, and
+// each drop costs a go-back-N retransmission.
+const std::set<std::string>& EthtoolRetryCounters() {
+  static const auto* names = new std::set<std::string>{"rx_discards_phy"};
   return *names;
 }
 
@@ -120,6 +176,18 @@ std::string ErrorMeaning(const std::string& name) {
        "a QP gave up after its retry limit — the path loses packets or the peer vanished"},
       {"duplicate_request",
        "the responder saw retransmitted requests — packets or ACKs are lost on the path"},
+      {"link_down_events_phy", "the link flapped — reseat or replace the cable/transceiver"},
+      {"rx_symbol_err_phy",
+       "packets were dropped for symbol errors — clean or replace the cable/transceiver, check "
+       "the switch port"},
+      {"rx_pcs_symbol_err_phy",
+       "symbol errors FEC could not correct: the link's bit error rate is too high — replace "
+       "the cable/transceiver"},
+      {"rx_crc_errors_phy",
+       "frames arrived with bad FCS — check the cable/transceiver and the sending switch port"},
+      {"req_transport_retries_exceeded",
+       "a QP gave up after its transport retry limit — the path loses packets or the peer "
+       "vanished"},
   };
   auto it = meanings->find(name);
   if (it != meanings->end()) return it->second;
@@ -165,6 +233,18 @@ std::string CounterCategory(const std::string& name) {
   }
   if (TrafficCounters().count(name) > 0 || absl::StrContains(name, "packets")) return "traffic";
   return "other";
+}
+
+CounterRole RoleOf(const std::string& source, const std::string& name) {
+  if (source == "ethtool") {
+    if (EthtoolLinkErrors().count(name) > 0) return CounterRole::kLinkError;
+    if (EthtoolRetryCounters().count(name) > 0) return CounterRole::kRetry;
+    return CounterRole::kInformational;
+  }
+  if (source != kCounters && source != "hw_counters") return CounterRole::kInformational;
+  if (SysfsLinkErrors().count(name) > 0) return CounterRole::kLinkError;
+  if (source == "hw_counters" && HwRetryCounters().count(name) > 0) return CounterRole::kRetry;
+  return CounterRole::kInformational;
 }
 
 std::vector<v1::CounterDelta> DiffCounters(const v1::PortCounters& before,

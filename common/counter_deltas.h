@@ -26,6 +26,26 @@ constexpr uint64_t DataWordsToBytes(uint64_t words) { return words * kBytesPerDa
 // judge nothing, e.g. VL15_dropped, ack_deferred, flush errors from teardown).
 std::string CounterCategory(const std::string& name);
 
+// How a pair cell's verdict treats a counter that rose during its test.
+enum class CounterRole {
+  kInformational,  // shown (and maybe a concern sentence), never judged
+  // A link-level error: any rise fails the cell with severity error, even at
+  // line rate. counters/ (and rxe's hw_counters/) symbol_error, link_downed,
+  // link_error_recovery, port_rcv_errors, local_link_integrity_errors,
+  // excessive_buffer_overrun_errors; mlx5 ethtool link_down_events_phy,
+  // rx_symbol_err_phy, rx_pcs_symbol_err_phy, rx_crc_errors_phy.
+  kLinkError,
+  // A retransmission or loss that recovery hides: judged per GB moved
+  // against pairwise.max_retries_per_gb (a warning). mlx5 hw_counters
+  // out_of_sequence, packet_seq_err, local_ack_timeout_err, rnr_nak_retry_err,
+  // implied_nak_seq_err, duplicate_request, roce_adp_retrans(_to),
+  // roce_slow_restart(_trans); rxe rcvd_seq_err, out_of_seq_request,
+  // completer_retry_err, rcvd_rnr_err; ethtool rx_discards_phy.
+  kRetry,
+};
+
+// `source` is counters | hw_counters | ethtool (a CounterValue's source).
+CounterRole RoleOf(const std::string& source, const std::string& name);
 
 // How every counter moved between two reads of the same port, in `after`'s
 // order, then the counters read only before. A counter that went backwards

@@ -97,6 +97,27 @@ absl::StatusOr<std::vector<std::string>> SysfsView::ListDir(absl::string_view pa
   return names;
 }
 
+absl::StatusOr<std::vector<std::string>> SysfsView::ListDirBounded(absl::string_view path,
+                                                                   size_t max_entries) const {
+  auto resolved = Resolve(path);
+  if (!resolved.ok()) return resolved.status();
+  std::error_code ec;
+  std::filesystem::directory_iterator it(HostPath(*resolved), ec);
+  if (ec) return ErrnoStatus(ec.value(), path);
+  std::vector<std::string> names;
+  // increment(ec) rather than range-for: a read error mid-listing is a status, not a throw.
+  for (const std::filesystem::directory_iterator end; it != end; it.increment(ec)) {
+    if (names.size() == max_entries) {
+      return absl::ResourceExhaustedError(
+          absl::StrCat(path, ": more than ", max_entries, " entries, not listed"));
+    }
+    names.push_back(it->path().filename().string());
+  }
+  if (ec) return ErrnoStatus(ec.value(), path);
+  std::sort(names.begin(), names.end());
+  return names;
+}
+
 bool SysfsView::Exists(absl::string_view path) const {
   auto resolved = Resolve(path);
   if (!resolved.ok()) return false;

@@ -1,5 +1,6 @@
 #pragma once
 
+#include <cstddef>
 #include <filesystem>
 #include <string>
 #include <vector>
@@ -38,6 +39,12 @@ class SysfsView {
 
   // Names in a directory, sorted, without "." and "..".
   absl::StatusOr<std::vector<std::string>> ListDir(absl::string_view path) const;
+
+  // ListDir for directories the view does not control (/usr/lib, a capture's
+  // library folders): ResourceExhausted once more than `max_entries` names
+  // are seen, so a hostile tree cannot make the caller hold an unbounded list.
+  absl::StatusOr<std::vector<std::string>> ListDirBounded(absl::string_view path,
+                                                          size_t max_entries) const;
 
   bool Exists(absl::string_view path) const;
 

@@ -4,23 +4,28 @@
 
 #include <set>
 
+#include "absl/strings/str_cat.h"
 #include "agent/inventory/adjtimex_clock_source.h"
 #include "agent/inventory/captured_port_attribute_source.h"
 #include "agent/inventory/clock_collector.h"
 #include "agent/inventory/dcb_capture_source.h"
 #include "agent/inventory/dcb_netlink_source.h"
 #include "agent/inventory/ifaddrs_address_source.h"
+#include "agent/inventory/iommu_collector.h"
 #include "agent/inventory/management_interface.h"
 #include "agent/inventory/netdev_collector.h"
+#include "agent/inventory/nic_firmware_collector.h"
+#include "agent/inventory/nvidia_smi_query.h"
 #include "agent/inventory/pci_collector.h"
 #include "agent/inventory/pci_topology.h"
+#include "agent/inventory/pci_vpd.h"
+#include "agent/inventory/pcie_acs_collector.h"
 #include "agent/inventory/process_command_runner.h"
 #include "agent/inventory/qos_collector.h"
 #include "agent/inventory/rdma_collector.h"
 #include "agent/inventory/stack_collector.h"
 #include "agent/inventory/unknowns.h"
 #include "agent/inventory/verbs_port_attribute_source.h"
-#include "absl/strings/str_cat.h"
 #include "common/ip_subnet.h"
 
 namespace clustercert::inventory {
@@ -99,16 +104,32 @@ absl::StatusOr<v1::Inventory> InventoryCollector::Collect(const std::string& dia
   } else {
     AddUnknown(inventory, "pci", "/sys/bus/pci/devices", pci.status());
   }
+  SetRdmaModelsFromVpd(pci_list, rdma_list);
   std::vector<v1::Unknown> topology_unknowns;
   for (auto& path : BuildGpuNicPaths(pci_list, &topology_unknowns)) {
     *inventory.add_gpu_nic_paths() = std::move(path);
   }
   for (auto& unknown : topology_unknowns) *inventory.add_unknowns() = std::move(unknown);
 
+  // Host settings on the GPU<->NIC data path: ACS on the bridges, the IOMMU.
+  const std::vector<v1::GpuNicPath> paths(inventory.gpu_nic_paths().begin(),
+                                          inventory.gpu_nic_paths().end());
+  std::vector<v1::Unknown> bridge_unknowns;
+  for (auto& bridge : PcieAcsCollector(view_).Collect(pci_list, paths, &bridge_unknowns)) {
+    *inventory.add_pcie_bridges() = std::move(bridge);
+  }
+  for (auto& unknown : bridge_unknowns) *inventory.add_unknowns() = std::move(unknown);
+  *inventory.mutable_iommu() = IommuCollector(view_).Collect(pci_list);
+
   if (probes_.commands) {
     *inventory.mutable_stack() = StackCollector(view_, *probes_.commands).Collect();
   } else {
     AddUnknown(*inventory.mutable_stack(), "ofed_version", "ofed_info -s", "no command runner");
+  }
+  if (probes_.commands) {
+    for (auto& config : NicFirmwareCollector(view_, *probes_.commands).Collect(rdma_list)) {
+      *inventory.add_nic_firmware() = std::move(config);
+    }
   }
 
   if (probes_.dcb) {
@@ -155,6 +176,7 @@ absl::StatusOr<v1::Inventory> InventoryCollector::Collect(const std::string& dia
   for (auto& device : rdma_list) *inventory.add_rdma_devices() = std::move(device);
   for (auto& netdev : netdev_list) *inventory.add_netdevs() = std::move(netdev);
   for (auto& function : pci_list) *inventory.add_pci() = std::move(function);
+  NvidiaSmiIdentity(view_, probes_.commands).Fill(inventory);
   return inventory;
 }
 

@@ -6,6 +6,7 @@
 #include "absl/status/status.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
+#include "agent/inventory/pci_vpd.h"
 #include "agent/inventory/sysfs_formats.h"
 #include "agent/inventory/unknowns.h"
 
@@ -177,6 +178,8 @@ v1::PciFunction PciCollector::Describe(const std::string& sysfs_dir, absl::strin
       function.set_numa_node(static_cast<int32_t>(*numa));
     }
   }
+  // The part's own identity, so a swapped card is named by its serial number.
+  FillVpdIdentity(view_, sysfs_dir, function);
   return function;
 }
 

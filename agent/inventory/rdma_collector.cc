@@ -153,6 +153,9 @@ v1::RdmaDevice RdmaCollector::CollectDevice(const std::string& name,
                device.mutable_hca_type());
   ReadOptional(view_, absl::StrCat(dir, "/parent"), "parent_netdev", &device,
                device.mutable_parent_netdev());
+  // The VPD product name replaces this once the PCI function is read
+  // (SetRdmaModelsFromVpd); without VPD the HCA type is the best model name.
+  device.set_model(device.hca_type());
 
   // A hardware device's `device` link leads to its PCI function; rxe and siw
   // have none and name their netdev in `parent` instead.

@@ -5,9 +5,11 @@
 #include <limits.h>
 #include <stdlib.h>
 
+#include <algorithm>
 #include <cerrno>
 #include <cstring>
 #include <memory>
+#include <optional>
 
 #include "absl/strings/ascii.h"
 #include "absl/strings/match.h"
@@ -26,7 +28,20 @@ constexpr char kLegacyNvMemVersion[] = "/sys/kernel/mm/memory_peers/nv_mem/versi
 constexpr char kCapturedOfedInfo[] = "/clustercert-capture/ofed_info";
 constexpr char kOfedInfoCommand[] = "ofed_info -s";
 constexpr char kLibibverbsPrefix[] = "libibverbs.so.";
+constexpr char kOsRelease[] = "/proc/sys/kernel/osrelease";
+constexpr char kNvidiaModuleVersion[] = "/sys/module/nvidia/version";
+constexpr char kNvidiaDriverBanner[] = "/proc/driver/nvidia/version";
+constexpr char kNcclSoname[] = "libnccl.so.2";
+constexpr char kNcclPrefix[] = "libnccl.so.";
 constexpr size_t kMaxQuotedChars = 80;
+constexpr size_t kMaxVersionChars = 64;
+// /usr/lib/x86_64-linux-gnu holds a few thousand files on a full HGX image.
+constexpr size_t kMaxLibraryDirEntries = 20000;
+// NCCL's DMA-BUF rule: ibv_reg_dmabuf_mr needs Linux 5.12, the GPU side the
+// open GPU kernel modules, which exist from driver 515 (CUDA 11.7).
+constexpr int kDmaBufKernelMajor = 5;
+constexpr int kDmaBufKernelMinor = 12;
+constexpr int kDmaBufDriverMajor = 515;
 
 std::string Quoted(absl::string_view text) {
   if (text.size() > kMaxQuotedChars)
@@ -51,7 +66,195 @@ std::string FirstLine(absl::string_view text) {
   return "";
 }
 
+// One word of printable characters, as a version file prints it.
+bool IsVersionWord(absl::string_view text) {
+  if (text.empty() || text.size() > kMaxVersionChars) return false;
+  return std::all_of(text.begin(), text.end(),
+                     [](char c) { return absl::ascii_isgraph(static_cast<unsigned char>(c)); });
+}
+
+bool IsDigits(absl::string_view text) {
+  return !text.empty() && std::all_of(text.begin(), text.end(), [](char c) {
+    return absl::ascii_isdigit(static_cast<unsigned char>(c));
+  });
+}
+
+// "550.54.15": two or more runs of digits joined by dots.
+bool IsDottedNumber(absl::string_view text) {
+  if (text.size() > kMaxVersionChars) return false;
+  std::vector<absl::string_view> parts = absl::StrSplit(text, '.');
+  return parts.size() >= 2 && std::all_of(parts.begin(), parts.end(), IsDigits);
+}
+
+// The numbers of a dotted version, for ordering ("2.21.5" -> 2, 21, 5).
+std::vector<int> VersionNumbers(absl::string_view version) {
+  std::vector<int> numbers;
+  for (absl::string_view part : absl::StrSplit(version, '.')) {
+    int n = 0;
+    numbers.push_back(absl::SimpleAtoi(part, &n) ? n : 0);
+  }
+  return numbers;
+}
+
+std::string BaseName(absl::string_view path) {
+  auto slash = path.rfind('/');
+  return std::string(slash == absl::string_view::npos ? path : path.substr(slash + 1));
+}
+
+struct NcclFound {
+  std::string version;
+  std::string where;  // for nccl_source
+};
+
+// The NCCL in one library folder: the file libnccl.so.2 (the soname the
+// workers' loader asks for) points at, else the newest versioned file listed.
+// NotFound when the folder has none.
+absl::StatusOr<NcclFound> FindNcclIn(const SysfsView& view, const std::string& dir) {
+  const std::string soname = absl::StrCat(dir, "/", kNcclSoname);
+  const bool has_soname = view.Exists(soname);
+  if (has_soname) {
+    auto resolved = view.Resolve(soname);
+    if (resolved.ok()) {
+      auto version = NcclVersionFromLibraryName(*resolved);
+      if (version.ok())
+        return NcclFound{*version, absl::StrCat(soname, " -> ", BaseName(*resolved))};
+    }
+  }
+  auto names = view.ListDirBounded(dir, kMaxLibraryDirEntries);
+  if (!names.ok()) return names.status();
+  std::vector<std::string> versions;
+  for (const std::string& name : *names) {
+    auto version = NcclVersionFromLibraryName(name);
+    if (version.ok()) versions.push_back(*version);
+  }
+  if (versions.empty()) {
+    return absl::NotFoundError(absl::StrCat(dir, ": no libnccl.so.2.<minor>.<patch>"));
+  }
+  std::sort(versions.begin(), versions.end(), [](const std::string& a, const std::string& b) {
+    return VersionNumbers(a) < VersionNumbers(b);
+  });
+  NcclFound found{versions.back(), absl::StrCat(dir, "/", kNcclPrefix, versions.back(),
+                                                has_soname ? " (libnccl.so.2 names no version)"
+                                                           : " (no libnccl.so.2 link)")};
+  if (versions.size() > 1) {
+    versions.pop_back();
+    absl::StrAppend(&found.where, ", the newest; the folder also has ",
+                    absl::StrJoin(versions, ", "));
+  }
+  return found;
+}
+
+bool HasStackUnknown(const v1::Stack& stack, absl::string_view field) {
+  return std::any_of(stack.unknowns().begin(), stack.unknowns().end(),
+                     [&](const v1::Unknown& unknown) { return unknown.field() == field; });
+}
+
+// Whether the node can hand GPU memory to the NIC as DMA-BUF, and why.
+struct DmaBufVerdict {
+  enum State { kAvailable, kUnavailable, kUndecided } state;
+  std::string why;
+};
+
+DmaBufVerdict JudgeDmaBuf(const v1::Stack& stack, bool no_nvidia_driver,
+                          absl::string_view kernel_missing, absl::string_view flavour_missing) {
+  if (no_nvidia_driver) {
+    return {DmaBufVerdict::kUnavailable,
+            absl::StrCat("no NVIDIA kernel driver is loaded (no ", kNvidiaModuleVersion, ", no ",
+                         kNvidiaDriverBanner, ", /proc/modules has no nvidia)")};
+  }
+  std::vector<std::string> unavailable, undecided;
+  const std::string& release = stack.kernel_release();
+  if (release.empty()) {
+    undecided.push_back(absl::StrCat("kernel release unknown (", kernel_missing, ")"));
+  } else if (auto parsed = ParseKernelRelease(release); !parsed.ok()) {
+    undecided.push_back(std::string(parsed.status().message()));
+  } else if (parsed->major < kDmaBufKernelMajor ||
+             (parsed->major == kDmaBufKernelMajor && parsed->minor < kDmaBufKernelMinor)) {
+    unavailable.push_back(absl::StrCat("kernel ", release, " < 5.12"));
+  }
+  const std::string& version = stack.nvidia_driver_version();
+  if (stack.nvidia_driver_flavour() == "proprietary") {
+    unavailable.push_back(absl::StrCat("the proprietary NVIDIA kernel module ", version,
+                                       " cannot export GPU memory as DMA-BUF (only the open GPU "
+                                       "kernel modules can)"));
+  } else if (stack.nvidia_driver_flavour().empty()) {
+    undecided.push_back(absl::StrCat("NVIDIA driver flavour unknown (", flavour_missing, ")"));
+  }
+  if (!version.empty() && VersionNumbers(version)[0] < kDmaBufDriverMajor) {
+    unavailable.push_back(absl::StrCat("NVIDIA driver ", version, " < 515"));
+  }
+  if (!unavailable.empty())
+    return {DmaBufVerdict::kUnavailable, absl::StrJoin(unavailable, " and ")};
+  if (!undecided.empty()) return {DmaBufVerdict::kUndecided, absl::StrJoin(undecided, "; ")};
+  return {DmaBufVerdict::kAvailable,
+          absl::StrCat("kernel ", release, " >= 5.12 and NVIDIA open kernel module ", version,
+                       ": DMA-BUF")};
+}
+
 }  // namespace
+
+absl::StatusOr<NvidiaDriverBanner> ParseNvidiaDriverBanner(absl::string_view text) {
+  constexpr absl::string_view kPrefix = "NVRM version:";
+  const std::string line = FirstLine(text);
+  if (!absl::StartsWith(line, kPrefix)) {
+    return absl::InvalidArgumentError(
+        absl::StrCat("unparsable: ", Quoted(line), " (expected 'NVRM version: ...')"));
+  }
+  absl::string_view rest = absl::string_view(line).substr(kPrefix.size());
+  NvidiaDriverBanner banner;
+  size_t module_at = rest.find("Open Kernel Module");
+  if (module_at != absl::string_view::npos) {
+    banner.flavour = "open";
+  } else if ((module_at = rest.find("Kernel Module")) != absl::string_view::npos) {
+    banner.flavour = "proprietary";
+  } else {
+    return absl::InvalidArgumentError(
+        absl::StrCat("unparsable: ", Quoted(line), " names no NVIDIA kernel module"));
+  }
+  // The open banner puts "for x86_64" between the words and the version.
+  for (absl::string_view word :
+       absl::StrSplit(rest.substr(module_at), absl::ByAnyChar(" \t"), absl::SkipEmpty())) {
+    if (IsDottedNumber(word)) {
+      banner.version = std::string(word);
+      return banner;
+    }
+  }
+  return absl::InvalidArgumentError(
+      absl::StrCat("unparsable: ", Quoted(line), " carries no driver version"));
+}
+
+absl::StatusOr<KernelRelease> ParseKernelRelease(absl::string_view release) {
+  std::vector<absl::string_view> parts = absl::StrSplit(release, absl::MaxSplits('.', 2));
+  KernelRelease parsed;
+  if (parts.size() >= 2 && parts[0].size() <= 4 && IsDigits(parts[0]) &&
+      absl::SimpleAtoi(parts[0], &parsed.major)) {
+    // The minor's digits end at the next '.', '-' or '+' ("12-rc1" in "5.12-rc1").
+    absl::string_view minor = parts[1];
+    size_t digits = 0;
+    while (digits < minor.size() && digits < 4 &&
+           absl::ascii_isdigit(static_cast<unsigned char>(minor[digits]))) {
+      ++digits;
+    }
+    if (digits > 0 && absl::SimpleAtoi(minor.substr(0, digits), &parsed.minor)) return parsed;
+  }
+  return absl::InvalidArgumentError(
+      absl::StrCat("kernel release ", Quoted(release), " has no <major>.<minor>"));
+}
+
+absl::StatusOr<std::string> NcclVersionFromLibraryName(absl::string_view file_name) {
+  auto slash = file_name.rfind('/');
+  if (slash != absl::string_view::npos) file_name.remove_prefix(slash + 1);
+  if (absl::StartsWith(file_name, kNcclPrefix)) {
+    absl::string_view version = file_name.substr(sizeof(kNcclPrefix) - 1);
+    std::vector<absl::string_view> parts = absl::StrSplit(version, '.');
+    if (parts.size() == 3 && parts[0] == "2" && IsDigits(parts[1]) && IsDigits(parts[2]) &&
+        version.size() <= kMaxVersionChars) {
+      return std::string(version);
+    }
+  }
+  return absl::InvalidArgumentError(
+      absl::StrCat(Quoted(file_name), " is not libnccl.so.2.<minor>.<patch>"));
+}
 
 ProcModules ParseProcModules(absl::string_view text) {
   ProcModules parsed;
@@ -130,6 +333,10 @@ v1::Stack StackCollector::Collect() const {
   CollectPeermem(stack, proc_modules);
   CollectOfed(stack);
   CollectRdmaCore(stack);
+  const std::string kernel_missing = CollectKernelRelease(stack);
+  const std::string flavour_missing = CollectNvidiaDriver(stack);
+  CollectGpudirect(stack, proc_modules, kernel_missing, flavour_missing);
+  CollectNccl(stack);
   return stack;
 }
 
@@ -252,6 +459,132 @@ void StackCollector::CollectRdmaCore(v1::Stack& stack) const {
   }
   stack.set_rdma_core_version(*version);
   stack.set_rdma_core_source(absl::StrCat("file name of the loaded libibverbs: ", *path));
+}
+
+std::string StackCollector::CollectKernelRelease(v1::Stack& stack) const {
+  auto text = view_.ReadText(kOsRelease);
+  if (absl::IsNotFound(text.status())) return absl::StrCat(kOsRelease, " is absent");
+  std::string reason;
+  if (!text.ok()) {
+    reason = ReasonOf(text.status());
+  } else if (std::string release = FirstLine(*text); IsVersionWord(release)) {
+    stack.set_kernel_release(release);
+    return "";
+  } else {
+    reason = absl::StrCat("unparsable: ", Quoted(*text));
+  }
+  AddUnknown(stack, "kernel_release", kOsRelease, reason);
+  return absl::StrCat(kOsRelease, ": ", reason);
+}
+
+std::string StackCollector::CollectNvidiaDriver(v1::Stack& stack) const {
+  auto module_version = view_.ReadText(kNvidiaModuleVersion);
+  if (module_version.ok()) {
+    const std::string version = FirstLine(*module_version);
+    if (IsDottedNumber(version)) {
+      stack.set_nvidia_driver_version(version);
+    } else {
+      AddUnknown(stack, "nvidia_driver_version", kNvidiaModuleVersion,
+                 absl::StrCat("unparsable: ", Quoted(*module_version)));
+    }
+  } else if (!absl::IsNotFound(module_version.status())) {
+    AddUnknown(stack, "nvidia_driver_version", kNvidiaModuleVersion, module_version.status());
+  }
+  auto text = view_.ReadText(kNvidiaDriverBanner);
+  if (absl::IsNotFound(text.status())) return absl::StrCat(kNvidiaDriverBanner, " is absent");
+  absl::StatusOr<NvidiaDriverBanner> banner =
+      text.ok() ? ParseNvidiaDriverBanner(*text)
+                : absl::StatusOr<NvidiaDriverBanner>(text.status());
+  if (!banner.ok()) {
+    std::string reason =
+        text.ok() ? std::string(banner.status().message()) : ReasonOf(banner.status());
+    AddUnknown(stack, "nvidia_driver_flavour", kNvidiaDriverBanner, reason);
+    return absl::StrCat(kNvidiaDriverBanner, ": ", reason);
+  }
+  stack.set_nvidia_driver_flavour(banner->flavour);
+  // The banner names the same loaded module; use it where the module has no version file.
+  if (absl::IsNotFound(module_version.status())) stack.set_nvidia_driver_version(banner->version);
+  return "";
+}
+
+void StackCollector::CollectGpudirect(v1::Stack& stack,
+                                      const absl::StatusOr<ProcModules>& proc_modules,
+                                      absl::string_view kernel_missing,
+                                      absl::string_view flavour_missing) const {
+  if (stack.peermem_loaded()) {
+    stack.set_gpudirect_mechanism("nvidia_peermem");
+    stack.set_gpudirect_source(
+        absl::StrCat("nvidia_peermem loaded (", stack.peermem_source(), ")"));
+    return;
+  }
+  const ProcModule* nvidia = proc_modules.ok() ? FindModule(*proc_modules, "nvidia") : nullptr;
+  const bool no_nvidia_driver = proc_modules.ok() && (nvidia == nullptr || !IsLoaded(*nvidia)) &&
+                                stack.nvidia_driver_version().empty() &&
+                                stack.nvidia_driver_flavour().empty() &&
+                                !HasStackUnknown(stack, "nvidia_driver_version") &&
+                                !HasStackUnknown(stack, "nvidia_driver_flavour");
+  DmaBufVerdict dma_buf = JudgeDmaBuf(stack, no_nvidia_driver, kernel_missing, flavour_missing);
+  if (dma_buf.state == DmaBufVerdict::kAvailable) {
+    stack.set_gpudirect_mechanism("dma-buf");
+    stack.set_gpudirect_source(dma_buf.why);
+    return;
+  }
+  stack.set_gpudirect_mechanism("none");
+  const bool peermem_unknown = HasStackUnknown(stack, "peermem_loaded");
+  if (dma_buf.state == DmaBufVerdict::kUnavailable && !peermem_unknown) {
+    stack.set_gpudirect_source(
+        absl::StrCat("nvidia_peermem not loaded and no DMA-BUF: ", dma_buf.why));
+    return;
+  }
+  // "none" is then a guess; the Unknown makes gpudirect.peermem say so.
+  std::string reason =
+      peermem_unknown
+          ? absl::StrCat("nvidia_peermem state unknown (", stack.peermem_source(), ") and ",
+                         dma_buf.state == DmaBufVerdict::kUnavailable ? "no DMA-BUF: "
+                                                                      : "DMA-BUF undecided: ",
+                         dma_buf.why)
+          : absl::StrCat("nvidia_peermem not loaded and DMA-BUF undecided: ", dma_buf.why);
+  stack.set_gpudirect_source(reason);
+  const char* path = peermem_unknown                  ? kPeermemVersion
+                     : stack.kernel_release().empty() ? kOsRelease
+                                                      : kNvidiaDriverBanner;
+  AddUnknown(stack, "gpudirect_mechanism", path, reason);
+}
+
+void StackCollector::CollectNccl(v1::Stack& stack) const {
+  std::optional<NcclFound> first;
+  std::vector<std::string> others, unreadable;
+  for (const char* dir : kNcclLibraryDirs) {
+    auto found = FindNcclIn(view_, dir);
+    if (!found.ok()) {
+      if (!absl::IsNotFound(found.status())) {
+        unreadable.push_back(absl::StrCat(dir, ": ", ReasonOf(found.status())));
+      }
+      continue;
+    }
+    if (!first) {
+      first = *found;
+    } else if (found->version != first->version) {
+      others.push_back(absl::StrCat(found->version, " in ", dir));
+    }
+  }
+  if (first) {
+    stack.set_nccl_version(first->version);
+    std::string source = first->where;
+    if (!others.empty()) absl::StrAppend(&source, "; also ", absl::StrJoin(others, ", "));
+    stack.set_nccl_source(source);
+    return;
+  }
+  if (!unreadable.empty()) {
+    std::string reason =
+        absl::StrCat("no libnccl.so.2 found, but could not read ", absl::StrJoin(unreadable, "; "));
+    stack.set_nccl_source(reason);
+    AddUnknown(stack, "nccl_version", kNcclLibraryDirs[0], reason);
+    return;
+  }
+  stack.set_nccl_source(absl::StrCat(
+      "no libnccl.so.2.<minor>.<patch> in ", absl::StrJoin(kNcclLibraryDirs, ", "),
+      " (NCCL that the workers bring in a container or Python wheel is not seen here)"));
 }
 
 }  // namespace clustercert::inventory

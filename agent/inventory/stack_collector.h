@@ -44,14 +44,49 @@ absl::StatusOr<std::string> RdmaCoreVersionFromLibraryName(absl::string_view fil
 // "/usr/lib/x86_64-linux-gnu/libibverbs.so.1.14.44.0".
 absl::StatusOr<std::string> LoadedLibibverbsPath();
 
+// The NVIDIA kernel driver as the first line of /proc/driver/nvidia/version
+// names it. The open GPU kernel modules print
+// "NVRM version: NVIDIA UNIX Open Kernel Module for x86_64  550.54.15  Release Build ...",
+// the proprietary module "NVRM version: NVIDIA UNIX x86_64 Kernel Module  535.129.03  <date>".
+struct NvidiaDriverBanner {
+  std::string flavour;  // "open" | "proprietary"
+  std::string version;  // "550.54.15"
+};
+absl::StatusOr<NvidiaDriverBanner> ParseNvidiaDriverBanner(absl::string_view text);
+
+// The major and minor numbers of a kernel release ("6.8.0-45-generic" -> 6, 8).
+struct KernelRelease {
+  int major = 0;
+  int minor = 0;
+};
+absl::StatusOr<KernelRelease> ParseKernelRelease(absl::string_view release);
+
+// The NCCL release in a library file name ("libnccl.so.2.21.5" -> "2.21.5");
+// InvalidArgument for anything but libnccl.so.2.<minor>.<patch>.
+absl::StatusOr<std::string> NcclVersionFromLibraryName(absl::string_view file_name);
+
+// Where NCCL's packages and the CUDA toolkit put libnccl.so.2, in the order
+// they are searched; the first folder that has it is the one reported.
+inline constexpr const char* kNcclLibraryDirs[] = {
+    "/usr/lib/x86_64-linux-gnu", "/usr/local/cuda/lib64",
+    "/usr/local/cuda/targets/x86_64-linux/lib", "/usr/lib64"};
+
 // The kernel modules Stack reports, loaded or not.
 inline constexpr const char* kStackModules[] = {
     "mlx5_core", "mlx5_ib", "ib_core", "ib_uverbs", "rdma_rxe", "nvidia", "nvidia_peermem"};
 
 // Fills v1::Stack: the RDMA/GPU kernel modules (from /proc/modules), GPUDirect
 // peer memory (nvidia_peermem's or the legacy nv_mem sysfs version file, or
-// nvidia_peermem in /proc/modules), the MLNX_OFED release and the rdma-core
-// release.
+// nvidia_peermem in /proc/modules), the MLNX_OFED release, the rdma-core
+// release, the kernel release, the NVIDIA driver's version and flavour, the
+// NCCL release the workers would load, and from these the GPUDirect mechanism:
+// nvidia_peermem when loaded, else DMA-BUF when the kernel is >= 5.12 and the
+// driver is the open GPU kernel module (NCCL's own rule), else none.
+//
+// A version file that is absent (no NVIDIA driver, a capture made before the
+// capture tool recorded it) leaves its field empty without an Unknown: the
+// consistency checks leave such a node out. One that exists but cannot be read
+// or parsed is an Unknown.
 //
 // On a live view ofed_info -s runs through `runner` and rdma-core is read from
 // the libibverbs this agent loaded. On a captured tree ofed_info's output is
@@ -72,6 +107,12 @@ class StackCollector {
   void CollectPeermem(v1::Stack& stack, const absl::StatusOr<ProcModules>& proc_modules) const;
   void CollectOfed(v1::Stack& stack) const;
   void CollectRdmaCore(v1::Stack& stack) const;
+  // Each returns why its fact is missing, "" when it was read.
+  std::string CollectKernelRelease(v1::Stack& stack) const;
+  std::string CollectNvidiaDriver(v1::Stack& stack) const;
+  void CollectGpudirect(v1::Stack& stack, const absl::StatusOr<ProcModules>& proc_modules,
+                        absl::string_view kernel_missing, absl::string_view flavour_missing) const;
+  void CollectNccl(v1::Stack& stack) const;
 
   const SysfsView& view_;
   CommandRunner& runner_;

@@ -11,6 +11,7 @@
 #include <cerrno>
 #include <cstddef>
 #include <cstring>
+#include <set>
 #include <utility>
 #include <vector>
 
@@ -111,8 +112,15 @@ absl::StatusOr<uint32_t> StatsCount(const IoctlSocket& socket, const std::string
 }  // namespace
 
 bool IsKeptEthtoolStat(const std::string& name) {
+  // The mlx5 physical-port link health counters (kernel
+  // Documentation/networking/device_drivers/ethernet/mellanox/mlx5/counters.rst):
+  // the pair verdict fails a cell on the first four; FEC-corrected bits and
+  // rx_bits_phy (the denominator of a bit error rate) are kept to be shown.
+  static const auto* link_health = new std::set<std::string>{
+      "link_down_events_phy", "rx_symbol_err_phy",     "rx_pcs_symbol_err_phy",
+      "rx_crc_errors_phy",    "rx_corrected_bits_phy", "rx_bits_phy"};
   return name.find("pause") != std::string::npos || name.find("discard") != std::string::npos ||
-         name.find("out_of_buffer") != std::string::npos;
+         name.find("out_of_buffer") != std::string::npos || link_health->count(name) > 0;
 }
 
 absl::StatusOr<std::map<std::string, uint64_t>> IoctlEthtoolStatsSource::Read(

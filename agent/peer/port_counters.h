@@ -15,11 +15,12 @@ namespace clustercert::peer {
 
 // Reads one RDMA port's counters: every file under
 // /sys/class/infiniband/DEV/ports/N/counters/ and .../hw_counters/ (decimal)
-// and, for a RoCE port with a netdev, the netdev's ethtool pause and discard
-// statistics. A directory the driver does not have is simply absent; a file
-// that cannot be read or is not a decimal counter becomes an Unknown entry,
-// never an error. Pass an EthtoolStatsSource only when `sysfs` is the live
-// host, so both halves describe the same machine. `now` stamps read_unix_us.
+// and, for a RoCE port with a netdev, the netdev's ethtool pause, discard and
+// link health statistics (IsKeptEthtoolStat). A directory the driver does
+// not have is simply absent; a file that cannot be read or is not a decimal
+// counter becomes an Unknown entry, never an error. Pass an
+// EthtoolStatsSource only when `sysfs` is the live host, so both halves
+// describe the same machine. `now` stamps read_unix_us.
 class PortCounterReader {
  public:
   PortCounterReader(

@@ -1,12 +1,15 @@
 #include "controller/certificate/certificate_builder.h"
 
+#include <algorithm>
 #include <map>
 
 #include "absl/strings/str_cat.h"
 #include "common/time_format.h"
 #include "common/version.h"
 #include "controller/certificate/result_keys.h"
+#include "controller/checks/consistency_checks.h"
 #include "controller/checks/node_checks.h"
+#include "controller/pairwise/gpu_rail_map.h"
 
 namespace clustercert::controller {
 
@@ -89,7 +92,19 @@ v1::Certificate BuildCertificate(const plan::Plan& plan, const std::vector<NodeS
     node->set_reachable(state.reachable);
     node->set_error(state.error);
     node->set_agent_version(state.version.agent_version());
-    if (state.inventory) *node->mutable_inventory() = *state.inventory;
+    if (state.inventory) {
+      *node->mutable_inventory() = *state.inventory;
+      *node->mutable_versions() = checks::NodeVersionsOf(*state.inventory, state.node);
+      const auto& memory = plan.pairwise.memory;
+      const bool cuda_cells = plan.pairwise.enabled &&
+                              plan.pairwise.engine == plan::PairwiseEngine::kVerbs &&
+                              std::find(memory.begin(), memory.end(), "cuda") != memory.end();
+      for (v1::GpuRail& entry :
+           pairwise::MapGpusToRails(*state.inventory, state.node.rails, plan.pairwise.cuda_gpus)) {
+        entry.set_tested(entry.tested() && cuda_cells);
+        *node->add_gpu_rails() = std::move(entry);
+      }
+    }
     if (auto it = record.carried_nodes.find(state.node.name); it != record.carried_nodes.end()) {
       *node->mutable_carried() = it->second;
     }
@@ -100,8 +115,7 @@ v1::Certificate BuildCertificate(const plan::Plan& plan, const std::vector<NodeS
       node->set_clock_uncertainty_ms(absl::ToDoubleMilliseconds(clock.uncertainty()));
       node->set_clock_exchanges(clock.exchanges);
       node->set_clock_delay_ms(absl::ToDoubleMilliseconds(clock.delay));
-      node->set_clock_injected_offset_ms(
-          absl::ToDoubleMilliseconds(state.clock->injected_offset));
+      node->set_clock_injected_offset_ms(absl::ToDoubleMilliseconds(state.clock->injected_offset));
     }
   }
 

@@ -142,7 +142,11 @@ void DiffCollectiveSweeps(const v1::Certificate& old_cert, const v1::Certificate
                           double noise, std::vector<DiffEntry>* entries) {
   MatchByKey(
       old_cert.collectives(), new_cert.collectives(),
-      [](const v1::CollectiveSweep& s) { return s.scope(); },
+      // A 1-node sweep runs on every node: the node is part of its identity.
+      [](const v1::CollectiveSweep& s) {
+        return s.scope() == "1-node" && s.nodes_size() == 1 ? absl::StrCat("1-node ", s.nodes(0))
+                                                            : s.scope();
+      },
       [&](const std::string& scope, const v1::CollectiveSweep* o, const v1::CollectiveSweep* n) {
         if (o != nullptr && n != nullptr) return DiffSweep(scope, *o, *n, noise, entries);
         // A sweep on one side only is listed; a failing NEW one is judged by

@@ -88,6 +88,32 @@ class NodeSink {
     entry.text = std::move(text);
   }
 
+  // The part at one place (a NIC's PCI function by its name, a GPU by its
+  // index) carries another serial number: it was swapped. Listed once per
+  // part, not a regression; nothing is said when a side has no serial (an
+  // older agent, an unreadable VPD).
+  void Swapped(const std::string& name, const std::string& old_serial,
+               const std::string& new_serial, const std::string& old_part,
+               const std::string& new_part) {
+    if (old_serial.empty() || new_serial.empty() || old_serial == new_serial) return;
+    const std::string subject = absl::StrCat(node_, " ", name);
+    for (const DiffEntry& entry : *entries_) {
+      if (entry.kind == DiffKind::kIdentityChanged && entry.subject == subject &&
+          entry.field == "serial_number" && entry.new_value == new_serial) {
+        return;  // the GPU's PCI function said it already
+      }
+    }
+    std::string text =
+        absl::StrCat(name, " on ", node_, " was swapped: serial ", old_serial, " -> ", new_serial);
+    if (!old_part.empty() && !new_part.empty() && old_part != new_part) {
+      absl::StrAppend(&text, " (part ", old_part, " -> ", new_part, ")");
+    } else if (!new_part.empty() || !old_part.empty()) {
+      absl::StrAppend(&text, " (part ", new_part.empty() ? old_part : new_part, ")");
+    }
+    Add(DiffKind::kIdentityChanged, subject, "serial_number", old_serial, new_serial,
+        std::move(text));
+  }
+
   void Added(const std::string& subject, const char* what) {
     Add(DiffKind::kComponentAdded, subject, "", "", "present",
         absl::StrCat(subject, ": ", what, " new in NEW"));
@@ -189,8 +215,9 @@ void DiffNetdev(NodeSink& sink, const v1::Netdev& o, const v1::Netdev& n) {
 }
 
 void DiffPci(NodeSink& sink, const v1::PciFunction& o, const v1::PciFunction& n) {
-  const std::string subject =
-      absl::StrCat(sink.node(), " ", o.name().empty() ? o.address() : o.name(), " PCIe");
+  const std::string& name = o.name().empty() ? o.address() : o.name();
+  sink.Swapped(name, o.serial_number(), n.serial_number(), o.part_number(), n.part_number());
+  const std::string subject = absl::StrCat(sink.node(), " ", name, " PCIe");
   sink.Text(DiffKind::kIdentityChanged, subject, "address", "address", o.address(), n.address(),
             "the device sits in another PCIe slot");
   sink.Text(DiffKind::kIdentityChanged, subject, "vendor:device", "device_id",
@@ -227,6 +254,8 @@ void DiffGpus(NodeSink& sink, const v1::GpuRuntime& o, const v1::GpuRuntime& n) 
       o.gpus(), n.gpus(), [](const v1::Gpu& g) { return absl::StrCat(g.index()); },
       [&](const std::string& index, const v1::Gpu* og, const v1::Gpu* ng) {
         if (og == nullptr || ng == nullptr) return;  // the count says it
+        sink.Swapped(absl::StrCat("gpu", index), og->serial(), ng->serial(), og->part_number(),
+                     ng->part_number());
         const std::string subject = absl::StrCat(node, " gpu", index);
         sink.Text(DiffKind::kIdentityChanged, subject, "model", "name", og->name(), ng->name(),
                   "a different GPU model");

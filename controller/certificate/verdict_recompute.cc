@@ -22,6 +22,13 @@ namespace {
 // The certificate format that first recorded a check; 2 for every check
 // schema 2 had (schema 1 cannot be recomputed at all).
 uint32_t FormatVersionIntroducing(const std::string& id) {
+  static const char* const kFormat4[] = {
+      "collectives.intra_node", "collectives.env", "pcie.acs", "host.iommu",
+      "nic.link_type",          "nic.ats"};
+  for (const char* introduced : kFormat4) {
+    if (id == introduced) return 4;
+  }
+  if (id.rfind("consistency.", 0) == 0) return 4;
   if (id == "mgmt.subnet" || id.rfind("uplink.", 0) == 0) return 3;
   return 2;
 }
@@ -36,24 +43,21 @@ std::string Describe(const v1::Finding& finding) {
 // The fields a verdict consists of; `where` names the finding in the sentence.
 void CompareFinding(const std::string& where, const v1::Finding& recorded,
                     const v1::Finding& recomputed, std::vector<std::string>& differences) {
-  const bool same = recorded.id() == recomputed.id() && recorded.status() == recomputed.status() &&
-                    recorded.severity() == recomputed.severity() &&
-                    recorded.observed() == recomputed.observed() &&
-                    recorded.expected() == recomputed.expected() &&
-                    recorded.message() == recomputed.message() &&
-                    recorded.has_value() == recomputed.has_value() &&
-                    recorded.value() == recomputed.value() &&
-                    recorded.threshold() == recomputed.threshold();
+  const bool same =
+      recorded.id() == recomputed.id() && recorded.status() == recomputed.status() &&
+      recorded.severity() == recomputed.severity() &&
+      recorded.observed() == recomputed.observed() &&
+      recorded.expected() == recomputed.expected() && recorded.message() == recomputed.message() &&
+      recorded.has_value() == recomputed.has_value() && recorded.value() == recomputed.value() &&
+      recorded.threshold() == recomputed.threshold();
   if (same) return;
-  differences.push_back(absl::StrCat(where, ": recorded ", Describe(recorded),
-                                     "; recomputed from the recorded values ",
-                                     Describe(recomputed),
-                                     recorded.message() != recomputed.message() &&
-                                             recorded.status() == recomputed.status()
-                                         ? absl::StrCat(" (message differs: recorded \"",
-                                                        recorded.message(), "\", recomputed \"",
-                                                        recomputed.message(), "\")")
-                                         : ""));
+  differences.push_back(absl::StrCat(
+      where, ": recorded ", Describe(recorded), "; recomputed from the recorded values ",
+      Describe(recomputed),
+      recorded.message() != recomputed.message() && recorded.status() == recomputed.status()
+          ? absl::StrCat(" (message differs: recorded \"", recorded.message(), "\", recomputed \"",
+                         recomputed.message(), "\")")
+          : ""));
 }
 
 void CompareFindingLists(const std::string& list,
@@ -76,8 +80,10 @@ void CompareFindingLists(const std::string& list,
   }
   for (const auto& finding : recomputed) {
     if (!seen.count(finding.key())) {
-      differences.push_back(absl::StrCat(list, " ", finding.key(), ": missing from the record; "
-                                         "recomputed ", Describe(finding)));
+      differences.push_back(absl::StrCat(list, " ", finding.key(),
+                                         ": missing from the record; "
+                                         "recomputed ",
+                                         Describe(finding)));
     }
   }
 }
@@ -97,9 +103,9 @@ void CompareSuspects(const v1::Certificate& certificate, const std::vector<v1::S
   for (const auto& s : certificate.suspects()) recorded_text.push_back(text(s));
   for (const auto& s : recomputed) recomputed_text.push_back(text(s));
   if (recorded_text != recomputed_text) {
-    differences.push_back(absl::StrCat(
-        "suspects: recorded [", absl::StrJoin(recorded_text, "; "), "], recomputed [",
-        absl::StrJoin(recomputed_text, "; "), "]"));
+    differences.push_back(absl::StrCat("suspects: recorded [", absl::StrJoin(recorded_text, "; "),
+                                       "], recomputed [", absl::StrJoin(recomputed_text, "; "),
+                                       "]"));
   }
 }
 
@@ -116,14 +122,16 @@ VerdictRecheck RecheckVerdicts(const v1::Certificate& certificate) {
     return recheck;
   }
   if (Sha256Hex(certificate.plan_yaml()) != certificate.plan_sha256()) {
-    differences.push_back(absl::StrCat("plan_yaml: its SHA-256 is ", Sha256Hex(certificate.plan_yaml()),
-                                       " but the certificate records plan_sha256 ",
-                                       certificate.plan_sha256(), ": the embedded plan was edited"));
+    differences.push_back(
+        absl::StrCat("plan_yaml: its SHA-256 is ", Sha256Hex(certificate.plan_yaml()),
+                     " but the certificate records plan_sha256 ", certificate.plan_sha256(),
+                     ": the embedded plan was edited"));
   }
   auto plan = plan::ParsePlan(certificate.plan_yaml(), certificate.plan_path());
   if (!plan.ok()) {
     differences.push_back(absl::StrCat("the embedded plan does not parse (",
-                                       plan.status().message(), "): verdicts cannot be recomputed"));
+                                       plan.status().message(),
+                                       "): verdicts cannot be recomputed"));
     return recheck;
   }
 
@@ -175,7 +183,8 @@ VerdictRecheck RecheckVerdicts(const v1::Certificate& certificate) {
 
   // The pair matrix: each cell from its measurement and line rate.
   std::vector<v1::PairResult> pairs(certificate.pairs().begin(), certificate.pairs().end());
-  MatrixJudgement matrix = JudgeMatrix(*plan, pairs, inventory_checks);
+  MatrixJudgement matrix =
+      JudgeMatrix(*plan, pairs, inventory_checks, certificate.format_version());
   recheck.pairs = static_cast<int>(pairs.size());
   for (int i = 0; i < certificate.pairs_size(); ++i) {
     const v1::PairResult& pair = certificate.pairs(i);
@@ -197,13 +206,15 @@ VerdictRecheck RecheckVerdicts(const v1::Certificate& certificate) {
     const int64_t recorded_from = sweep.large_from_bytes();
     SetSweepRows({sweep.rows().begin(), sweep.rows().end()}, sweep);
     if (sweep.large_busbw_gbytes() != recorded || sweep.large_from_bytes() != recorded_from) {
-      differences.push_back(absl::StrCat(
-          "collectives[", sweep.scope(), "]: recorded large-message busbw ", recorded,
-          " GB/s from ", recorded_from, " B, but its rows give ", sweep.large_busbw_gbytes(),
-          " GB/s from ", sweep.large_from_bytes(), " B"));
+      differences.push_back(
+          absl::StrCat("collectives[", sweep.scope(), "]: recorded large-message busbw ", recorded,
+                       " GB/s from ", recorded_from, " B, but its rows give ",
+                       sweep.large_busbw_gbytes(), " GB/s from ", sweep.large_from_bytes(), " B"));
     }
   }
-  for (auto& finding : JudgeSweeps(*plan, sweeps)) *recomputed.add_checks() = std::move(finding);
+  for (auto& finding : JudgeSweeps(*plan, sweeps, certificate.format_version())) {
+    *recomputed.add_checks() = std::move(finding);
+  }
 
   // The uplink: the sizing from the plan alone, each run's share of the
   // ingest from the plan, the verdicts from the recorded runs.
@@ -212,20 +223,21 @@ VerdictRecheck RecheckVerdicts(const v1::Certificate& certificate) {
     *uplink.mutable_sizing() = uplink::SizeUplink(*plan);
     if (!google::protobuf::util::MessageDifferencer::Equals(uplink.sizing(),
                                                             certificate.uplink().sizing())) {
-      differences.push_back(absl::StrCat(
-          "uplink.sizing: recorded ", certificate.uplink().sizing().required_gbps(),
-          " Gb/s needed of ", certificate.uplink().sizing().capacity_gbps(),
-          " (", certificate.uplink().sizing().verdict(), "), the plan's arithmetic gives ",
-          uplink.sizing().required_gbps(), " of ", uplink.sizing().capacity_gbps(), " (",
-          uplink.sizing().verdict(), ")"));
+      differences.push_back(
+          absl::StrCat("uplink.sizing: recorded ", certificate.uplink().sizing().required_gbps(),
+                       " Gb/s needed of ", certificate.uplink().sizing().capacity_gbps(), " (",
+                       certificate.uplink().sizing().verdict(), "), the plan's arithmetic gives ",
+                       uplink.sizing().required_gbps(), " of ", uplink.sizing().capacity_gbps(),
+                       " (", uplink.sizing().verdict(), ")"));
     }
     std::map<std::string, const plan::Node*> plan_nodes;
     for (const plan::Node& node : plan->nodes) plan_nodes[node.name] = &node;
     for (v1::UplinkThroughput& run : *uplink.mutable_throughput()) {
       if (run.has_carried()) ++recheck.carried;
       auto node = plan_nodes.find(run.node());
-      const double need =
-          node == plan_nodes.end() ? 0 : uplink::NodeNeedGbps(*plan, uplink.sizing(), *node->second);
+      const double need = node == plan_nodes.end()
+                              ? 0
+                              : uplink::NodeNeedGbps(*plan, uplink.sizing(), *node->second);
       if (need != run.need_gbps()) {
         differences.push_back(absl::StrCat("uplink.throughput[", run.node(), " -> ", run.target(),
                                            "]: recorded need ", run.need_gbps(),
@@ -264,9 +276,9 @@ VerdictRecheck RecheckVerdicts(const v1::Certificate& certificate) {
   const std::vector<std::string> reasons = VerdictReasons(recomputed);
   const std::string verdict = reasons.empty() ? "certified" : "not-certified";
   if (verdict != certificate.verdict()) {
-    differences.push_back(absl::StrCat("verdict: recorded ", certificate.verdict(),
-                                       ", recomputed ", verdict,
-                                       reasons.empty() ? "" : absl::StrCat(" (", absl::StrJoin(reasons, "; "), ")")));
+    differences.push_back(
+        absl::StrCat("verdict: recorded ", certificate.verdict(), ", recomputed ", verdict,
+                     reasons.empty() ? "" : absl::StrCat(" (", absl::StrJoin(reasons, "; "), ")")));
   } else if (std::vector<std::string>(certificate.verdict_reasons().begin(),
                                       certificate.verdict_reasons().end()) != reasons) {
     differences.push_back(absl::StrCat("verdict_reasons: recorded [",

@@ -34,6 +34,19 @@ constexpr char kPeermemRemedy[] =
     "at install time. (On recent kernels DMA-BUF is NVIDIA's recommended alternative.) Without it "
     "GPU buffers go through host memory, up to 5x slower.";
 
+constexpr char kNoGpudirectRemedy[] =
+    "Give the NICs a way into GPU memory: load nvidia_peermem (sudo modprobe nvidia_peermem, "
+    "persisted with echo nvidia-peermem | sudo tee /etc/modules-load.d/nvidia-peermem.conf; "
+    "reinstall MLNX_OFED, then the NVIDIA driver, if it will not load), or use the open GPU "
+    "kernel modules on a kernel >= 5.12 for DMA-BUF (driver >= 515, CUDA >= 11.7; NCCL picks it "
+    "up by itself). Without either, GPU buffers go through host memory, up to 5x slower.";
+
+constexpr char kUndecidedGpudirectRemedy[] =
+    "Let the node-agent read /proc/sys/kernel/osrelease, /proc/driver/nvidia/version and "
+    "/sys/module/nvidia_peermem (run it as root with the host's /proc and /sys) and re-run the "
+    "inventory, or load nvidia_peermem (sudo modprobe nvidia_peermem), which settles it; an "
+    "unknown never counts as a pass.";
+
 constexpr char kMissingGpuRemedy[] =
     "Find the missing GPU: check nvidia-smi and dmesg for Xid 79 ('fallen off the bus'), reseat "
     "the card and its power cables, and check the BIOS (Above 4G decoding, slot bifurcation); if "
@@ -107,6 +120,28 @@ v1::Finding CheckOfed(const CheckContext& context) {
       kOfedRemedy);
 }
 
+// The judgement of inventories that carry gpudirect_mechanism: either
+// mechanism NCCL can use for GPUDirect RDMA passes.
+v1::Finding JudgeGpudirectMechanism(const FindingBuilder& builder, const v1::Stack& stack) {
+  const std::string expected = "nvidia_peermem or dma-buf";
+  const std::string& mechanism = stack.gpudirect_mechanism();
+  if (mechanism == "nvidia_peermem" || mechanism == "dma-buf") {
+    return builder.Pass(
+        mechanism, expected,
+        absl::StrCat(builder.subject(), " reaches GPU memory through ", mechanism, " (",
+                     stack.gpudirect_source(), "), as the plan's GPUDirect RDMA expects."));
+  }
+  if (HasUnknown(stack, {"gpudirect_mechanism"})) {
+    return builder.Unknown(ExplainMissing(stack, {"gpudirect_mechanism"}),
+                           "GPUDirect RDMA mechanism", expected, kUndecidedGpudirectRemedy);
+  }
+  return builder.Fail(mechanism, expected,
+                      absl::StrCat(builder.subject(), " has no GPUDirect RDMA mechanism (",
+                                   stack.gpudirect_source(),
+                                   "), plan expects nvidia_peermem or DMA-BUF for GPUDirect RDMA."),
+                      kNoGpudirectRemedy);
+}
+
 v1::Finding CheckPeermem(const CheckContext& context) {
   FindingBuilder builder = context.Builder("gpudirect.peermem", Severity::kError);
   if (!context.is_rdma()) return context.SkippedOnEthernet("gpudirect.peermem", Severity::kError);
@@ -115,6 +150,9 @@ v1::Finding CheckPeermem(const CheckContext& context) {
   }
   if (context.node().gpus <= 0) return builder.Skipped("plan lists no GPUs for this node");
   const v1::Stack& stack = context.inventory().stack();
+  if (!stack.gpudirect_mechanism().empty()) return JudgeGpudirectMechanism(builder, stack);
+  // An inventory from before gpudirect_mechanism: judged as it always was, so
+  // older certificates verify to the same text.
   if (stack.peermem_loaded()) {
     std::string observed = stack.peermem_source().empty()
                                ? std::string("loaded")

@@ -14,7 +14,9 @@ void AppendStackChecks(const CheckContext& context, std::vector<v1::Finding>& fi
 
 // The GPU side of the node:
 //   gpudirect.peermem (error, when expect.nvidia_peermem and the plan lists
-//     GPUs): nvidia_peermem (or legacy nv_mem) loaded.
+//     GPUs): the node has a GPUDirect RDMA mechanism, nvidia_peermem or
+//     DMA-BUF (Stack.gpudirect_mechanism); an inventory without that field is
+//     judged as before, on nvidia_peermem (or legacy nv_mem) loaded.
 //   gpu.count (when the plan lists GPUs): the number of GPU PCI functions
 //     equals node.gpus; fewer is an error, more a warning (the plan is stale).
 void AppendGpuChecks(const CheckContext& context, std::vector<v1::Finding>& findings);

@@ -1,5 +1,6 @@
 #include "controller/checks/inventory_evaluation.h"
 
+#include "controller/checks/consistency_checks.h"
 #include "controller/checks/node_checks.h"
 
 namespace clustercert::checks {
@@ -22,6 +23,7 @@ std::vector<v1::Finding> EvaluateInventoryChecks(const plan::Plan& plan,
     }
     if (evidence.clock) clocks.push_back(*evidence.clock);
   }
+  for (auto& finding : EvaluateConsistency(plan, nodes)) checks.push_back(std::move(finding));
   checks.push_back(ClockOffsetFinding(plan, clocks));
   return checks;
 }

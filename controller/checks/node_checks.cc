@@ -8,8 +8,10 @@
 #include "controller/checks/clock_checks.h"
 #include "controller/checks/finding_builder.h"
 #include "controller/checks/host_checks.h"
+#include "controller/checks/host_setting_checks.h"
 #include "controller/checks/management_checks.h"
 #include "controller/checks/mtu_checks.h"
+#include "controller/checks/nccl_env_checks.h"
 #include "controller/checks/pcie_checks.h"
 #include "controller/checks/port_checks.h"
 #include "controller/checks/qos_checks.h"
@@ -30,9 +32,11 @@ std::vector<v1::Finding> EvaluateNode(const plan::Plan& plan, const plan::Node& 
   AppendQosChecks(context, findings);
   AppendGpuChecks(context, findings);
   AppendPcieChecks(context, findings);
+  AppendHostSettingChecks(context, findings);
   AppendTopologyChecks(context, findings);
   AppendManagementChecks(context, findings);
   AppendClockChecks(context, findings);
+  AppendNcclEnvChecks(context, findings);
   return findings;
 }
 

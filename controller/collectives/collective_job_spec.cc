@@ -3,6 +3,7 @@
 #include <cmath>
 
 #include "absl/strings/str_cat.h"
+#include "controller/checks/nccl_env_checks.h"
 
 namespace clustercert::controller {
 namespace {
@@ -63,7 +64,17 @@ absl::StatusOr<v1::CollectiveJobSpec> BuildJobSpec(const plan::Plan& plan, const
   sweep->set_iters(collectives.iters);
   sweep->set_in_place(true);
   for (const auto& [name, value] : collectives.env) (*spec.mutable_env())[name] = value;
-  if (nccl && collectives.env.count("NCCL_DEBUG") == 0) (*spec.mutable_env())["NCCL_DEBUG"] = "INFO";
+  if (nccl) {
+    // The rails, GID, traffic class and bootstrap interface follow from the
+    // plan; a value the plan's env sets wins (collectives.env says when the
+    // two disagree).
+    const v1::Inventory* inventory = node.inventory ? &*node.inventory : nullptr;
+    for (const auto& [name, value] : checks::DerivedNcclEnv(plan, node.node, inventory)) {
+      spec.mutable_env()->insert({name, value});
+    }
+  }
+  if (nccl && collectives.env.count("NCCL_DEBUG") == 0)
+    (*spec.mutable_env())["NCCL_DEBUG"] = "INFO";
   spec.set_timeout_ms(static_cast<uint32_t>(std::lround(collectives.timeout_s * 1000)));
   if (nccl) return spec;
 
@@ -72,12 +83,12 @@ absl::StatusOr<v1::CollectiveJobSpec> BuildJobSpec(const plan::Plan& plan, const
   if (transport == "ibverbs") {
     const v1::RdmaDevice* rail = FirstRail(node);
     if (rail == nullptr) {
-      return absl::FailedPreconditionError(absl::StrCat(
-          node.node.name, " has no live RDMA device ",
-          node.node.rails.empty() ? "(the plan lists no rails)"
-                                  : absl::StrCat("named ", node.node.rails.front()),
-          " for gloo's ibverbs transport: list a working rail for the node, or set "
-          "collectives.transport: tcp."));
+      return absl::FailedPreconditionError(
+          absl::StrCat(node.node.name, " has no live RDMA device ",
+                       node.node.rails.empty() ? "(the plan lists no rails)"
+                                               : absl::StrCat("named ", node.node.rails.front()),
+                       " for gloo's ibverbs transport: list a working rail for the node, or set "
+                       "collectives.transport: tcp."));
     }
     spec.set_ib_device(rail->name());
     spec.set_ib_port(rail->ports_size() > 0 ? rail->ports(0).port() : 1);

@@ -7,7 +7,7 @@
 namespace clustercert::controller {
 
 ScopeChoice ChooseScopes(const std::vector<std::string>& wanted,
-                         const std::vector<size_t>& reachable) {
+                         const std::vector<size_t>& reachable, bool every_node) {
   ScopeChoice choice;
   auto want = [&](const char* name) {
     return std::find(wanted.begin(), wanted.end(), name) != wanted.end();
@@ -15,7 +15,9 @@ ScopeChoice ChooseScopes(const std::vector<std::string>& wanted,
   const size_t count = reachable.size();
   if (want("1-node")) {
     if (count >= 1) {
-      choice.scopes.push_back({"1-node", {reachable[0]}});
+      for (size_t i = 0; i < (every_node ? count : 1); ++i) {
+        choice.scopes.push_back({"1-node", {reachable[i]}});
+      }
     } else {
       choice.skipped.push_back("1-node: no node answered");
     }
@@ -29,8 +31,9 @@ ScopeChoice ChooseScopes(const std::vector<std::string>& wanted,
     }
   }
   if (want("all-nodes")) {
-    auto same = std::find_if(choice.scopes.begin(), choice.scopes.end(),
-                             [&](const CollectiveScope& scope) { return scope.nodes == reachable; });
+    auto same =
+        std::find_if(choice.scopes.begin(), choice.scopes.end(),
+                     [&](const CollectiveScope& scope) { return scope.nodes == reachable; });
     if (count == 0) {
       choice.skipped.push_back("all-nodes: no node answered");
     } else if (same != choice.scopes.end()) {

@@ -25,7 +25,7 @@ struct ScopeChoice {
   std::vector<std::string> skipped;
 };
 ScopeChoice ChooseScopes(const std::vector<std::string>& wanted,
-                         const std::vector<size_t>& reachable);
+                         const std::vector<size_t>& reachable, bool every_node = false);
 
 // Ranks started on `node`: the plan's ranks_per_node, else one per GPU for
 // nccl and one for gloo.

@@ -1,5 +1,7 @@
 #pragma once
 
+#include <cstdint>
+#include <string>
 #include <vector>
 
 #include "clustercert/v1/certificate.pb.h"
@@ -14,22 +16,57 @@ namespace clustercert::controller {
 //   collectives.busbw        large-message busbw >= min_busbw_gbytes (between nodes)
 //   collectives.transport    NCCL used NET/IB (GDRDMA where peermem is expected), never
 //                            NET/Socket; gloo used the transport asked for
+//
+// `format`: the certificate format whose rules apply (verify recomputes an
+// older certificate by its own; legacy_collective_verdicts.h).
+inline constexpr uint32_t kCollectiveRulesFormat = 4;
 std::vector<v1::Finding> JudgeSweep(const plan::Plan& plan, const v1::CollectiveSweep& sweep,
-                                    const std::string& expected_gloo_transport);
+                                    const std::string& expected_gloo_transport,
+                                    uint32_t format = kCollectiveRulesFormat);
+
+// The busbw floor of a sweep between nodes: the plan's min_busbw_gbytes when
+// set, else min_fraction_of_fabric x what the slowest node's rails carry
+// (rails x fabric.link_rate_gbps / 8 GB/s; a node without rails counts its
+// data link). gbytes 0: no floor (no rate in the plan).
+struct BusbwFloor {
+  double gbytes = 0;
+  double fabric_gbytes = 0;  // the rails' capacity; 0 when the plan has no rate
+  std::string basis;         // "0.8 x 2 rail(s) x 200 Gb/s / 8" or "plan min_busbw_gbytes"
+};
+BusbwFloor SweepFloor(const plan::Plan& plan, const v1::CollectiveSweep& sweep);
 
 // Every collectives finding of a phase: JudgeSweep for each sweep (with the
 // sweep's expected_transport), the busbw findings carrying value and
-// threshold, then collectives.scaling when a 1-node or 2-node sweep ran. The
-// run and `controller verify` both judge through it.
+// threshold, collectives.intra_node for the 1-node sweeps, then
+// collectives.scaling when a 1-node or 2-node sweep ran. The run and
+// `controller verify` both judge through it.
 std::vector<v1::Finding> JudgeSweeps(const plan::Plan& plan,
-                                     const std::vector<v1::CollectiveSweep>& sweeps);
+                                     const std::vector<v1::CollectiveSweep>& sweeps,
+                                     uint32_t format = kCollectiveRulesFormat);
 
-// collectives.scaling: busbw must not fall by 3x or more from the 1-node
-// to the 2-node sweep (RDMA not used between nodes). Skipped when either is
-// missing or the 1-node sweep has one rank (no bus traffic to compare with).
-// A warning for gloo over tcp (no RDMA is expected there), an error otherwise.
-v1::Finding JudgeScaling(const plan::Plan& plan, const v1::CollectiveSweep* one_node,
+// collectives.intra_node, one per 1-node sweep (one per node): the node's
+// large-message busbw against min_fraction_of_median x the median of every
+// node's 1-node figure, so the node whose NVLink/PCIe path is slow is named.
+// Skipped for one rank per node or fewer than 3 figures; an error for nccl,
+// a warning for gloo (host memory).
+std::vector<v1::Finding> JudgeIntraNode(const plan::Plan& plan,
+                                        const std::vector<const v1::CollectiveSweep*>& one_node);
+
+// collectives.scaling: the 2-node busbw must not be 3x or more below what the
+// rails can carry (the plan's min_busbw_gbytes when set, else the rails' line
+// rate / 8): RDMA not used between nodes. The 1-node (intra-node, NVLink)
+// figure is reported beside it, never compared: it is many times any fabric.
+// Skipped without a 2-node sweep or a capacity. A warning for gloo over tcp
+// (no RDMA is expected there), an error otherwise.
+v1::Finding JudgeScaling(const plan::Plan& plan,
+                         const std::vector<const v1::CollectiveSweep*>& one_node,
                          const v1::CollectiveSweep* two_node);
+
+// How reports and diff name a sweep: its scope, and for a 1-node sweep (one
+// per node) the node too ("1-node node3").
+std::string SweepName(const v1::CollectiveSweep& sweep);
+// Whether `finding` (a collectives.* check) judges `sweep`.
+bool FindingOfSweep(const v1::Finding& finding, const v1::CollectiveSweep& sweep);
 
 inline constexpr double kCollapseFactor = 3.0;
 

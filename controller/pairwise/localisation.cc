@@ -27,7 +27,17 @@ struct Pair {
   std::string rail;
   bool failing = false;
   bool explained = false;  // covered by a rail, node or node/rail suspect
+  // Bandwidth cells by the direction the data went: [0] a sends to b, [1] b to a.
+  int failing_from[2] = {0, 0};
+  int passing_from[2] = {0, 0};
+  bool other_failing = false;  // a latency (symmetric) cell failed
 };
+
+// The node whose NIC sends the data of a bandwidth test: the client, except
+// for RDMA reads, where the client pulls the server's memory.
+const std::string& DataSender(const PairMeasurement& m) {
+  return absl::StartsWith(m.test, "read_") ? m.server : m.client;
+}
 
 using Endpoint = std::pair<std::string, std::string>;  // node, rail
 
@@ -67,6 +77,12 @@ std::vector<Pair> JudgedPairs(const std::vector<PairMeasurement>& measurements,
     pair.b = b;
     pair.rail = m.rail;
     pair.failing = pair.failing || failing;
+    if (absl::EndsWith(m.test, "_bw") && a != b) {
+      const int from = DataSender(m) == a ? 0 : 1;
+      (failing ? pair.failing_from : pair.passing_from)[from] += 1;
+    } else if (failing) {
+      pair.other_failing = true;
+    }
   }
   std::vector<Pair> result;
   result.reserve(pairs.size());
@@ -92,6 +108,45 @@ std::map<Endpoint, EndpointStats> CountEndpoints(const std::vector<Pair>& pairs)
 
 bool Touches(const Pair& pair, const Endpoint& endpoint) {
   return pair.rail == endpoint.second && (pair.a == endpoint.first || pair.b == endpoint.first);
+}
+
+// "receive" when every failing pair touching `endpoint` fails only in the
+// bandwidth cells where the endpoint receives while its sending cells of the
+// same pair pass; "send" for the converse; "" otherwise.
+std::string FailingSide(const std::vector<Pair>& pairs, const Endpoint& endpoint) {
+  bool all_receive = true;
+  bool all_send = true;
+  bool any = false;
+  for (const Pair& pair : pairs) {
+    if (!pair.failing || !Touches(pair, endpoint) || pair.a == pair.b) continue;
+    any = true;
+    const int sends = pair.a == endpoint.first ? 0 : 1;  // index of "endpoint sends"
+    const int receives = 1 - sends;
+    const bool receive_only = !pair.other_failing && pair.failing_from[receives] > 0 &&
+                              pair.failing_from[sends] == 0 && pair.passing_from[sends] > 0;
+    const bool send_only = !pair.other_failing && pair.failing_from[sends] > 0 &&
+                           pair.failing_from[receives] == 0 && pair.passing_from[receives] > 0;
+    all_receive = all_receive && receive_only;
+    all_send = all_send && send_only;
+  }
+  if (!any) return "";
+  if (all_receive) return "receive";
+  if (all_send) return "send";
+  return "";
+}
+
+std::string SideSentence(const std::string& where, const std::string& side) {
+  if (side == "receive") {
+    return absl::StrCat(" (only where ", where, " receives: its sending cells pass, so suspect ",
+                        "its receive path: the NIC's receive side, PCIe to its memory, or the ",
+                        "switch port's egress towards it)");
+  }
+  if (side == "send") {
+    return absl::StrCat(" (only where ", where, " sends: its receiving cells pass, so suspect ",
+                        "its transmit path: the NIC's send side, the cable's transmit lane, or ",
+                        "the switch port's ingress from it)");
+  }
+  return "";
 }
 
 int TriageRank(const std::string& id) {
@@ -199,12 +254,17 @@ std::vector<Suspect> Localise(const std::vector<PairMeasurement>& measurements,
     }
     if (node_bad.empty()) continue;
     if (node_bad.size() == node_endpoints.size() && node_endpoints.size() >= 2) {
-      ranked.push_back(
-          {Kind::kNode,
-           Suspect{node, "", node_failing, node_total,
-                   absl::StrCat("every pair touching ", node, " fails on all its rails (",
-                                OfCount(node_failing, node_total), "): suspect ", node,
-                                " itself; check in this order ", kCheckOrder)}});
+      std::string side = FailingSide(pairs, node_bad.front());
+      for (const Endpoint& endpoint : node_bad) {
+        if (FailingSide(pairs, endpoint) != side) side.clear();
+      }
+      Suspect suspect{
+          node, "", node_failing, node_total,
+          absl::StrCat("every pair touching ", node, " fails on all its rails (",
+                       OfCount(node_failing, node_total), ")", SideSentence(node, side),
+                       ": suspect ", node, " itself; check in this order ", kCheckOrder)};
+      suspect.side = side;
+      ranked.push_back({Kind::kNode, std::move(suspect)});
       continue;
     }
     for (const Endpoint& endpoint : node_bad) {
@@ -216,6 +276,8 @@ std::vector<Suspect> Localise(const std::vector<PairMeasurement>& measurements,
                              OfCount(stats.failing, stats.total), ")")
               : absl::StrCat(OfCount(stats.failing, stats.total), " pairs touching ", where,
                              " fail, more than any other node or rail shares");
+      const std::string side = FailingSide(pairs, endpoint);
+      absl::StrAppend(&reason, SideSentence(where, side));
       if (!good_rails.empty()) {
         absl::StrAppend(&reason, " while ", node, "'s ", absl::StrJoin(good_rails, ", "),
                         " pairs pass");
@@ -223,8 +285,10 @@ std::vector<Suspect> Localise(const std::vector<PairMeasurement>& measurements,
       const std::string target =
           endpoint.second.empty() ? node : absl::StrCat(node, " ", endpoint.second);
       absl::StrAppend(&reason, ": check ", target, "'s ", kCheckOrder, ", in that order");
-      ranked.push_back({endpoint.second.empty() ? Kind::kNode : Kind::kNodeRail,
-                        Suspect{node, endpoint.second, stats.failing, stats.total, reason}});
+      Suspect suspect{node, endpoint.second, stats.failing, stats.total, reason};
+      suspect.side = side;
+      ranked.push_back(
+          {endpoint.second.empty() ? Kind::kNode : Kind::kNodeRail, std::move(suspect)});
     }
   }
 

@@ -26,6 +26,11 @@ struct Suspect {
   int failing_pairs = 0;
   int total_pairs = 0;
   std::string reason;
+  // A node (or node/rail) suspect whose failing pairs fail only where it
+  // receives the data ("receive") or only where it sends ("send"), the other
+  // direction of the same pairs passing; empty when both fail or when the
+  // pairs were measured one way only.
+  std::string side;
 };
 
 // Names the node, node/rail, rail, link or fabric common to the failing pairs.

@@ -1,14 +1,19 @@
 #include "controller/pairwise/pair_verdict.h"
 
+#include <algorithm>
 #include <cmath>
 #include <limits>
+#include <map>
 #include <string>
 #include <utility>
+#include <vector>
 
 #include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
+#include "absl/strings/str_join.h"
 #include "absl/strings/string_view.h"
+#include "common/counter_deltas.h"
 #include "controller/checks/finding_builder.h"
 
 namespace clustercert::pairwise {
@@ -203,7 +208,162 @@ v1::Finding JudgeLatency(const plan::Pairwise& plan, const PairMeasurement& m) {
   return finding;
 }
 
+// What one cell's counters say, gathered over both ends.
+struct CounterTrouble {
+  std::vector<std::string> link_errors;  // "node3 mlx5_0 symbol_error +3"
+  std::vector<std::string> link_ends;    // "node3 mlx5_0", each once
+  std::vector<std::string> retries;      // "node1 mlx5_0 out_of_sequence +500 (5 per GB)"
+  std::vector<std::string> retry_ends;
+  std::vector<std::string> unjudged;  // "node3 mlx5_0 symbol_error: went backwards ..."
+};
+
+void AddOnce(std::vector<std::string>& list, const std::string& item) {
+  if (std::find(list.begin(), list.end(), item) == list.end()) list.push_back(item);
+}
+
+// Bytes a BandwidthStats says moved; double, so garbage cannot overflow.
+double BytesMoved(const v1::BandwidthStats& bandwidth) {
+  return static_cast<double>(bandwidth.message_bytes()) *
+         static_cast<double>(bandwidth.iterations());
+}
+
+// GB (10^9 bytes, as Gb/s is decimal) the cell's test moved: each side
+// reports the direction it measured, so a bidirectional test moved both and
+// a one-way test moved the larger of the two reports (the same flow).
+double GigabytesMoved(const plan::Pairwise& plan, const v1::PairResult& pair) {
+  const double client = BytesMoved(pair.client_result().bandwidth());
+  const double server = BytesMoved(pair.server_result().bandwidth());
+  const bool both_ways = plan.bidirectional && absl::EndsWith(pair.test(), "_bw");
+  return (both_ways ? client + server : std::max(client, server)) / 1e9;
+}
+
+void CollectEnd(const plan::Pairwise& plan, const std::string& end,
+                const google::protobuf::RepeatedPtrField<v1::CounterDelta>& deltas,
+                double judged_gb, CounterTrouble& trouble) {
+  // "not read after the test" on every counter of a failed read is one
+  // sentence per note, not one per counter.
+  std::map<std::string, std::vector<std::string>> names_by_note;
+  std::vector<std::string> note_order;
+  for (const v1::CounterDelta& delta : deltas) {
+    const counters::CounterRole role = counters::RoleOf(delta.source(), delta.name());
+    if (role == counters::CounterRole::kInformational) continue;
+    if (delta.delta() == 0) {
+      if (delta.note().empty()) continue;
+      if (names_by_note.count(delta.note()) == 0) note_order.push_back(delta.note());
+      names_by_note[delta.note()].push_back(delta.name());
+      continue;
+    }
+    std::string change = absl::StrCat(end, " ", delta.name(), " +", delta.delta());
+    if (role == counters::CounterRole::kLinkError) {
+      if (!delta.note().empty()) absl::StrAppend(&change, " (", delta.note(), ")");
+      trouble.link_errors.push_back(std::move(change));
+      AddOnce(trouble.link_ends, end);
+      continue;
+    }
+    const double per_gb = static_cast<double>(delta.delta()) / judged_gb;
+    if (per_gb <= plan.max_retries_per_gb * (1 + kRelativeSlack)) continue;
+    absl::StrAppend(&change, " (", FormatValue(per_gb), " per GB)");
+    trouble.retries.push_back(std::move(change));
+    AddOnce(trouble.retry_ends, end);
+  }
+  for (const std::string& note : note_order) {
+    trouble.unjudged.push_back(
+        absl::StrCat(end, " ", absl::StrJoin(names_by_note[note], ", "), ": ", note));
+  }
+}
+
+std::string AndList(const std::vector<std::string>& items) {
+  if (items.size() <= 1) return absl::StrJoin(items, "");
+  return absl::StrCat(absl::StrJoin(std::vector<std::string>(items.begin(), items.end() - 1), ", "),
+                      " and ", items.back());
+}
+
+void AppendPart(std::string& text, const std::string& part, absl::string_view separator) {
+  if (part.empty()) return;
+  if (text.empty()) {
+    text = part;
+  } else {
+    absl::StrAppend(&text, separator, part);
+  }
+}
+
+// Appends each trouble to the verdict's observed, expected, message and
+// remedy (the counter remedies first: they name the end to fix).
+void AppendCounterText(const plan::Pairwise& plan, double moved_gb, const CounterTrouble& trouble,
+                       v1::Finding& verdict) {
+  std::string observed = verdict.observed();
+  std::string expected = verdict.expected();
+  std::string message = verdict.message();
+  std::string remedy;
+  if (!trouble.link_errors.empty()) {
+    AppendPart(observed, absl::StrJoin(trouble.link_errors, ", "), "; ");
+    AppendPart(expected, "no link error counter rises", "; ");
+    AppendPart(message,
+               absl::StrCat("Link error counters rose during the test: ",
+                            absl::StrJoin(trouble.link_errors, ", "),
+                            "; a link-level error fails the cell even at line rate."),
+               " ");
+    remedy = absl::StrCat("Reseat or replace the cable/transceiver on ", AndList(trouble.link_ends),
+                          " (check `ethtool -m` / mlxlink), then re-run.");
+  }
+  if (!trouble.retries.empty()) {
+    const std::string limit = absl::StrCat(FormatValue(plan.max_retries_per_gb), " per GB");
+    const std::string basis =
+        moved_gb >= kMinJudgedGigabytes
+            ? absl::StrCat(FormatValue(moved_gb), " GB moved")
+            : absl::StrCat("under ", FormatValue(kMinJudgedGigabytes), " GB moved, judged per ",
+                           FormatValue(kMinJudgedGigabytes), " GB");
+    AppendPart(observed, absl::StrJoin(trouble.retries, ", "), "; ");
+    AppendPart(expected, absl::StrCat("retries <= ", limit, " moved"), "; ");
+    AppendPart(message,
+               absl::StrCat("Retransmissions over the plan's ", limit, " (", basis,
+                            "): ", absl::StrJoin(trouble.retries, ", "), "."),
+               " ");
+    AppendPart(remedy,
+               absl::StrCat("Check PFC on the RDMA priority for ", AndList(trouble.retry_ends),
+                            trouble.retry_ends.size() > 1 ? " and their switch ports"
+                                                          : " and its switch port",
+                            " (drops force go-back-N retransmits), then the cable, then re-run."),
+               " ");
+  }
+  if (!trouble.unjudged.empty()) {
+    AppendPart(message,
+               absl::StrCat("Counters not judged: ", absl::StrJoin(trouble.unjudged, "; "), "."),
+               " ");
+  }
+  if (!remedy.empty()) {
+    AppendPart(remedy, verdict.remedy(), " ");
+    verdict.set_remedy(std::move(remedy));
+  }
+  verdict.set_observed(std::move(observed));
+  verdict.set_expected(std::move(expected));
+  verdict.set_message(std::move(message));
+}
+
 }  // namespace
+
+v1::Finding WithCounterVerdict(const plan::Pairwise& plan, const v1::PairResult& pair,
+                               v1::Finding verdict) {
+  const double moved_gb = GigabytesMoved(plan, pair);
+  const double judged_gb = std::max(moved_gb, kMinJudgedGigabytes);
+  CounterTrouble trouble;
+  CollectEnd(plan, Endpoint(pair.client(), pair.rail()), pair.client_counters(), judged_gb,
+             trouble);
+  CollectEnd(plan, Endpoint(pair.server(), pair.rail()), pair.server_counters(), judged_gb,
+             trouble);
+  if (trouble.link_errors.empty() && trouble.retries.empty() && trouble.unjudged.empty()) {
+    return verdict;
+  }
+  AppendCounterText(plan, moved_gb, trouble, verdict);
+  if (!trouble.link_errors.empty()) {
+    verdict.set_status(checks::kFail);
+    verdict.set_severity(checks::SeverityName(checks::Severity::kError));
+  } else if (!trouble.retries.empty() && verdict.status() == checks::kPass) {
+    verdict.set_status(checks::kFail);
+    verdict.set_severity(checks::SeverityName(checks::Severity::kWarning));
+  }
+  return verdict;
+}
 
 v1::Finding JudgePair(const plan::Pairwise& plan, const PairMeasurement& measurement) {
   if (absl::EndsWith(measurement.test, "_bw")) return JudgeBandwidth(plan, measurement);

@@ -24,6 +24,28 @@ inline constexpr double kGpuDirectViaHostSlowdown = 2.0;
 // "client rail -> server rail test memory".
 v1::Finding JudgePair(const plan::Pairwise& plan, const PairMeasurement& measurement);
 
+// pairwise.max_retries_per_gb judges a cell that moved less than this as if
+// it had moved this much, so a latency cell (a few KB of ping-pong) does not
+// warn on its first retransmission.
+inline constexpr double kMinJudgedGigabytes = 1.0;
+
+// Folds the port counters recorded around a cell's test (pair.client_counters
+// and pair.server_counters, counters::RoleOf says which are judged) into the
+// cell's verdict from JudgePair; depends only on the PairResult and the plan,
+// so `controller verify` recomputes it.
+//   a link error counter rose on either end -> fail, error (even at line rate)
+//   a retry counter rose more than plan.max_retries_per_gb per GB moved
+//     (bytes from the PeerTestResult bandwidth figures, both directions when
+//     bidirectional; at least kMinJudgedGigabytes) -> a passing cell becomes
+//     fail, warning; other statuses keep theirs and gain the sentence
+//   a judged counter with no delta and a note (went backwards, read on one
+//     side only, saturated) -> named in the message, status unchanged
+// Each trouble is appended to observed, expected, message and remedy, naming
+// the node, the device, the counter and its change; a cell without any
+// returns `verdict` unchanged.
+v1::Finding WithCounterVerdict(const plan::Pairwise& plan, const v1::PairResult& pair,
+                               v1::Finding verdict);
+
 // Compares the cuda-memory bandwidth of a pair with its host-memory bandwidth
 // (same client, server, rail and test): id "pairwise.gpudirect".
 //   cuda >= 95 % of host          -> pass

@@ -1,6 +1,7 @@
 #include "controller/phases/collectives_phase.h"
 
 #include <algorithm>
+#include <thread>
 
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
@@ -45,8 +46,10 @@ std::string ReportedGlooTransport(const std::vector<std::string>& notes) {
   return seen;
 }
 
+// `bar`: whether this sweep draws the progress bar (one sweep at a time
+// may; the per-node 1-node sweeps run together and print lines only).
 v1::CollectiveSweep RunScope(std::vector<NodeState>& nodes, const plan::Plan& plan,
-                             const CollectiveScope& scope, Progress& progress) {
+                             const CollectiveScope& scope, Progress& progress, bool bar = true) {
   const absl::Time start = absl::Now();
   v1::CollectiveSweep sweep;
   sweep.set_scope(scope.name);
@@ -83,12 +86,15 @@ v1::CollectiveSweep RunScope(std::vector<NodeState>& nodes, const plan::Plan& pl
     return sweep;
   }
 
-  progress.Line("collectives",
-                absl::StrCat(scope.name, ": ", world, " rank(s) on ",
-                             absl::StrJoin(sweep.nodes(), ", "), ", ", sweep.backend(),
-                             sweep.backend() == "gloo" ? absl::StrCat(" ", specs[0].transport()) : "",
-                             ", sizes ", plan.collectives.sizes.min_bytes, "..",
-                             plan.collectives.sizes.max_bytes, " B x", plan.collectives.sizes.factor));
+  const std::string label =
+      scope.name == "1-node" ? absl::StrCat("1-node ", sweep.nodes(0)) : scope.name;
+  progress.Line(
+      "collectives",
+      absl::StrCat(label, ": ", world, " rank(s) on ", absl::StrJoin(sweep.nodes(), ", "), ", ",
+                   sweep.backend(),
+                   sweep.backend() == "gloo" ? absl::StrCat(" ", specs[0].transport()) : "",
+                   ", sizes ", plan.collectives.sizes.min_bytes, "..",
+                   plan.collectives.sizes.max_bytes, " B x", plan.collectives.sizes.factor));
   ScopeRunSettings settings;
   settings.job_name = absl::StrCat("collectives/", scope.name);
   settings.job_timeout = absl::Seconds(plan.collectives.timeout_s);
@@ -100,17 +106,17 @@ v1::CollectiveSweep RunScope(std::vector<NodeState>& nodes, const plan::Plan& pl
     ++sizes;
   }
   int done = 0;
-  const std::string bar = absl::StrCat("collectives ", scope.name);
-  progress.StartBar(bar, sizes, "sizes");
+  const std::string bar_name = absl::StrCat("collectives ", label);
+  if (bar) progress.StartBar(bar_name, sizes, "sizes");
   ScopeRunResult run = RunScopeThroughAgents(members, specs, settings, [&](const RankRow& row) {
     if (row.rank != 0) return;
-    progress.Advance(bar, std::min(++done, sizes), sizes, absl::StrCat(row.row.bytes, " B"));
-    progress.Line("collectives",
-                  absl::StrFormat("%s: %12d B  %9.2f us  busbw %.4g GB/s (rank 0)", scope.name,
-                                  row.row.bytes, row.row.out_of_place.time_us,
-                                  row.row.out_of_place.busbw_gbps));
+    if (bar)
+      progress.Advance(bar_name, std::min(++done, sizes), sizes, absl::StrCat(row.row.bytes, " B"));
+    progress.Line("collectives", absl::StrFormat("%s: %12d B  %9.2f us  busbw %.4g GB/s (rank 0)",
+                                                 label, row.row.bytes, row.row.out_of_place.time_us,
+                                                 row.row.out_of_place.busbw_gbps));
   });
-  progress.EndBar();
+  if (bar) progress.EndBar();
   sweep.set_ok(run.ok);
   sweep.set_error(run.error);
   for (auto& error : run.rank_errors) sweep.add_rank_errors(error);
@@ -129,17 +135,52 @@ v1::CollectiveSweep RunScope(std::vector<NodeState>& nodes, const plan::Plan& pl
   return sweep;
 }
 
-void PrintSweep(const v1::CollectiveSweep& sweep, Progress& progress) {
-  progress.Block(absl::StrCat("# clustercert allreduce ", sweep.scope(), ": ", sweep.ranks(),
-                              " rank(s) on ", absl::StrJoin(sweep.nodes(), ", "), ", ",
-                              sweep.backend(), sweep.transport().empty() ? "" : " ",
-                              sweep.transport(), "\n", sweep.table(),
-                              absl::StrFormat("# large-message busbw: %.4g GB/s (best from %d B up)\n",
-                                              sweep.large_busbw_gbytes(),
-                                              sweep.large_from_bytes()),
-                              sweep.ok() ? "" : absl::StrCat("# not complete: ", sweep.error(), "\n")));
+// Records the floor the sweep is judged against and what its rails carry.
+void SetFloor(const plan::Plan& plan, v1::CollectiveSweep& sweep) {
+  const BusbwFloor floor = SweepFloor(plan, sweep);
+  if (sweep.nodes_size() >= 2) {
+    sweep.set_min_busbw_gbytes(floor.gbytes);
+    sweep.set_floor_basis(floor.basis);
+  }
+  sweep.set_fabric_gbytes(floor.fabric_gbytes);
 }
 
+// Runs the scopes of one kind together (the 1-node sweeps, one per node,
+// share nothing) or one after the other.
+std::vector<v1::CollectiveSweep> RunScopes(std::vector<NodeState>& nodes, const plan::Plan& plan,
+                                           const std::vector<CollectiveScope>& scopes,
+                                           Progress& progress) {
+  std::vector<v1::CollectiveSweep> sweeps(scopes.size());
+  std::vector<size_t> one_node;
+  for (size_t i = 0; i < scopes.size(); ++i) {
+    if (scopes[i].name == "1-node") one_node.push_back(i);
+  }
+  if (one_node.size() > 1) {
+    progress.Line("collectives", absl::StrCat("1-node sweeps on ", one_node.size(),
+                                              " nodes at once (each node's own GPUs)"));
+    std::vector<std::thread> threads;
+    for (size_t i : one_node) {
+      threads.emplace_back(
+          [&, i] { sweeps[i] = RunScope(nodes, plan, scopes[i], progress, false); });
+    }
+    for (auto& thread : threads) thread.join();
+  }
+  for (size_t i = 0; i < scopes.size(); ++i) {
+    if (one_node.size() > 1 && scopes[i].name == "1-node") continue;
+    sweeps[i] = RunScope(nodes, plan, scopes[i], progress);
+  }
+  return sweeps;
+}
+
+void PrintSweep(const v1::CollectiveSweep& sweep, Progress& progress) {
+  progress.Block(
+      absl::StrCat("# clustercert allreduce ", sweep.scope(), ": ", sweep.ranks(), " rank(s) on ",
+                   absl::StrJoin(sweep.nodes(), ", "), ", ", sweep.backend(),
+                   sweep.transport().empty() ? "" : " ", sweep.transport(), "\n", sweep.table(),
+                   absl::StrFormat("# large-message busbw: %.4g GB/s (best from %d B up)\n",
+                                   sweep.large_busbw_gbytes(), sweep.large_from_bytes()),
+                   sweep.ok() ? "" : absl::StrCat("# not complete: ", sweep.error(), "\n")));
+}
 
 }  // namespace
 
@@ -158,9 +199,7 @@ CollectivesOutcome RunCollectivesPhase(std::vector<NodeState>& nodes, const plan
       return outcome;
     }
     PrintSweep(external.sweep, progress);
-    if (external.sweep.nodes_size() >= 2) {
-      external.sweep.set_min_busbw_gbytes(plan.collectives.min_busbw_gbytes);
-    }
+    SetFloor(plan, external.sweep);
     outcome.sweeps.push_back(std::move(external.sweep));
     outcome.checks = JudgeSweeps(plan, outcome.sweeps);
     return outcome;
@@ -169,7 +208,8 @@ CollectivesOutcome RunCollectivesPhase(std::vector<NodeState>& nodes, const plan
   if (plan.collectives.backend == plan::CollectiveBackend::kNccl) {
     std::vector<std::string> missing;
     for (size_t index : reachable) {
-      std::string why = NcclUnavailable(nodes[index], RanksOnNode(plan.collectives, nodes[index].node));
+      std::string why =
+          NcclUnavailable(nodes[index], RanksOnNode(plan.collectives, nodes[index].node));
       if (!why.empty()) missing.push_back(why);
     }
     if (!missing.empty()) {
@@ -180,7 +220,8 @@ CollectivesOutcome RunCollectivesPhase(std::vector<NodeState>& nodes, const plan
     }
   }
 
-  ScopeChoice choice = ChooseScopes(plan.collectives.scopes, reachable);
+  ScopeChoice choice =
+      ChooseScopes(plan.collectives.scopes, reachable, plan.collectives.one_node_every_node);
   outcome.skipped = choice.skipped;
   std::vector<v1::CollectiveSweep> carried;
   if (rerun != nullptr) {
@@ -192,7 +233,10 @@ CollectivesOutcome RunCollectivesPhase(std::vector<NodeState>& nodes, const plan
       const v1::CollectiveSweep* old = nullptr;
       if (rerun->baseline != nullptr) {
         for (const auto& sweep : rerun->baseline->collectives()) {
-          if (sweep.scope() == scope.name) old = &sweep;
+          const bool same_nodes =
+              scope.name != "1-node" ||
+              (sweep.nodes_size() == 1 && sweep.nodes(0) == nodes[scope.nodes[0]].node.name);
+          if (sweep.scope() == scope.name && same_nodes) old = &sweep;
         }
       }
       if (touches || old == nullptr) {
@@ -207,14 +251,16 @@ CollectivesOutcome RunCollectivesPhase(std::vector<NodeState>& nodes, const plan
     }
     choice.scopes = std::move(measured);
   }
-  for (const std::string& skipped : choice.skipped) progress.Line("collectives", "skipped " + skipped);
-  for (const CollectiveScope& scope : choice.scopes) {
-    v1::CollectiveSweep sweep = RunScope(nodes, plan, scope, progress);
+  for (const std::string& skipped : choice.skipped)
+    progress.Line("collectives", "skipped " + skipped);
+  std::vector<v1::CollectiveSweep> swept = RunScopes(nodes, plan, choice.scopes, progress);
+  for (size_t i = 0; i < swept.size(); ++i) {
+    v1::CollectiveSweep& sweep = swept[i];
     PrintSweep(sweep, progress);
     if (plan.collectives.backend == plan::CollectiveBackend::kGloo) {
-      sweep.set_expected_transport(GlooTransportFor(plan, nodes[scope.nodes.front()]));
+      sweep.set_expected_transport(GlooTransportFor(plan, nodes[choice.scopes[i].nodes.front()]));
     }
-    if (sweep.nodes_size() >= 2) sweep.set_min_busbw_gbytes(plan.collectives.min_busbw_gbytes);
+    SetFloor(plan, sweep);
     outcome.sweeps.push_back(std::move(sweep));
   }
   for (auto& sweep : carried) outcome.sweeps.push_back(std::move(sweep));

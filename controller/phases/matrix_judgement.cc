@@ -1,5 +1,6 @@
 #include "controller/phases/matrix_judgement.h"
 
+#include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
 #include "controller/certificate/result_keys.h"
 #include "controller/pairwise/localisation.h"
@@ -33,9 +34,10 @@ pairwise::PairMeasurement MeasurementOf(const v1::PairResult& pair, bool bidirec
   return m;
 }
 
-v1::Finding JudgeCell(const plan::Plan& plan, const v1::PairResult& pair) {
+v1::Finding JudgeCell(const plan::Plan& plan, const v1::PairResult& pair, uint32_t format) {
   v1::Finding verdict =
       pairwise::JudgePair(plan.pairwise, MeasurementOf(pair, plan.pairwise.bidirectional));
+  if (format >= 4) verdict = pairwise::WithCounterVerdict(plan.pairwise, pair, std::move(verdict));
   v1::PairResult keyed = pair;
   *keyed.mutable_verdict() = verdict;
   verdict.set_key(PairVerdictKey(keyed));
@@ -48,26 +50,36 @@ v1::Finding JudgeCell(const plan::Plan& plan, const v1::PairResult& pair) {
   return verdict;
 }
 
+bool CellFails(const v1::Finding& verdict) {
+  return verdict.status() == "fail" && verdict.severity() != "warning";
+}
+
 MatrixJudgement JudgeMatrix(const plan::Plan& plan, std::vector<v1::PairResult>& pairs,
-                            const std::vector<v1::Finding>& inventory_checks) {
+                            const std::vector<v1::Finding>& inventory_checks, uint32_t format) {
   MatrixJudgement judgement;
   std::vector<pairwise::PairMeasurement> measurements;
   std::vector<v1::Finding> verdicts;
   for (v1::PairResult& pair : pairs) {
-    *pair.mutable_verdict() = JudgeCell(plan, pair);
+    *pair.mutable_verdict() = JudgeCell(plan, pair, format);
     if (pair.has_carried()) *pair.mutable_verdict()->mutable_carried() = pair.carried();
     measurements.push_back(MeasurementOf(pair, plan.pairwise.bidirectional));
-    verdicts.push_back(pair.verdict());
+    // Localisation looks for what breaks pairs: a warning-only cell passed.
+    v1::Finding for_localisation = pair.verdict();
+    if (for_localisation.status() == "fail" && !CellFails(for_localisation)) {
+      for_localisation.set_status("pass");
+    }
+    verdicts.push_back(std::move(for_localisation));
     if (pair.retest_of().empty()) {
       judgement.checks.push_back(pair.verdict());
-      if (pair.verdict().status() == "fail") ++judgement.failing;
+      if (CellFails(pair.verdict())) ++judgement.failing;
     }
   }
 
   // GPUDirect: cuda against host on the same pair, rail and test.
   for (size_t i = 0; i < pairs.size(); ++i) {
     const v1::PairResult& cuda = pairs[i];
-    if (!cuda.retest_of().empty() || cuda.memory() != "cuda" || !IsBandwidthTest(cuda.test())) {
+    if (!cuda.retest_of().empty() || !absl::StartsWith(cuda.memory(), "cuda") ||
+        !IsBandwidthTest(cuda.test())) {
       continue;
     }
     for (size_t j = 0; j < pairs.size(); ++j) {
@@ -78,7 +90,9 @@ MatrixJudgement JudgeMatrix(const plan::Plan& plan, std::vector<v1::PairResult>&
         v1::Finding finding = pairwise::JudgeGpuDirect(measurements[j], measurements[i]);
         finding.set_key(absl::StrCat(finding.id(), "@", cuda.client(),
                                      cuda.rail().empty() ? "" : "/" + cuda.rail(), "->",
-                                     cuda.server(), " ", cuda.test()));
+                                     cuda.server(), " ", cuda.test(),
+                                     // one finding per GPU since format 4 (cuda:N)
+                                     cuda.memory() == "cuda" ? "" : " " + cuda.memory()));
         judgement.checks.push_back(std::move(finding));
       }
     }
@@ -91,6 +105,7 @@ MatrixJudgement JudgeMatrix(const plan::Plan& plan, std::vector<v1::PairResult>&
     out.set_failing_pairs(suspect.failing_pairs);
     out.set_total_pairs(suspect.total_pairs);
     out.set_reason(suspect.reason);
+    out.set_side(suspect.side);
     for (auto& finding : pairwise::TriageFindings(inventory_checks, suspect.node)) {
       *out.add_inventory_findings() = std::move(finding);
     }

@@ -18,8 +18,19 @@ bool IsBandwidthTest(const std::string& test);
 pairwise::PairMeasurement MeasurementOf(const v1::PairResult& pair, bool bidirectional);
 
 // The verdict of one cell (pairwise.bandwidth / pairwise.latency) with its
-// stable key and value, unit and threshold.
-v1::Finding JudgeCell(const plan::Plan& plan, const v1::PairResult& pair);
+// stable key and value, unit and threshold. From format 4 the port counters
+// judge the cell too (pairwise::WithCounterVerdict): a link error counter
+// that rose fails it, retransmissions beyond pairwise.max_retries_per_gb
+// warn. `format` is the certificate format whose rules apply (verify
+// recomputes an older certificate by its own).
+inline constexpr uint32_t kMatrixRulesFormat = 4;
+v1::Finding JudgeCell(const plan::Plan& plan, const v1::PairResult& pair,
+                      uint32_t format = kMatrixRulesFormat);
+
+// A verdict that counts against its pair: failed with severity error. A
+// warning-only cell (retransmissions) is reported but names no suspect and
+// asks for no retest.
+bool CellFails(const v1::Finding& verdict);
 
 struct MatrixJudgement {
   std::vector<v1::Finding> checks;    // each main cell's verdict, then the GPUDirect comparisons
@@ -33,6 +44,7 @@ struct MatrixJudgement {
 // `controller verify` both call it, so a verdict can be recomputed from the
 // recorded values.
 MatrixJudgement JudgeMatrix(const plan::Plan& plan, std::vector<v1::PairResult>& pairs,
-                            const std::vector<v1::Finding>& inventory_checks);
+                            const std::vector<v1::Finding>& inventory_checks,
+                            uint32_t format = kMatrixRulesFormat);
 
 }  // namespace clustercert::controller

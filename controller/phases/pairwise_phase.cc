@@ -11,6 +11,7 @@
 #include "absl/strings/str_format.h"
 #include "absl/strings/str_join.h"
 #include "common/counter_deltas.h"
+#include "controller/pairwise/gpu_rail_map.h"
 #include "controller/pairwise/localisation.h"
 #include "controller/pairwise/pair_measurement.h"
 #include "controller/pairwise/pair_verdict.h"
@@ -57,7 +58,8 @@ bool IsBandwidth(const std::string& test) { return IsBandwidthTest(test); }
 
 struct TestItem {
   std::string test;
-  std::string memory;
+  std::string memory;      // host | cuda | cuda:N (the client's GPU)
+  std::string server_gpu;  // cuda:N on the server; empty: its GPU nearest the rail
 };
 
 // The part of one node a pair test touches.
@@ -114,6 +116,10 @@ class PairRunner {
     result.set_test(item.test);
     result.set_engine(plan_.pairwise.engine == plan::PairwiseEngine::kVerbs ? "verbs" : "tcp");
     result.set_memory(item.memory);
+    if (item.memory != "host") {
+      result.set_gpu(MemoryFor(client, item, "client"));
+      result.set_server_gpu(MemoryFor(server, item, "server"));
+    }
     result.set_client(client.state->node.name);
     result.set_server(server.state->node.name);
     result.set_rail(client.device);
@@ -139,6 +145,13 @@ class PairRunner {
   }
 
  private:
+  static std::string MemoryFor(const Side& side, const TestItem& item, const std::string& role) {
+    if (!absl::StartsWith(item.memory, "cuda")) return "host";
+    if (role == "server" && !item.server_gpu.empty()) return item.server_gpu;
+    if (role == "client" && item.memory != "cuda") return item.memory;
+    return CudaMemoryFor(*side.state, side.device);
+  }
+
   v1::PeerTestSpec Spec(const Side& side, const TestItem& item, const char* role) const {
     v1::PeerTestSpec spec;
     spec.set_engine(plan_.pairwise.engine == plan::PairwiseEngine::kVerbs ? "verbs" : "tcp");
@@ -147,7 +160,7 @@ class PairRunner {
     spec.set_device(side.device);
     spec.set_port(1);
     spec.set_gid_index(plan_.fabric.roce.gid_index);
-    spec.set_memory(item.memory == "cuda" ? CudaMemoryFor(*side.state, side.device) : "host");
+    spec.set_memory(MemoryFor(side, item, role));
     spec.set_data_ip(side.state->node.data_ip);
     spec.set_queue_depth(128);
     spec.set_streams(1);
@@ -287,6 +300,32 @@ std::string CellLine(const v1::PairResult& pair) {
                       pair.verdict().status(), ")");
 }
 
+// The cells one pair runs on one rail: each host item as it is; a cuda item
+// once per GPU of the client that is nearest this rail (pairwise.cuda_gpus
+// bounds them), each against the server's GPU in the same position on its
+// rail. Without a GPU map (no inventory GPUs) a cuda item stays one cell on
+// the GPU nearest the rail.
+std::vector<TestItem> CellsOnRail(const std::vector<TestItem>& items,
+                                  const std::vector<v1::GpuRail>& client_map,
+                                  const std::string& client_rail,
+                                  const std::vector<v1::GpuRail>& server_map,
+                                  const std::string& server_rail) {
+  std::vector<TestItem> cells;
+  const std::vector<std::string> client_gpus = pairwise::GpusOnRail(client_map, client_rail);
+  const std::vector<std::string> server_gpus = pairwise::GpusOnRail(server_map, server_rail);
+  for (const TestItem& item : items) {
+    if (item.memory != "cuda" || client_map.empty()) {
+      cells.push_back(item);
+      continue;
+    }
+    for (size_t k = 0; k < client_gpus.size(); ++k) {
+      cells.push_back({item.test, client_gpus[k],
+                       server_gpus.empty() ? std::string() : server_gpus[k % server_gpus.size()]});
+    }
+  }
+  return cells;
+}
+
 }  // namespace
 
 bool ProgressFromClient(plan::PairwiseEngine engine, const std::string& test) {
@@ -326,6 +365,18 @@ PairwiseOutcome RunPairwisePhase(std::vector<NodeState>& nodes, const plan::Plan
   }
 
   PairRunner runner(plan, progress);
+  std::vector<std::vector<v1::GpuRail>> gpu_maps(nodes.size());
+  for (size_t i = 0; i < nodes.size() && !tcp; ++i) {
+    if (nodes[i].inventory) {
+      gpu_maps[i] = pairwise::MapGpusToRails(*nodes[i].inventory, nodes[i].node.rails,
+                                             plan.pairwise.cuda_gpus);
+    }
+  }
+  auto cells_of = [&](int client, int server, int rail) {
+    if (tcp || rail < 0) return items;
+    return CellsOnRail(items, gpu_maps[client], nodes[client].node.rails[static_cast<size_t>(rail)],
+                       gpu_maps[server], nodes[server].node.rails[static_cast<size_t>(rail)]);
+  };
   auto side_of = [&](int node, int rail) {
     const std::string name =
         (tcp || rail < 0) ? std::string() : nodes[node].node.rails[static_cast<size_t>(rail)];
@@ -340,7 +391,11 @@ PairwiseOutcome RunPairwisePhase(std::vector<NodeState>& nodes, const plan::Plan
   };
 
   int total_cells = 0;
-  for (const auto& round : *rounds) total_cells += static_cast<int>(round.tests.size() * items.size());
+  for (const auto& round : *rounds) {
+    for (const auto& test : round.tests) {
+      total_cells += static_cast<int>(cells_of(test.client, test.server, test.rail).size());
+    }
+  }
   std::atomic<int> finished_cells{0};
   if (total_cells > 0) progress.StartBar("pairwise", total_cells, "cells");
 
@@ -358,7 +413,7 @@ PairwiseOutcome RunPairwisePhase(std::vector<NodeState>& nodes, const plan::Plan
         Side client = side_of(test.client, test.rail);
         Side server = side_of(test.server, test.rail);
         rates[p] = line_rate(client, server);
-        for (const auto& item : items) {
+        for (const auto& item : cells_of(test.client, test.server, test.rail)) {
           v1::PairResult pair = runner.Run(client, server, item, static_cast<int>(r + 1),
                                            absl::StrCat("round ", r + 1, "/", rounds->size(), " "));
           pair.set_line_rate_gbps(rates[p]);
@@ -411,7 +466,7 @@ PairwiseOutcome RunPairwisePhase(std::vector<NodeState>& nodes, const plan::Plan
   const size_t main_cells = outcome.pairs.size();
   for (size_t c = 0; c < main_cells && retested.size() < kMaxRetests; ++c) {
     const v1::PairResult original = outcome.pairs[c];
-    if (original.verdict().status() != "fail") continue;
+    if (!CellFails(original.verdict())) continue;
     for (const std::string& end : {original.client(), original.server()}) {
       const int node = index_of[end];
       const std::string key =
@@ -438,8 +493,10 @@ PairwiseOutcome RunPairwisePhase(std::vector<NodeState>& nodes, const plan::Plan
       Side client = side_of(node, rail);
       Side server = side_of(partner, rail);
       const double rate = line_rate(client, server);
+      // A cuda cell is retested with the same GPU against the partner's GPU
+      // nearest the rail.
       v1::PairResult pair =
-          runner.Run(client, server, {original.test(), original.memory()}, 0, "retest ");
+          runner.Run(client, server, {original.test(), original.memory(), ""}, 0, "retest ");
       pair.set_retest_of(absl::StrCat(original.client(), "->", original.server()));
       pair.set_line_rate_gbps(rate);
       *pair.mutable_verdict() = JudgeCell(plan, pair);
@@ -464,8 +521,8 @@ PairwiseOutcome RunPairwisePhase(std::vector<NodeState>& nodes, const plan::Plan
   outcome.failing = judgement.failing;
   for (auto& suspect : judgement.suspects) {
     progress.Line("pairwise", absl::StrCat("suspect: ", suspect.node(),
-                                           suspect.rail().empty() ? "" : "/" + suspect.rail(),
-                                           ": ", suspect.reason()));
+                                           suspect.rail().empty() ? "" : "/" + suspect.rail(), ": ",
+                                           suspect.reason()));
     outcome.suspects.push_back(std::move(suspect));
   }
   return outcome;

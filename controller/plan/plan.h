@@ -91,10 +91,18 @@ struct Pairwise {
   std::vector<std::string> memory = {"host"};  // host | cuda
   double duration_s = 10;
   int64_t message_bytes = 8388608;
-  int streams = 1;               // parallel QPs / TCP connections per bandwidth test
-  bool bidirectional = false;    // bandwidth tests both ways at once (perftest -b)
+  int streams = 1;             // parallel QPs / TCP connections per bandwidth test
+  bool bidirectional = false;  // bandwidth tests both ways at once (perftest -b)
+  // Both directions of every pair as separate cells (N x (N-1)); false: the
+  // lower node is the client only (pairwise.directions: one).
+  bool both_directions = true;
+  // cuda memory: GPUs per node tested, each with its nearest rail; 0 = all.
+  int cuda_gpus = 0;
   double min_fraction_of_line_rate = 0.80;
   double max_latency_us = 5;
+  // Retransmission and out-of-sequence counter rises per GB a cell moved
+  // above which the cell warns (pair_verdict.h WithCounterVerdict).
+  double max_retries_per_gb = 1.0;
 };
 
 enum class CollectiveBackend { kNccl, kGloo };
@@ -113,13 +121,20 @@ struct Collectives {
   CollectiveBackend backend = CollectiveBackend::kNccl;
   SizeSweep sizes;
   int ranks_per_node = 0;       // 0: the node's gpus
-  double min_busbw_gbytes = 0;  // 0: not checked
+  double min_busbw_gbytes = 0;  // 0: the floor follows the rails (min_fraction_of_fabric)
+  // Between nodes the busbw floor is this share of what the slowest node's
+  // rails carry (rails x fabric.link_rate_gbps / 8 GB/s, nccl-tests' busbw).
+  double min_fraction_of_fabric = 0.8;
+  // The 1-node scope on every node (each node's NVLink/PCIe path judged
+  // against the others' median) or on the first node only.
+  bool one_node_every_node = true;
+  double min_fraction_of_median = 0.8;  // a 1-node figure below this share of the median fails
   std::map<std::string, std::string> env;
   CollectiveLauncher launcher = CollectiveLauncher::kAgents;
   GlooTransport transport = GlooTransport::kAuto;
-  int warmup_iters = 5;         // nccl-tests -w
-  int iters = 20;               // nccl-tests -n
-  double timeout_s = 600;       // per scope: ranks still running then are killed
+  int warmup_iters = 5;    // nccl-tests -w
+  int iters = 20;          // nccl-tests -n
+  double timeout_s = 600;  // per scope: ranks still running then are killed
   // 1-node | 2-node | all-nodes; all three by default.
   std::vector<std::string> scopes = {"1-node", "2-node", "all-nodes"};
   // launcher mpirun: the OpenMPI hostfile and the nccl-tests binary.
@@ -128,12 +143,12 @@ struct Collectives {
 };
 
 struct UplinkTarget {
-  std::string type;     // agent | http | tcp
+  std::string type;  // agent | http | tcp
   // type agent: a plan node acting as sink, or a node-agent outside the
   // nodes under test (a storage or head node) given by its agent address and
   // the data-plane address the flows go to.
   std::string node;
-  std::string agent;    // host:port of that node-agent (management plane)
+  std::string agent;  // host:port of that node-agent (management plane)
   std::string data_ip;
   std::string name;     // how reports call it; defaults to node, url or address
   std::string url;      // type http
@@ -145,9 +160,9 @@ struct UplinkWorkload {
   // uplink_sizing.cc, from the seed); empty: ingest_gbytes_per_gpu or
   // cluster_ingest_gbps says it.
   std::string profile;
-  int gpus_per_node = 0;              // 0: each node's gpus from the nodes list
+  int gpus_per_node = 0;  // 0: each node's gpus from the nodes list
   double ingest_gbytes_per_gpu = 0;
-  double cluster_ingest_gbps = 0;     // a cluster-wide read rate instead of per GPU
+  double cluster_ingest_gbps = 0;  // a cluster-wide read rate instead of per GPU
   double checkpoint_gbytes = 0;
 };
 

@@ -160,8 +160,8 @@ void ParseTarget(FieldReader& reader, const YamlField& item, UplinkTarget* targe
                      absl::string_view needs) {
     if (field.has_value()) return;
     reader.ReportAt(item.at, entry.PathOf(key),
-                    absl::StrCat(entry.PathOf(key), " is missing; a target of type ",
-                                 target->type, " needs ", needs, "."));
+                    absl::StrCat(entry.PathOf(key), " is missing; a target of type ", target->type,
+                                 " needs ", needs, "."));
   };
   if (target->type == "agent") {
     if (node.has_value() && (agent.has_value() || data_ip.has_value())) {
@@ -218,10 +218,10 @@ void ParseTarget(FieldReader& reader, const YamlField& item, UplinkTarget* targe
     }
   }
   if (target->name.empty()) {
-    target->name = !target->node.empty()      ? target->node
-                   : !target->agent.empty()   ? target->agent
-                   : !target->url.empty()     ? target->url
-                                              : target->address;
+    target->name = !target->node.empty()    ? target->node
+                   : !target->agent.empty() ? target->agent
+                   : !target->url.empty()   ? target->url
+                                            : target->address;
   }
   entry.Finish();
 }
@@ -312,6 +312,14 @@ void ParsePairwiseSection(MapReader& top, Pairwise* pairwise) {
                "bandwidth test)",
                &pairwise->streams);
   section->Bool("bidirectional", &pairwise->bidirectional);
+  std::string directions;
+  if (section->Enum("directions", {"both", "one"}, &directions)) {
+    pairwise->both_directions = directions == "both";
+  }
+  section->Int("cuda_gpus", 0, 64,
+               "an integer from 0 to 64 (cuda memory: GPUs per node to test, each with the rail "
+               "nearest it; 0 means every GPU)",
+               &pairwise->cuda_gpus);
   section->Number("min_fraction_of_line_rate", NumberRange::PositiveAtMost(1),
                   "a number above 0 and at most 1 (the share of link_rate_gbps a pair must "
                   "reach; e.g. 0.80)",
@@ -319,6 +327,10 @@ void ParsePairwiseSection(MapReader& top, Pairwise* pairwise) {
   section->Number("max_latency_us", NumberRange::Positive(),
                   "a positive number of microseconds (e.g. 5 for RoCE through one switch)",
                   &pairwise->max_latency_us);
+  section->Number("max_retries_per_gb", NumberRange::NonNegative(),
+                  "a number of at least 0 (retransmission or out-of-sequence counter rises per GB "
+                  "a pair moves before its cell warns; e.g. 1)",
+                  &pairwise->max_retries_per_gb);
   section->Finish();
 }
 
@@ -339,6 +351,18 @@ void ParseCollectivesSection(MapReader& top, Collectives* collectives) {
                   "a number of GB/s, 0 or more (the allreduce busbw floor at large sizes; 0 "
                   "turns the check off; about 22 on 200 Gb/s)",
                   &collectives->min_busbw_gbytes);
+  section->Number("min_fraction_of_fabric", NumberRange::PositiveAtMost(1),
+                  "a number above 0 and at most 1 (the share of the rails' line rate / 8 the "
+                  "busbw between nodes must reach when min_busbw_gbytes is not set; e.g. 0.8)",
+                  &collectives->min_fraction_of_fabric);
+  std::string one_node;
+  if (section->Enum("one_node", {"every-node", "first-node"}, &one_node)) {
+    collectives->one_node_every_node = one_node == "every-node";
+  }
+  section->Number("min_fraction_of_median", NumberRange::PositiveAtMost(1),
+                  "a number above 0 and at most 1 (a node's 1-node busbw below this share of "
+                  "the nodes' median fails; e.g. 0.8)",
+                  &collectives->min_fraction_of_median);
   ParseEnv(*section, &collectives->env);
   std::string launcher;
   if (section->Enum("launcher", {"agents", "mpirun"}, &launcher)) {

@@ -7,10 +7,11 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
 #include "controller/certificate/result_keys.h"
+#include "controller/collectives/collective_verdicts.h"
 #include "controller/report/html_inventory.h"
 #include "controller/report/html_parts.h"
-#include "controller/report/html_uplink.h"
 #include "controller/report/html_style.h"
+#include "controller/report/html_uplink.h"
 #include "controller/report/pair_matrices.h"
 #include "controller/report/report_text.h"
 #include "controller/report/svg_charts.h"
@@ -98,10 +99,9 @@ std::string Provenance(const v1::Certificate& c) {
 
 std::string Nav(const v1::Certificate& c) {
   std::vector<std::pair<const char*, const char*>> links = {
-      {"findings", "Findings"},       {"localisation", "Localisation"},
-      {"pairwise", "Pairwise"},       {"latency", "Latency"},
-      {"collectives", "Collectives"}, {"uplink", "Uplink"},          {"phases", "Phases"},
-      {"skipped", "Skipped"},         {"nodes", "Nodes"}};
+      {"findings", "Findings"}, {"localisation", "Localisation"}, {"pairwise", "Pairwise"},
+      {"latency", "Latency"},   {"collectives", "Collectives"},   {"uplink", "Uplink"},
+      {"phases", "Phases"},     {"skipped", "Skipped"},           {"nodes", "Nodes"}};
   if (!c.plan_yaml().empty()) links.push_back({"plan", "Plan"});
   std::string out = "<nav>";
   for (const auto& [id, label] : links)
@@ -341,17 +341,18 @@ std::string LatencySection(const v1::Certificate& c) {
   return out;
 }
 
-const v1::Finding* BusbwCheck(const v1::Certificate& c, const std::string& scope) {
+const v1::Finding* BusbwCheck(const v1::Certificate& c, const v1::CollectiveSweep& sweep) {
   for (const auto& f : c.checks()) {
-    if (f.id() == "collectives.busbw" && f.device() == scope) return &f;
+    if (f.id() == "collectives.busbw" && controller::FindingOfSweep(f, sweep)) return &f;
   }
   return nullptr;
 }
 
 std::string SweepBlock(const v1::CollectiveSweep& s, const v1::Certificate& c) {
   std::string out =
-      absl::StrCat("<h3 id=\"sweep-", Anchor(s.scope()), "\">", HtmlEscape(s.scope()),
-                   " allreduce ", s.ok() ? Badge("pass", "RAN") : Badge("fail", "FAILED"),
+      absl::StrCat("<h3 id=\"sweep-", Anchor(controller::SweepName(s)), "\">",
+                   HtmlEscape(controller::SweepName(s)), " allreduce ",
+                   s.ok() ? Badge("pass", "RAN") : Badge("fail", "FAILED"),
                    CarriedBadge(s.carried()), " <span class=\"muted\">", s.ranks(), " rank(s) on ",
                    HtmlEscape(absl::StrJoin(s.nodes(), ", ")), "</span></h3>\n");
   std::string large = absl::StrCat(FormatNumber(s.large_busbw_gbytes()), " GB/s");
@@ -362,7 +363,7 @@ std::string SweepBlock(const v1::CollectiveSweep& s, const v1::Certificate& c) {
     absl::StrAppend(&large, ", floor ", FormatNumber(s.min_busbw_gbytes()), " GB/s");
   }
   std::string verdict;
-  if (const v1::Finding* check = BusbwCheck(c, s.scope()); check != nullptr) {
+  if (const v1::Finding* check = BusbwCheck(c, s); check != nullptr) {
     verdict = absl::StrCat(check->status(), ": ", check->message());
   }
   std::string transport = s.transport();
@@ -497,8 +498,7 @@ std::string RenderHtmlReport(const v1::Certificate& c) {
       "</title>\n<style>", ReportStyleSheet(), "</style>\n</head>\n<body>\n", Banner(c), "<main>\n",
       Provenance(c), Nav(c), FindingsSection(c), LocalisationSection(c), PairwiseSection(c),
       LatencySection(c), CollectivesSection(c), UplinkSectionHtml(c), PhasesSection(c),
-      SkippedSection(c),
-      NodesSection(c));
+      SkippedSection(c), NodesSection(c));
   if (!c.plan_yaml().empty()) {
     absl::StrAppend(&out, "<section id=\"plan\">\n<h2>Plan</h2>\n<details><summary>",
                     HtmlEscape(c.plan_path()), " as run</summary><pre>", HtmlEscape(c.plan_yaml()),

@@ -10,6 +10,7 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
 #include "controller/certificate/result_keys.h"
+#include "controller/collectives/collective_verdicts.h"
 #include "controller/report/pair_matrices.h"
 #include "controller/report/report_text.h"
 
@@ -230,7 +231,7 @@ std::string RenderJunitReport(const v1::Certificate& certificate) {
     Case c = CheckCase(f);
     if (f.id() == "collectives.run") {
       for (const auto& sweep : certificate.collectives()) {
-        if (sweep.scope() == f.device() && sweep.duration_ms() > 0) {
+        if (controller::FindingOfSweep(f, sweep) && sweep.duration_ms() > 0) {
           c.seconds = sweep.duration_ms() / 1000.0;
         }
       }

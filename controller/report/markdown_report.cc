@@ -8,6 +8,7 @@
 #include "absl/strings/str_join.h"
 #include "absl/strings/string_view.h"
 #include "controller/certificate/result_keys.h"
+#include "controller/collectives/collective_verdicts.h"
 #include "controller/report/pair_matrices.h"
 #include "controller/report/report_text.h"
 
@@ -192,7 +193,7 @@ void Sweeps(const v1::Certificate& c, std::string& out) {
     std::string status = s.ok() ? "ran" : absl::StrCat(kCross, " failed: ", Cell(s.error()));
     std::string floor = s.min_busbw_gbytes() > 0 ? FormatNumber(s.min_busbw_gbytes()) : "none";
     for (const auto& f : c.checks()) {
-      if (f.id() == "collectives.busbw" && f.device() == s.scope()) {
+      if (f.id() == "collectives.busbw" && controller::FindingOfSweep(f, s)) {
         if (s.min_busbw_gbytes() <= 0 && !f.expected().empty()) floor = CellCode(f.expected());
         status =
             absl::StrCat(s.ok() ? "" : status + "; ", "busbw ",
@@ -201,7 +202,7 @@ void Sweeps(const v1::Certificate& c, std::string& out) {
     }
     if (IsCarried(s.carried())) absl::StrAppend(&status, "; ", Cell(CarriedText(s.carried())));
     rows.push_back(
-        {Cell(s.scope()), Cell(absl::StrJoin(s.nodes(), ", ")),
+        {Cell(controller::SweepName(s)), Cell(absl::StrJoin(s.nodes(), ", ")),
          Cell(absl::StrCat(s.backend(), " ", s.transport())), absl::StrCat(s.ranks()),
          absl::StrCat(FormatNumber(s.large_busbw_gbytes()),
                       s.large_from_bytes() > 0
@@ -272,15 +273,13 @@ void Uplink(const v1::Certificate& c, std::string& out) {
   for (const auto& t : c.uplink().throughput()) {
     std::string per_flow;
     if (t.ok() && t.flow_gbps_size() > 0) {
-      per_flow = t.flow_gbps_size() == 1
-                     ? FormatNumber(t.flow_gbps(0))
-                     : absl::StrCat(FormatNumber(t.min_flow_gbps()), "-",
-                                    FormatNumber(t.max_flow_gbps()));
+      per_flow = t.flow_gbps_size() == 1 ? FormatNumber(t.flow_gbps(0))
+                                         : absl::StrCat(FormatNumber(t.min_flow_gbps()), "-",
+                                                        FormatNumber(t.max_flow_gbps()));
     }
     runs.push_back({Cell(t.node()), CellCode(t.target()), Cell(t.target_type()),
-                    absl::StrCat(t.flows()),
-                    t.ok() ? FormatNumber(t.aggregate_gbps()) : "failed", per_flow,
-                    t.need_gbps() > 0 ? FormatNumber(t.need_gbps()) : "",
+                    absl::StrCat(t.flows()), t.ok() ? FormatNumber(t.aggregate_gbps()) : "failed",
+                    per_flow, t.need_gbps() > 0 ? FormatNumber(t.need_gbps()) : "",
                     Cell(t.ok() ? "" : t.error())});
   }
   if (!runs.empty()) {

@@ -95,7 +95,7 @@ std::string Describe(const std::vector<Round>& rounds, const plan::Plan* plan) {
         if (server_rail != rail) absl::StrAppend(&rail, "<->", server_rail);
       }
       tests.push_back(
-          absl::StrCat(node_name(test.client), "<->", node_name(test.server), " (", rail, ")"));
+          absl::StrCat(node_name(test.client), "->", node_name(test.server), " (", rail, ")"));
     }
     std::vector<std::string> idle;
     for (int node : rounds[r].idle) idle.push_back(node_name(node));
@@ -140,8 +140,11 @@ absl::StatusOr<std::vector<Round>> BuildSchedule(const plan::Plan& plan) {
       rails_per_node.push_back(static_cast<int>(node.rails.size()));
     }
   }
+  // Both directions as separate cells unless the plan asks for one, or for
+  // bidirectional tests (both ways at once in one cell).
+  const int directions = plan.pairwise.both_directions && !plan.pairwise.bidirectional ? 2 : 1;
   return BuildSchedule(static_cast<int>(plan.nodes.size()), plan.pairwise.pattern, plan.pairwise.k,
-                       /*directions=*/1, rails_per_node);
+                       directions, rails_per_node);
 }
 
 std::string DescribeSchedule(const plan::Plan& plan, const std::vector<Round>& rounds) {

@@ -32,9 +32,10 @@ struct Round {
 
 // The pairwise phase's schedule for a plan: its pattern (and k for k-batch)
 // over plan.nodes; the verbs engine tests each node's rails one at a time,
-// the tcp engine uses the data plane (rail -1). The plan has no key for
-// directions yet, so each unordered pair is tested once, the lower-indexed
-// node as client (directions = 1). Errors name the plan's nodes.
+// the tcp engine uses the data plane (rail -1). Every ordered pair is a cell
+// (directions = 2: each node sends and receives) unless the plan says
+// pairwise.directions: one, or bidirectional: true (both ways at once in one
+// cell, the lower-indexed node as client). Errors name the plan's nodes.
 absl::StatusOr<std::vector<Round>> BuildSchedule(const plan::Plan& plan);
 
 // The same from plain numbers, for tests and callers without a plan.
@@ -54,8 +55,8 @@ absl::StatusOr<std::vector<Round>> BuildSchedule(int nodes, plan::PairwisePatter
                                                  const std::vector<int>& rails_per_node);
 
 // One line per round for progress output, e.g.
-//   round 1/6: node1<->node2 (mlx5_0), node3<->node4 (mlx5_0); idle: —
-// The client is written first; a rail shows as the device name, or
+//   round 1/6: node1->node2 (mlx5_0), node3->node4 (mlx5_0); idle: —
+// The client is written first (client->server); a rail shows as the device name, or
 // "mlx5_0<->mlx5_2" when the two ends' names differ, and "data plane" for -1.
 // Each line ends with '\n'. Without a plan, nodes are "#0", "#1", ... and
 // rails "rail 0", "rail 1", ...

@@ -9,6 +9,7 @@
 # Every address lives only inside these namespaces.
 #   netns_lab.sh up PREFIX          build it
 #   netns_lab.sh slow PREFIX N RATE shape host N's data link both ways (tc tbf), e.g. 100mbit
+#   netns_lab.sh slow-rx PREFIX N RATE shape only what host N receives
 #   netns_lab.sh storage PREFIX     add the storage host
 #   netns_lab.sh databr PREFIX up|down  the data bridge (a fabric outage)
 #   netns_lab.sh down PREFIX        remove it (idempotent)
@@ -68,6 +69,13 @@ case "$action" in
     tc -n "$(ns n$n)" qdisc replace dev data0 root tbf rate "$rate" burst 32kbit latency 100ms
     tc -n "$(ns sw)" qdisc replace dev "d-n$n" root tbf rate "$rate" burst 32kbit latency 100ms
     ;;
+  slow-rx)
+    # The host's receive path only: the switch port's egress towards it
+    # (a bad receive lane, or a congested port in front of the host).
+    n=$3
+    rate=$4
+    tc -n "$(ns sw)" qdisc replace dev "d-n$n" root tbf rate "$rate" burst 32kbit latency 100ms
+    ;;
   fast)
     # Undo `slow`: the cable swap of a re-certification.
     n=$3
@@ -87,7 +95,7 @@ case "$action" in
     down
     ;;
   *)
-    echo "usage: $0 up|slow|fast|storage|databr|down PREFIX [ARGS]" >&2
+    echo "usage: $0 up|slow|slow-rx|fast|storage|databr|down PREFIX [ARGS]" >&2
     exit 2
     ;;
 esac

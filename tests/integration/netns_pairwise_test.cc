@@ -6,10 +6,10 @@
 
 #include <chrono>
 #include <filesystem>
-#include <regex>
 #include <fstream>
 #include <map>
 #include <memory>
+#include <regex>
 #include <set>
 #include <thread>
 
@@ -146,11 +146,33 @@ TEST_F(NetnsPairwiseTest, SlowHostFailsExactlyItsPairsAndIsLocalised) {
     EXPECT_EQ(pair.verdict().status(), touches_node3 ? "fail" : "pass")
         << pair.client() << "->" << pair.server() << " " << pair.value() << " Gb/s";
   }
-  EXPECT_EQ(cells, 6);  // every unordered pair of 4 nodes, once
+  EXPECT_EQ(cells, 12);  // every ordered pair of 4 nodes: each node sends and receives
   ASSERT_GE(certificate.suspects_size(), 1) << run.out;
   EXPECT_EQ(certificate.suspects(0).node(), "node3") << certificate.suspects(0).reason();
   EXPECT_NE(run.out.find("suspect node3"), std::string::npos) << run.out;
   EXPECT_NE(run.out.find("pairwise write_bw host"), std::string::npos) << run.out;  // the matrix
+}
+
+// Only what node3 receives is slowed (the switch port's egress towards it):
+// the cells where node3 is the server fail, those where it sends pass, and
+// the suspect names node3's receive side.
+TEST_F(NetnsPairwiseTest, SlowReceivePathIsLocalisedWithItsSide) {
+  CommandResult slow =
+      RunCommand({"/bin/bash", kLab, "slow-rx", prefix_, "3", "100mbit"}, (dir_ / "slow").string());
+  ASSERT_EQ(slow.exit_code, 0) << slow.err;
+  StartAgents();
+  CommandResult run = RunCommand(ControllerArgv(WritePlan(1)), (dir_ / "controller").string());
+  ASSERT_EQ(run.exit_code, 1) << run.out << run.err;
+  v1::Certificate certificate = CertificateFromOutput(run.out);
+  for (const auto& pair : certificate.pairs()) {
+    if (!pair.retest_of().empty()) continue;
+    EXPECT_EQ(pair.verdict().status(), pair.server() == "node3" ? "fail" : "pass")
+        << pair.client() << "->" << pair.server() << " " << pair.value() << " Gb/s";
+  }
+  ASSERT_GE(certificate.suspects_size(), 1) << run.out;
+  EXPECT_EQ(certificate.suspects(0).node(), "node3") << certificate.suspects(0).reason();
+  EXPECT_EQ(certificate.suspects(0).side(), "receive") << certificate.suspects(0).reason();
+  EXPECT_NE(run.out.find("only where node3 receives"), std::string::npos) << run.out;
 }
 
 // A re-certification: a healthy signed run; node3's link slowed (the bad
@@ -168,7 +190,6 @@ TEST_F(NetnsPairwiseTest, DiffNamesTheSlowedHostAndAPartialRerunClearsIt) {
     return CertificatePathFromOutput(run.out);
   };
 
-
   CommandResult healthy = RunCommand(ControllerArgv(plan), (dir_ / "healthy").string());
   ASSERT_EQ(healthy.exit_code, 0) << healthy.out << healthy.err;
   CommandResult slow =
@@ -183,8 +204,8 @@ TEST_F(NetnsPairwiseTest, DiffNamesTheSlowedHostAndAPartialRerunClearsIt) {
   EXPECT_EQ(diff.exit_code, 1) << diff.out << diff.err;
   EXPECT_NE(diff.out.find("node3 is in 3 of 3 regressed pairs"), std::string::npos) << diff.out;
   for (const char* pair : {"node1->node3", "node2->node3", "node3->node4"}) {
-    EXPECT_NE(diff.out.find(std::string("REGRESSION ") + pair), std::string::npos)
-        << pair << "\n" << diff.out;
+    EXPECT_NE(diff.out.find(std::string("REGRESSION ") + pair), std::string::npos) << pair << "\n"
+                                                                                   << diff.out;
   }
 
   CommandResult fast =
@@ -212,9 +233,9 @@ TEST_F(NetnsPairwiseTest, DiffNamesTheSlowedHostAndAPartialRerunClearsIt) {
   ASSERT_EQ(recertified.baseline().only_nodes_size(), 1);
   EXPECT_EQ(recertified.baseline().only_nodes(0), "node3");
 
-  CommandResult verify = RunCommand({CONTROLLER_BIN, "verify", certificate_path(rerun), "--pubkey",
-                                     key + ".pub"},
-                                    (dir_ / "verify").string());
+  CommandResult verify =
+      RunCommand({CONTROLLER_BIN, "verify", certificate_path(rerun), "--pubkey", key + ".pub"},
+                 (dir_ / "verify").string());
   EXPECT_EQ(verify.exit_code, 0) << verify.out << verify.err;
   EXPECT_NE(verify.out.find("carried over"), std::string::npos) << verify.out;
 
@@ -256,9 +277,8 @@ TEST_F(NetnsPairwiseTest, AgentKilledMidRunFailsOnlyItsPairs) {
 // all-nodes busbw, measured first in the same lab.
 TEST_F(NetnsPairwiseTest, GlooSweepBusbwDropsAcrossSlowHostAndFailsTheFloor) {
   StartAgents();
-  CommandResult healthy =
-      RunCommand(ControllerArgv(WriteCollectivesPlan("healthy.yaml", 0.000001)),
-                 (dir_ / "healthy").string());
+  CommandResult healthy = RunCommand(ControllerArgv(WriteCollectivesPlan("healthy.yaml", 0.000001)),
+                                     (dir_ / "healthy").string());
   ASSERT_EQ(healthy.exit_code, 0) << healthy.out << healthy.err;
   v1::Certificate before = CertificateFromOutput(healthy.out);
   ASSERT_EQ(before.collectives_size(), 2);
@@ -274,8 +294,9 @@ TEST_F(NetnsPairwiseTest, GlooSweepBusbwDropsAcrossSlowHostAndFailsTheFloor) {
   CommandResult slow =
       RunCommand({"/bin/bash", kLab, "slow", prefix_, "3", "20mbit"}, (dir_ / "slow").string());
   ASSERT_EQ(slow.exit_code, 0) << slow.err;
-  CommandResult run = RunCommand(
-      ControllerArgv(WriteCollectivesPlan("slowed.yaml", healthy_busbw / 4)), (dir_ / "slowed").string());
+  CommandResult run =
+      RunCommand(ControllerArgv(WriteCollectivesPlan("slowed.yaml", healthy_busbw / 4)),
+                 (dir_ / "slowed").string());
   ASSERT_EQ(run.exit_code, 1) << run.out << run.err;
   v1::Certificate after = CertificateFromOutput(run.out);
   ASSERT_EQ(after.collectives_size(), 2);

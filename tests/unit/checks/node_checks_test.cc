@@ -26,8 +26,9 @@ TEST(EvaluateNodeTest, HealthyRoceNodeOnlyPasses) {
       Evaluate(testing::RocePlan(), testing::HealthyRoceInventory());
   EXPECT_THAT(NonPassing(findings), IsEmpty());
   // Every check ran on both rails: 2 stack, per rail 1 + 4 port, 1 GID, 2 MTU,
-  // 5 QoS, 1 PCIe; 2 GPU, 4 pcie.gpu, 4 topology, 2 mgmt, clock.
-  EXPECT_EQ(findings.size(), 2u + 2 * (5 + 1 + 2 + 5 + 1) + 2 + 4 + 4 + 2 + 1);
+  // 5 QoS, 1 PCIe; 2 GPU, 4 pcie.gpu, pcie.acs, host.iommu, 2 nic.link_type,
+  // nic.ats, 4 topology, 2 mgmt, clock.
+  EXPECT_EQ(findings.size(), 2u + 2 * (5 + 1 + 2 + 5 + 1) + 2 + 4 + 5 + 4 + 2 + 1);
   for (const v1::Finding& finding : findings) {
     EXPECT_EQ(finding.node(), "node1") << finding.id();
     EXPECT_FALSE(finding.observed().empty()) << finding.id();
@@ -60,8 +61,9 @@ TEST(EvaluateNodeTest, FindingsFollowTheSeedsTriageOrder) {
     if (first_seen.empty() || first_seen.back() != group) first_seen.push_back(group);
   }
   // Rails interleave rail.present and port.* so the first rows read per rail.
-  EXPECT_THAT(first_seen, ElementsAre("stack", "rail", "port", "rail", "port", "roce", "mtu", "qos",
-                                      "gpudirect", "gpu", "pcie", "topology", "mgmt", "clock"));
+  EXPECT_THAT(first_seen,
+              ElementsAre("stack", "rail", "port", "rail", "port", "roce", "mtu", "qos",
+                          "gpudirect", "gpu", "pcie", "host", "nic", "topology", "mgmt", "clock"));
 }
 
 TEST(EvaluateNodeTest, InfinibandOrderPutsSubnetManagerAfterPorts) {
@@ -97,7 +99,8 @@ TEST(EvaluateNodeTest, EthernetFabricSkipsRdmaChecks) {
   EXPECT_THAT(NonPassing(findings),
               UnorderedElementsAre("stack.modules", "stack.ofed", "rail.present", "port.state",
                                    "port.phys_state", "port.rate", "port.link_layer", "mtu.active",
-                                   "gpudirect.peermem", "pcie.nic", "topology.gpu_nic"));
+                                   "gpudirect.peermem", "pcie.nic", "pcie.acs", "nic.ats",
+                                   "topology.gpu_nic"));
   // The data netdev (the one holding data_ip) still needs its large MTU.
   const v1::Finding& mtu = Get(findings, "mtu.netdev", "enp65s0np0");
   EXPECT_EQ(mtu.status(), "pass");

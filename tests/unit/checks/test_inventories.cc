@@ -169,6 +169,53 @@ void AddGid(v1::RdmaPort* port, uint32_t index, const std::string& gid, const st
 
 }  // namespace
 
+// A bridge with ACS `control` on the paths `between` (the test node's
+// switched pairs, test_inventories.cc: gpu0/gpu1 PIX/PXB to mlx5_0, gpu2/gpu3
+// to mlx5_1).
+v1::PcieBridge* AddBridge(v1::Inventory& inventory, const std::string& address,
+                          std::vector<std::string> between, uint32_t control) {
+  v1::PcieBridge* bridge = inventory.add_pcie_bridges();
+  bridge->set_address(address);
+  bridge->set_sysfs_path("/sys/devices/pci0000:00/" + address);
+  bridge->set_acs_capable(true);
+  bridge->set_acs_control(control);
+  bridge->set_p2p_redirect((control & 0x2c) != 0);
+  for (auto& pair : between) bridge->add_between(pair);
+  bridge->set_source("config space (4096 bytes)");
+  return bridge;
+}
+
+v1::NicFirmwareConfig* AddFirmware(v1::Inventory& inventory, const std::string& device,
+                                   const std::string& pci, const std::string& link_type,
+                                   const std::string& ats) {
+  v1::NicFirmwareConfig* config = inventory.add_nic_firmware();
+  config->set_device(device);
+  config->set_pci_address(pci);
+  config->set_tool("mstconfig");
+  v1::FirmwareSetting* setting = config->add_settings();
+  setting->set_name("LINK_TYPE_P1");
+  setting->set_value(link_type);
+  setting = config->add_settings();
+  setting->set_name("ATS_ENABLED");
+  setting->set_value(ats);
+  return config;
+}
+
+// What a healthy HGX node reports for the host settings: ACS capable and off
+// on every switch port between GPUs and rails, IOMMU passthrough, ports ETH.
+void AddHealthyHostSettings(v1::Inventory& inventory, const std::string& link_type) {
+  AddBridge(inventory, "0000:40:01.0", {"gpu0<->mlx5_0", "gpu1<->mlx5_0"}, 0);
+  AddBridge(inventory, "0000:40:02.0", {"gpu1<->mlx5_0"}, 0);
+  AddBridge(inventory, "0000:c0:01.0", {"gpu2<->mlx5_1", "gpu3<->mlx5_1"}, 0);
+  v1::Iommu* iommu = inventory.mutable_iommu();
+  iommu->set_cmdline("intel_iommu=on iommu=pt");
+  iommu->add_units("dmar0");
+  iommu->set_mode("passthrough");
+  iommu->set_source("/proc/cmdline; /sys/class/iommu (1 units)");
+  AddFirmware(inventory, "mlx5_0", "0000:41:00.0", link_type, "False(0)");
+  AddFirmware(inventory, "mlx5_1", "0000:c1:00.0", link_type, "False(0)");
+}
+
 plan::Plan RocePlan() { return BasePlan(plan::FabricType::kRoce); }
 plan::Plan InfinibandPlan() { return BasePlan(plan::FabricType::kInfiniband); }
 
@@ -214,6 +261,7 @@ v1::Inventory HealthyRoceInventory() {
     qos->set_ecn_np_mask(0x08);
     qos->set_ecn_rp_mask(0x08);
   }
+  AddHealthyHostSettings(inventory, "ETH(2)");
   return inventory;
 }
 
@@ -227,6 +275,7 @@ v1::Inventory HealthyInfinibandInventory() {
     port->set_sm_lid(1);
     AddGid(port, 0, "fe80:0000:0000:0000:0c42:a103:0065:f2c0", "", "", "");
   }
+  AddHealthyHostSettings(inventory, "IB(1)");
   return inventory;
 }
 

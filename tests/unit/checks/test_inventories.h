@@ -19,6 +19,15 @@ plan::Plan InfinibandPlan();  // the same on an InfiniBand fabric
 v1::Inventory HealthyRoceInventory();
 v1::Inventory HealthyInfinibandInventory();
 
+// Host settings (inventory.pcie_bridges, iommu, nic_firmware): both healthy
+// inventories carry AddHealthyHostSettings' (ETH(2) / IB(1) link type).
+v1::PcieBridge* AddBridge(v1::Inventory& inventory, const std::string& address,
+                          std::vector<std::string> between, uint32_t control);
+v1::NicFirmwareConfig* AddFirmware(v1::Inventory& inventory, const std::string& device,
+                                   const std::string& pci, const std::string& link_type,
+                                   const std::string& ats);
+void AddHealthyHostSettings(v1::Inventory& inventory, const std::string& link_type = "ETH(2)");
+
 // Mutable access to one part of an inventory; the part must exist.
 v1::RdmaDevice& Device(v1::Inventory& inventory, const std::string& name);
 v1::RdmaPort& Port(v1::Inventory& inventory, const std::string& device, uint32_t port = 1);

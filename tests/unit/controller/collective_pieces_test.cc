@@ -206,28 +206,121 @@ TEST(JudgeSweep, NcclSocketFallbackFailsAndMissingGdrWarns) {
   EXPECT_EQ(ById(JudgeSweep(plan, sweep, ""))["collectives.transport"].status(), "pass");
 }
 
-TEST(JudgeScaling, ThreeTimesFallIsACollapse) {
+// An HGX-class pair of nodes: 8 rails of 400 Gb/s each, so what the rails
+// carry is 8 x 400 / 8 = 400 GB/s of busbw.
+plan::Plan HgxPlan() {
   plan::Plan plan;  // nccl: error severity
-  v1::CollectiveSweep one = Sweep("1-node", 1, 4, 90);
-  v1::CollectiveSweep two = Sweep("2-node", 2, 8, 30);
-  v1::Finding collapse = JudgeScaling(plan, &one, &two);
+  plan.collectives.enabled = true;
+  plan.fabric.link_rate_gbps = 400;
+  for (int i = 1; i <= 4; ++i) {
+    plan::Node node;
+    node.name = "node" + std::to_string(i);
+    for (int r = 0; r < 8; ++r) node.rails.push_back("mlx5_" + std::to_string(r));
+    node.gpus = 8;
+    plan.nodes.push_back(node);
+  }
+  return plan;
+}
+
+// The seed's figures at HGX scale: NVLink gives the 1-node sweep ~480 GB/s,
+// the 2-node sweep is bounded by the rails. The old 1-node/3 rule failed this
+// healthy cluster; the fabric rule passes it.
+TEST(JudgeScaling, NvlinkFigureIsReportedNotCompared) {
+  const plan::Plan plan = HgxPlan();
+  v1::CollectiveSweep one = Sweep("1-node", 1, 8, 480);
+  v1::CollectiveSweep two = Sweep("2-node", 2, 16, 150);
+  v1::Finding healthy = JudgeScaling(plan, {&one}, &two);
+  EXPECT_EQ(healthy.status(), "pass") << healthy.message();
+  EXPECT_NE(healthy.observed().find("1-node (intra-node) 480.00 GB/s"), std::string::npos)
+      << healthy.observed();
+  EXPECT_NE(healthy.expected().find("400.00 GB/s"), std::string::npos) << healthy.expected();
+
+  // 3x or more below what the rails carry: RDMA is not used between nodes.
+  two.set_large_busbw_gbytes(120);
+  v1::Finding collapse = JudgeScaling(plan, {&one}, &two);
   EXPECT_EQ(collapse.status(), "fail");
   EXPECT_EQ(collapse.severity(), "error");
-  EXPECT_NE(collapse.message().find("3.0x"), std::string::npos);
-  two.set_large_busbw_gbytes(31);
-  EXPECT_EQ(JudgeScaling(plan, &one, &two).status(), "pass");
-  one.set_ranks(1);
-  EXPECT_EQ(JudgeScaling(plan, &one, &two).status(), "skipped");
-  EXPECT_EQ(JudgeScaling(plan, nullptr, &two).status(), "skipped");
+  EXPECT_NE(collapse.message().find("3.3x below 400.00 GB/s"), std::string::npos)
+      << collapse.message();
+  EXPECT_EQ(JudgeScaling(plan, {&one}, nullptr).status(), "skipped");
+  plan::Plan no_rate = plan;
+  no_rate.fabric.link_rate_gbps = 0;
+  EXPECT_EQ(JudgeScaling(no_rate, {&one}, &two).status(), "skipped");
+  // The plan's own floor, when set, stands for the capacity.
+  plan::Plan floor = plan;
+  floor.collectives.min_busbw_gbytes = 300;
+  two.set_large_busbw_gbytes(110);
+  EXPECT_EQ(JudgeScaling(floor, {}, &two).status(), "pass");
+  two.set_large_busbw_gbytes(90);
+  EXPECT_EQ(JudgeScaling(floor, {}, &two).status(), "fail");
   // gloo over tcp: the same fall is a warning, not a block.
-  one.set_ranks(2);
+  plan::Plan gloo = GlooPlan(0);
+  gloo.fabric.link_rate_gbps = 100;
   two.set_large_busbw_gbytes(1);
-  EXPECT_EQ(JudgeScaling(GlooPlan(0), &one, &two).severity(), "warning");
+  EXPECT_EQ(JudgeScaling(gloo, {&one}, &two).severity(), "warning");
+}
+
+// The floor follows the rails: 0.8 x 8 x 400 / 8 = 320 GB/s; with one of
+// two 200 Gb/s rails dead the 2-node figure is ~22 GB/s and fails the
+// two-rail floor of 40 GB/s, where the old fixed 22 GB/s passed it.
+TEST(JudgeSweep, FloorFollowsTheRails) {
+  plan::Plan plan = HgxPlan();
+  auto hgx = ById(JudgeSweep(plan, Sweep("2-node", 2, 16, 330), ""));
+  EXPECT_EQ(hgx["collectives.busbw"].status(), "pass");
+  EXPECT_NE(
+      hgx["collectives.busbw"].expected().find(">= 320.00 GB/s (0.8 x 8 rail(s) x 400 Gb/s / 8)"),
+      std::string::npos)
+      << hgx["collectives.busbw"].expected();
+  for (auto& node : plan.nodes) node.rails = {"mlx5_0", "mlx5_1"};
+  plan.fabric.link_rate_gbps = 200;
+  auto dead_rail = ById(JudgeSweep(plan, Sweep("2-node", 2, 16, 22), ""));
+  EXPECT_EQ(dead_rail["collectives.busbw"].status(), "fail");
+  EXPECT_NE(dead_rail["collectives.busbw"].message().find("expected at least 40.00 GB/s"),
+            std::string::npos)
+      << dead_rail["collectives.busbw"].message();
+  plan.collectives.min_busbw_gbytes = 22;  // still overrides
+  EXPECT_EQ(ById(JudgeSweep(plan, Sweep("2-node", 2, 16, 22), ""))["collectives.busbw"].status(),
+            "pass");
+  plan.collectives.min_busbw_gbytes = 0;
+  plan.collectives.min_fraction_of_fabric = 0.5;
+  EXPECT_EQ(SweepFloor(plan, Sweep("2-node", 2, 16, 22)).gbytes, 25);
+  EXPECT_EQ(SweepFloor(plan, Sweep("2-node", 2, 16, 22)).fabric_gbytes, 50);
+}
+
+// Every node's 1-node sweep against the median: the node whose NVLink path
+// is slow is named; the others pass.
+TEST(JudgeIntraNode, OneNodeFarBelowTheMedianIsNamed) {
+  const plan::Plan plan = HgxPlan();
+  std::vector<v1::CollectiveSweep> sweeps;
+  for (double busbw : {481.0, 478.0, 120.0, 480.0}) sweeps.push_back(Sweep("1-node", 1, 8, busbw));
+  for (int i = 0; i < 4; ++i) sweeps[i].set_nodes(0, "node" + std::to_string(i + 1));
+  std::vector<const v1::CollectiveSweep*> one_node;
+  for (const auto& sweep : sweeps) one_node.push_back(&sweep);
+  std::vector<v1::Finding> findings = JudgeIntraNode(plan, one_node);
+  ASSERT_EQ(findings.size(), 4u);
+  for (int i : {0, 1, 3}) EXPECT_EQ(findings[i].status(), "pass") << findings[i].message();
+  EXPECT_EQ(findings[2].status(), "fail");
+  EXPECT_EQ(findings[2].node(), "node3");
+  EXPECT_EQ(findings[2].device(), "1-node");
+  EXPECT_EQ(findings[2].severity(), "error");
+  EXPECT_NE(findings[2].message().find("median 479.00 GB/s"), std::string::npos)
+      << findings[2].message();
+  // Two nodes cannot say which one is slow.
+  findings = JudgeIntraNode(plan, {one_node[0], one_node[2]});
+  EXPECT_EQ(findings[0].status(), "skipped");
+  // Every collectives finding of a 1-node sweep carries its node.
+  std::vector<v1::Finding> all = JudgeSweeps(plan, sweeps);
+  for (const auto& finding : all) {
+    if (finding.id() == "collectives.run") {
+      EXPECT_FALSE(finding.node().empty());
+    }
+  }
 }
 
 class CannedRunner : public inventory::CommandRunner {
  public:
-  explicit CannedRunner(absl::StatusOr<inventory::CommandResult> result) : result_(std::move(result)) {}
+  explicit CannedRunner(absl::StatusOr<inventory::CommandResult> result)
+      : result_(std::move(result)) {}
   absl::StatusOr<inventory::CommandResult> Run(const std::vector<std::string>& argv,
                                                absl::Duration) override {
     argv_ = argv;

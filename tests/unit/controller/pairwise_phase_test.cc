@@ -19,6 +19,8 @@ struct Ledger {
   std::set<std::string> slow;             // nodes whose data plane is slow
   std::set<std::string> failing_prepare;  // nodes whose PrepareEndpoint fails
   v1::PeerTestSpec last_spec;             // the most recent prepared spec
+  std::vector<v1::PeerTestSpec> specs;    // every prepared spec, in order
+  std::string engine = "tcp";             // the engine every spec must name
 };
 
 // A node-agent that answers at once; bandwidth is 9 Gb/s unless either end
@@ -43,8 +45,9 @@ class FakeAgent final : public AgentClient {
       done(absl::ResourceExhaustedError("busy: tcp 10.0.0.9 is in test 'x'"), {});
       return;
     }
-    EXPECT_EQ(request.spec().engine(), "tcp");
+    EXPECT_EQ(request.spec().engine(), ledger_.engine);
     ledger_.last_spec = request.spec();
+    ledger_.specs.push_back(request.spec());
     ++ledger_.open[node_];
     v1::PrepareEndpointResponse response;
     response.set_endpoint_id(request.spec().role() + "@" + node_);
@@ -145,8 +148,8 @@ class PairwisePhaseTest : public ::testing::Test {
 
 TEST_F(PairwisePhaseTest, HealthyClusterPassesEveryPairOnceAndClosesEverything) {
   PairwiseOutcome outcome = Run();
-  EXPECT_EQ(outcome.rounds, 3);
-  EXPECT_EQ(MainCells(outcome), 6);
+  EXPECT_EQ(outcome.rounds, 6);       // both directions of the 3 rounds
+  EXPECT_EQ(MainCells(outcome), 12);  // every ordered pair
   EXPECT_EQ(outcome.failing, 0);
   EXPECT_TRUE(outcome.suspects.empty());
   for (const auto& pair : outcome.pairs) {
@@ -161,7 +164,7 @@ TEST_F(PairwisePhaseTest, HealthyClusterPassesEveryPairOnceAndClosesEverything) 
 TEST_F(PairwisePhaseTest, SlowNodeFailsItsPairsIsRetestedAndLocalised) {
   ledger_.slow.insert("node3");
   PairwiseOutcome outcome = Run();
-  EXPECT_EQ(outcome.failing, 3);
+  EXPECT_EQ(outcome.failing, 6);  // node3 as client and as server
   int retests = 0;
   for (const auto& pair : outcome.pairs) {
     const bool touches = pair.client() == "node3" || pair.server() == "node3";
@@ -189,7 +192,7 @@ TEST_F(PairwisePhaseTest, UnreachableNodeGivesErrorCellsAndIsNeverCalled) {
     EXPECT_EQ(pair.error(), "node4 is unreachable");
     EXPECT_EQ(pair.verdict().status(), "fail");
   }
-  EXPECT_EQ(node4_cells, 3);
+  EXPECT_EQ(node4_cells, 6);
   EXPECT_EQ(ledger_.prepares["node4"], 0);
 }
 
@@ -215,6 +218,52 @@ TEST_F(PairwisePhaseTest, StreamsAndBidirectionalReachTheEnginesAndTheValueIsThe
     EXPECT_DOUBLE_EQ(pair.value(), 18.0);  // 9 Gb/s each way
     EXPECT_EQ(pair.verdict().status(), "pass");
   }
+}
+
+// An 8-GPU-class node in small: 4 GPUs, two beside each of two rails. cuda
+// cells run for every GPU on the rail nearest it, against the server's GPU
+// in the same position; pairwise.cuda_gpus bounds how many GPUs take part.
+TEST_F(PairwisePhaseTest, CudaCellsCoverEveryGpuOnItsNearestRail) {
+  ledger_.engine = "verbs";
+  plan_.pairwise.engine = plan::PairwiseEngine::kVerbs;
+  plan_.pairwise.memory = {"cuda"};
+  for (auto& state : nodes_) {
+    state.node.rails = {"mlx5_0", "mlx5_1"};
+    v1::Inventory& inventory = *state.inventory;
+    for (int g = 0; g < 4; ++g) {
+      const std::string bus = "0000:" + std::to_string(18 + g) + ":00.0";
+      auto* gpu = inventory.mutable_gpu_runtime()->add_gpus();
+      gpu->set_index(g);
+      gpu->set_pci_bus_id(bus);
+      for (const char* nic : {"mlx5_0", "mlx5_1"}) {
+        auto* path = inventory.add_gpu_nic_paths();
+        path->set_gpu_pci(bus);
+        path->set_nic(nic);
+        const bool near = (g < 2) == (std::string(nic) == "mlx5_0");
+        path->set_relation(near ? "PIX" : "SYS");
+      }
+    }
+  }
+  for (auto& node : plan_.nodes) node.rails = {"mlx5_0", "mlx5_1"};
+  PairwiseOutcome outcome = Run();
+  EXPECT_EQ(MainCells(outcome), 12 * 2 * 2);  // ordered pairs x rails x GPUs per rail
+  std::map<std::string, std::set<std::string>> gpus_by_rail;
+  for (const auto& pair : outcome.pairs) {
+    gpus_by_rail[pair.rail()].insert(pair.memory());
+    EXPECT_EQ(pair.gpu(), pair.memory());
+    EXPECT_EQ(pair.server_gpu(), pair.memory());  // same position on the server
+  }
+  EXPECT_EQ(gpus_by_rail["mlx5_0"], (std::set<std::string>{"cuda:0", "cuda:1"}));
+  EXPECT_EQ(gpus_by_rail["mlx5_1"], (std::set<std::string>{"cuda:2", "cuda:3"}));
+  int cuda3 = 0;
+  for (const auto& spec : ledger_.specs) cuda3 += spec.memory() == "cuda:3" ? 1 : 0;
+  EXPECT_EQ(cuda3, 12 * 2);  // client and server of every cuda:3 cell
+
+  ledger_.specs.clear();
+  plan_.pairwise.cuda_gpus = 1;
+  outcome = Run();
+  EXPECT_EQ(MainCells(outcome), 12);  // only cuda:0, on mlx5_0
+  for (const auto& pair : outcome.pairs) EXPECT_EQ(pair.memory(), "cuda:0");
 }
 
 TEST(CudaMemoryForTest, PicksTheClosestGpuByRelationAndMapsItToCuda) {

@@ -100,6 +100,55 @@ TEST(LocaliseTest, OneBadRailOfOneNode) {
             "placement, in that order");
 }
 
+// node3's receive path alone is slow on mlx5_1: the cells where it is the
+// server (write_bw: the client writes into it) fail, its client cells pass.
+TEST(LocaliseTest, ReceiveSideAloneIsNamed) {
+  Matrix matrix = AllPairs(
+      4, kTwoRails, [](auto&, auto& s, auto& rail) { return rail == "mlx5_1" && s == "node3"; });
+  std::vector<Suspect> suspects = Localise(matrix.measurements, matrix.verdicts);
+  ASSERT_THAT(Summaries(suspects), ElementsAre("node3 mlx5_1 3/3"));
+  EXPECT_EQ(suspects[0].side, "receive");
+  EXPECT_THAT(suspects[0].reason, HasSubstr("only where node3 on mlx5_1 receives"));
+}
+
+TEST(LocaliseTest, SendSideAloneOnEveryRailIsNamed) {
+  Matrix matrix = AllPairs(4, kTwoRails, [](auto& c, auto&, auto&) { return c == "node2"; });
+  std::vector<Suspect> suspects = Localise(matrix.measurements, matrix.verdicts);
+  ASSERT_THAT(Summaries(suspects), ElementsAre("node2  6/6"));
+  EXPECT_EQ(suspects[0].side, "send");
+  EXPECT_THAT(suspects[0].reason, HasSubstr("only where node2 sends"));
+}
+
+// read_bw moves data from the server to the client: a slow read served by
+// node3 is node3's send path.
+TEST(LocaliseTest, ReadsSendFromTheServer) {
+  Matrix matrix;
+  for (const std::string& client : Nodes(4)) {
+    for (const std::string& server : Nodes(4)) {
+      if (client != server) matrix.Add(client, server, "mlx5_0", server == "node3", "read_bw");
+    }
+  }
+  std::vector<Suspect> suspects = Localise(matrix.measurements, matrix.verdicts);
+  ASSERT_THAT(Summaries(suspects), ElementsAre("node3 mlx5_0 3/3"));
+  EXPECT_EQ(suspects[0].side, "send");
+}
+
+// Both directions failing, or a pair measured one way only, names no side.
+TEST(LocaliseTest, NoSideWithoutEvidenceOfOne) {
+  Matrix both =
+      AllPairs(4, kTwoRails, [](auto& c, auto& s, auto&) { return Touches(c, s, "node3"); });
+  EXPECT_EQ(Localise(both.measurements, both.verdicts)[0].side, "");
+  Matrix one_way;
+  for (const std::string& client : Nodes(4)) {
+    for (const std::string& server : Nodes(4)) {
+      if (client < server) one_way.Add(client, server, "mlx5_0", server == "node3");
+    }
+  }
+  std::vector<Suspect> suspects = Localise(one_way.measurements, one_way.verdicts);
+  ASSERT_FALSE(suspects.empty());
+  EXPECT_EQ(suspects[0].side, "");
+}
+
 TEST(LocaliseTest, OneBadNodeOnEveryRail) {
   Matrix matrix =
       AllPairs(4, kTwoRails, [](auto& c, auto& s, auto&) { return Touches(c, s, "node3"); });

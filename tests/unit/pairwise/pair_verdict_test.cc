@@ -1,17 +1,26 @@
 #include "controller/pairwise/pair_verdict.h"
 
+#include <cstdint>
+#include <limits>
 #include <string>
 
 #include "clustercert/v1/certificate.pb.h"
+#include "clustercert/v1/counters.pb.h"
+#include "common/counter_deltas.h"
+#include "controller/checks/node_checks.h"
 #include "controller/pairwise/pair_measurement.h"
 #include "controller/plan/plan.h"
 #include "gmock/gmock.h"
+#include "google/protobuf/util/message_differencer.h"
 #include "gtest/gtest.h"
 
 namespace clustercert::pairwise {
 namespace {
 
+using ::google::protobuf::util::MessageDifferencer;
 using ::testing::HasSubstr;
+using ::testing::Not;
+using ::testing::StartsWith;
 
 PairMeasurement Bandwidth(double gbps, double line_rate = 200, std::string memory = "host") {
   PairMeasurement m;
@@ -240,6 +249,342 @@ TEST(JudgeGpuDirectTest, DifferentPairsAreNotCompared) {
   PairMeasurement cuda = Bandwidth(180, 200, "cuda");
   cuda.server = "node4";
   EXPECT_EQ(JudgeGpuDirect(host, cuda).status(), "unknown");
+}
+
+// Counters judge the cell: a PairResult as the pairwise phase records it
+// (RecordCounters keeps only the deltas that moved or carry a note). The
+// bandwidth figures say 1,000,000-byte messages x 100,000 iterations: 100 GB
+// each way, so N events are N/100 per GB.
+v1::PairResult Cell(const std::string& test = "write_bw") {
+  v1::PairResult pair;
+  pair.set_test(test);
+  pair.set_engine("verbs");
+  pair.set_memory("host");
+  pair.set_client("node1");
+  pair.set_server("node3");
+  pair.set_rail("mlx5_0");
+  pair.set_ok(true);
+  pair.set_line_rate_gbps(200);
+  if (test == "write_bw") {
+    for (v1::PeerTestResult* side : {pair.mutable_client_result(), pair.mutable_server_result()}) {
+      side->mutable_bandwidth()->set_message_bytes(1000000);
+      side->mutable_bandwidth()->set_iterations(100000);
+      side->mutable_bandwidth()->set_avg_gbps(195);
+    }
+  } else {
+    pair.mutable_client_result()->mutable_latency()->set_typical_us(1.8);
+    pair.mutable_client_result()->mutable_latency()->set_p99_us(2.3);
+  }
+  return pair;
+}
+
+void AddDelta(google::protobuf::RepeatedPtrField<v1::CounterDelta>* deltas,
+              const std::string& source, const std::string& name, uint64_t delta) {
+  v1::CounterDelta* d = deltas->Add();
+  d->set_source(source);
+  d->set_name(name);
+  d->set_before(1000);
+  d->set_after(1000 + delta);
+  d->set_delta(delta);
+  d->set_category(counters::CounterCategory(name));
+}
+
+// The bandwidth verdict of Cell() before the counters are looked at.
+v1::Finding Base(const plan::Pairwise& plan = {}) { return JudgePair(plan, Bandwidth(195)); }
+
+TEST(CounterVerdictTest, NoCounterTroubleGivesTodaysFindingExactly) {
+  const v1::Finding base = Base();
+  EXPECT_EQ(base.status(), "pass");
+  v1::PairResult quiet = Cell();
+  EXPECT_TRUE(MessageDifferencer::Equals(WithCounterVerdict({}, quiet, base), base));
+
+  // Traffic, congestion, informational errors, FEC-corrected bits and a few
+  // retries well under the threshold move nothing in the verdict.
+  v1::PairResult busy = Cell();
+  AddDelta(busy.mutable_client_counters(), "counters", "port_xmit_data", 25000000000);
+  AddDelta(busy.mutable_client_counters(), "hw_counters", "np_cnp_sent", 1520);
+  AddDelta(busy.mutable_server_counters(), "ethtool", "rx_prio3_pause", 880);
+  AddDelta(busy.mutable_server_counters(), "ethtool", "rx_corrected_bits_phy", 123456);
+  AddDelta(busy.mutable_server_counters(), "counters", "port_rcv_remote_physical_errors", 2);
+  AddDelta(busy.mutable_server_counters(), "hw_counters", "req_cqe_flush_error", 1);
+  AddDelta(busy.mutable_server_counters(), "hw_counters", "out_of_buffer", 40);
+  AddDelta(busy.mutable_client_counters(), "hw_counters", "local_ack_timeout_err", 7);
+  EXPECT_TRUE(MessageDifferencer::Equals(WithCounterVerdict({}, busy, base), base));
+}
+
+TEST(CounterVerdictTest, LinkDownedAtLineRateFailsAsErrorNamingTheCounter) {
+  v1::PairResult pair = Cell();
+  AddDelta(pair.mutable_client_counters(), "counters", "link_downed", 1);
+  v1::Finding finding = WithCounterVerdict({}, pair, Base());
+  EXPECT_EQ(finding.id(), "pairwise.bandwidth");
+  EXPECT_EQ(finding.status(), "fail");
+  EXPECT_EQ(finding.severity(), "error");
+  EXPECT_TRUE(checks::BlocksCertification(finding));
+  EXPECT_EQ(finding.observed(), "195 Gb/s (97.5 % of 200 Gb/s); node1 mlx5_0 link_downed +1");
+  EXPECT_EQ(finding.expected(), ">= 160 Gb/s (80 % of 200 Gb/s); no link error counter rises");
+  EXPECT_EQ(finding.message(),
+            "node1 mlx5_0 -> node3 mlx5_0 write_bw host: 195 Gb/s, 97.5 % of 200 Gb/s (plan "
+            "floor 80 %). Link error counters rose during the test: node1 mlx5_0 link_downed +1; "
+            "a link-level error fails the cell even at line rate.");
+  EXPECT_EQ(finding.remedy(),
+            "Reseat or replace the cable/transceiver on node1 mlx5_0 (check `ethtool -m` / "
+            "mlxlink), then re-run.");
+}
+
+TEST(CounterVerdictTest, SymbolErrorsOnTheServerNameTheServer) {
+  v1::PairResult pair = Cell();
+  AddDelta(pair.mutable_server_counters(), "counters", "symbol_error", 3);
+  v1::Finding finding = WithCounterVerdict({}, pair, Base());
+  EXPECT_EQ(finding.status(), "fail");
+  EXPECT_EQ(finding.severity(), "error");
+  EXPECT_THAT(finding.message(), HasSubstr("node3 mlx5_0 symbol_error +3"));
+  EXPECT_THAT(finding.message(), Not(HasSubstr("node1 mlx5_0 symbol_error")));
+  EXPECT_THAT(finding.remedy(),
+              StartsWith("Reseat or replace the cable/transceiver on node3 mlx5_0 (check"));
+}
+
+TEST(CounterVerdictTest, EveryJudgedLinkCounterFailsAndBothEndsAreNamed) {
+  for (const auto& [source, name] : std::vector<std::pair<std::string, std::string>>{
+           {"counters", "link_downed"},
+           {"counters", "symbol_error"},
+           {"counters", "link_error_recovery"},
+           {"counters", "port_rcv_errors"},
+           {"counters", "local_link_integrity_errors"},
+           {"counters", "excessive_buffer_overrun_errors"},
+           {"hw_counters", "link_downed"},  // rxe keeps it there
+           {"ethtool", "link_down_events_phy"},
+           {"ethtool", "rx_symbol_err_phy"},
+           {"ethtool", "rx_pcs_symbol_err_phy"},
+           {"ethtool", "rx_crc_errors_phy"}}) {
+    v1::PairResult pair = Cell();
+    AddDelta(pair.mutable_server_counters(), source, name, 1);
+    EXPECT_EQ(WithCounterVerdict({}, pair, Base()).status(), "fail") << source << "/" << name;
+  }
+  v1::PairResult both = Cell();
+  AddDelta(both.mutable_client_counters(), "ethtool", "link_down_events_phy", 2);
+  AddDelta(both.mutable_client_counters(), "counters", "link_downed", 2);
+  AddDelta(both.mutable_server_counters(), "counters", "symbol_error", 9);
+  v1::Finding finding = WithCounterVerdict({}, both, Base());
+  EXPECT_THAT(finding.observed(),
+              HasSubstr("; node1 mlx5_0 link_down_events_phy +2, node1 mlx5_0 link_downed +2, "
+                        "node3 mlx5_0 symbol_error +9"));
+  EXPECT_THAT(finding.remedy(), StartsWith("Reseat or replace the cable/transceiver on node1 "
+                                           "mlx5_0 and node3 mlx5_0 (check"));
+}
+
+TEST(CounterVerdictTest, OutOfSequenceHalfPerGbPassesFivePerGbWarns) {
+  v1::PairResult half = Cell();
+  AddDelta(half.mutable_server_counters(), "hw_counters", "out_of_sequence", 50);  // 0.5 / GB
+  EXPECT_TRUE(MessageDifferencer::Equals(WithCounterVerdict({}, half, Base()), Base()));
+
+  v1::PairResult five = Cell();
+  AddDelta(five.mutable_server_counters(), "hw_counters", "out_of_sequence", 500);  // 5 / GB
+  v1::Finding finding = WithCounterVerdict({}, five, Base());
+  EXPECT_EQ(finding.status(), "fail");
+  EXPECT_EQ(finding.severity(), "warning");
+  EXPECT_FALSE(checks::BlocksCertification(finding));
+  EXPECT_EQ(finding.observed(),
+            "195 Gb/s (97.5 % of 200 Gb/s); node3 mlx5_0 out_of_sequence +500 (5 per GB)");
+  EXPECT_EQ(finding.expected(), ">= 160 Gb/s (80 % of 200 Gb/s); retries <= 1 per GB moved");
+  EXPECT_THAT(finding.message(),
+              HasSubstr("(plan floor 80 %). Retransmissions over the plan's 1 per GB (100 GB "
+                        "moved): node3 mlx5_0 out_of_sequence +500 (5 per GB)."));
+  EXPECT_EQ(finding.remedy(),
+            "Check PFC on the RDMA priority for node3 mlx5_0 and its switch port (drops force "
+            "go-back-N retransmits), then the cable, then re-run.");
+}
+
+TEST(CounterVerdictTest, RetryThresholdComesFromThePlan) {
+  v1::PairResult pair = Cell();
+  AddDelta(pair.mutable_client_counters(), "hw_counters", "roce_adp_retrans", 500);
+  plan::Pairwise lenient;
+  lenient.max_retries_per_gb = 10;
+  EXPECT_EQ(WithCounterVerdict(lenient, pair, Base(lenient)).status(), "pass");
+  plan::Pairwise strict;
+  strict.max_retries_per_gb = 0;
+  v1::PairResult one = Cell();
+  AddDelta(one.mutable_client_counters(), "hw_counters", "packet_seq_err", 1);
+  v1::Finding finding = WithCounterVerdict(strict, one, Base(strict));
+  EXPECT_EQ(finding.severity(), "warning");
+  EXPECT_THAT(finding.message(), HasSubstr("over the plan's 0 per GB"));
+  // Exactly at the threshold passes.
+  v1::PairResult at = Cell();
+  AddDelta(at.mutable_client_counters(), "hw_counters", "duplicate_request", 100);
+  EXPECT_EQ(WithCounterVerdict({}, at, Base()).status(), "pass");
+}
+
+TEST(CounterVerdictTest, EachRetryCounterIsJudgedOnItsOwn) {
+  // 80 + 80 on one end is not 1.6 / GB: the same loss shows in several
+  // counters (out_of_sequence at the receiver, packet_seq_err at the sender).
+  v1::PairResult pair = Cell();
+  AddDelta(pair.mutable_client_counters(), "hw_counters", "packet_seq_err", 80);
+  AddDelta(pair.mutable_server_counters(), "hw_counters", "out_of_sequence", 80);
+  EXPECT_EQ(WithCounterVerdict({}, pair, Base()).status(), "pass");
+  for (const auto& [source, name] :
+       std::vector<std::pair<std::string, std::string>>{{"hw_counters", "out_of_sequence"},
+                                                        {"hw_counters", "packet_seq_err"},
+                                                        {"hw_counters", "local_ack_timeout_err"},
+                                                        {"hw_counters", "rnr_nak_retry_err"},
+                                                        {"hw_counters", "implied_nak_seq_err"},
+                                                        {"hw_counters", "duplicate_request"},
+                                                        {"hw_counters", "roce_adp_retrans"},
+                                                        {"hw_counters", "roce_adp_retrans_to"},
+                                                        {"hw_counters", "roce_slow_restart"},
+                                                        {"hw_counters", "roce_slow_restart_trans"},
+                                                        {"hw_counters", "rcvd_seq_err"},
+                                                        {"ethtool", "rx_discards_phy"}}) {
+    v1::PairResult cell = Cell();
+    AddDelta(cell.mutable_server_counters(), source, name, 101);
+    EXPECT_EQ(WithCounterVerdict({}, cell, Base()).severity(), "warning") << source << "/" << name;
+  }
+}
+
+TEST(CounterVerdictTest, BidirectionalCellsCountBothDirections) {
+  plan::Pairwise plan;
+  plan.bidirectional = true;
+  v1::PairResult pair = Cell();
+  AddDelta(pair.mutable_server_counters(), "hw_counters", "out_of_sequence", 150);  // 0.75 / GB
+  EXPECT_EQ(WithCounterVerdict(plan, pair, Base(plan)).status(), "pass");
+  AddDelta(pair.mutable_client_counters(), "hw_counters", "out_of_sequence", 500);  // 2.5 / GB
+  v1::Finding finding = WithCounterVerdict(plan, pair, Base(plan));
+  EXPECT_EQ(finding.severity(), "warning");
+  EXPECT_THAT(finding.message(), HasSubstr("(200 GB moved): node1 mlx5_0 out_of_sequence +500 "
+                                           "(2.5 per GB)."));
+  AddDelta(pair.mutable_server_counters(), "hw_counters", "local_ack_timeout_err", 900);
+  EXPECT_THAT(WithCounterVerdict(plan, pair, Base(plan)).remedy(),
+              StartsWith("Check PFC on the RDMA priority for node1 mlx5_0 and node3 mlx5_0 and "
+                         "their switch ports (drops force"));
+}
+
+TEST(CounterVerdictTest, LatencyCellsAreJudgedPerAtLeastOneGb) {
+  const plan::Pairwise plan;
+  const v1::Finding base = JudgePair(plan, Latency(1.8, 2.3));
+  ASSERT_EQ(base.status(), "pass");
+  v1::PairResult one = Cell("write_lat");
+  AddDelta(one.mutable_client_counters(), "hw_counters", "local_ack_timeout_err", 1);
+  EXPECT_TRUE(MessageDifferencer::Equals(WithCounterVerdict(plan, one, base), base));
+
+  v1::PairResult three = Cell("write_lat");
+  AddDelta(three.mutable_client_counters(), "hw_counters", "local_ack_timeout_err", 3);
+  v1::Finding warned = WithCounterVerdict(plan, three, base);
+  EXPECT_EQ(warned.id(), "pairwise.latency");
+  EXPECT_EQ(warned.status(), "fail");
+  EXPECT_EQ(warned.severity(), "warning");
+  EXPECT_THAT(warned.message(),
+              HasSubstr("Retransmissions over the plan's 1 per GB (under 1 GB moved, judged per "
+                        "1 GB): node1 mlx5_0 local_ack_timeout_err +3 (3 per GB)."));
+
+  v1::PairResult flap = Cell("write_lat");
+  AddDelta(flap.mutable_server_counters(), "counters", "link_downed", 1);
+  v1::Finding failed = WithCounterVerdict(plan, flap, base);
+  EXPECT_EQ(failed.status(), "fail");
+  EXPECT_EQ(failed.severity(), "error");
+  EXPECT_EQ(failed.observed(), "typical 1.8 us, p99 2.3 us; node3 mlx5_0 link_downed +1");
+}
+
+TEST(CounterVerdictTest, CounterGoneBackwardsPassesWithTheNote) {
+  v1::PortCounters before;
+  v1::PortCounters after;
+  for (auto [counters, value] :
+       {std::pair{&before, uint64_t{10}}, std::pair{&after, uint64_t{2}}}) {
+    v1::CounterValue* v = counters->add_values();
+    v->set_source("counters");
+    v->set_name("symbol_error");
+    v->set_value(value);
+  }
+  v1::PairResult pair = Cell();
+  for (auto& delta : counters::DiffCounters(before, after)) {
+    *pair.add_server_counters() = delta;
+  }
+  ASSERT_EQ(pair.server_counters(0).delta(), 0u);
+  const v1::Finding base = Base();
+  v1::Finding finding = WithCounterVerdict({}, pair, base);
+  EXPECT_EQ(finding.status(), "pass");
+  EXPECT_EQ(finding.severity(), "error");
+  EXPECT_EQ(finding.observed(), base.observed());
+  EXPECT_EQ(finding.expected(), base.expected());
+  EXPECT_EQ(finding.remedy(), "");
+  EXPECT_EQ(finding.message(),
+            base.message() +
+                " Counters not judged: node3 mlx5_0 symbol_error: went backwards from 10 to 2 "
+                "(counter reset or wrap): no delta.");
+  // A retry counter that wrapped (mlx5 q counters are 32-bit) is said too.
+  v1::PairResult wrapped = Cell();
+  v1::CounterDelta* d = wrapped.add_client_counters();
+  d->set_source("hw_counters");
+  d->set_name("out_of_sequence");
+  d->set_before(4294967290);
+  d->set_after(3);
+  d->set_note("went backwards from 4294967290 to 3 (counter reset or wrap): no delta");
+  EXPECT_EQ(WithCounterVerdict({}, wrapped, base).status(), "pass");
+  EXPECT_THAT(WithCounterVerdict({}, wrapped, base).message(),
+              HasSubstr("node1 mlx5_0 out_of_sequence: went backwards"));
+}
+
+TEST(CounterVerdictTest, AFailedAfterReadIsOneSentencePerEnd) {
+  v1::PairResult pair = Cell();
+  for (const char* name : {"link_downed", "symbol_error", "port_xmit_data"}) {
+    v1::CounterDelta* d = pair.add_client_counters();
+    d->set_source("counters");
+    d->set_name(name);
+    d->set_before(5);
+    d->set_note("not read after the test: no delta");
+  }
+  v1::Finding finding = WithCounterVerdict({}, pair, Base());
+  EXPECT_EQ(finding.status(), "pass");
+  EXPECT_THAT(finding.message(),
+              HasSubstr("Counters not judged: node1 mlx5_0 link_downed, symbol_error: not read "
+                        "after the test: no delta."));
+}
+
+TEST(CounterVerdictTest, CellsThatAlreadyFailKeepFailingWithBothRemedies) {
+  v1::PairResult slow = Cell();
+  AddDelta(slow.mutable_server_counters(), "hw_counters", "out_of_sequence", 5000);
+  const v1::Finding base = JudgePair({}, Bandwidth(92.4));
+  v1::Finding finding = WithCounterVerdict({}, slow, base);
+  EXPECT_EQ(finding.status(), "fail");
+  EXPECT_EQ(finding.severity(), "error");  // retries never soften a failing cell
+  EXPECT_THAT(finding.remedy(), StartsWith("Check PFC on the RDMA priority for node3 mlx5_0"));
+  EXPECT_THAT(finding.remedy(), HasSubstr(base.remedy()));
+
+  AddDelta(slow.mutable_client_counters(), "counters", "link_error_recovery", 1);
+  v1::Finding both = WithCounterVerdict({}, slow, base);
+  EXPECT_THAT(both.remedy(), StartsWith("Reseat or replace the cable/transceiver on node1 mlx5_0"));
+  EXPECT_THAT(both.remedy(), HasSubstr(" Check PFC on the RDMA priority for node3 mlx5_0"));
+}
+
+TEST(CounterVerdictTest, LinkErrorsFailCellsThatCouldNotBeJudgedOtherwise) {
+  v1::PairResult pair = Cell();
+  AddDelta(pair.mutable_client_counters(), "counters", "link_downed", 1);
+  const v1::Finding skipped = JudgePair({}, Bandwidth(195, 0));
+  ASSERT_EQ(skipped.status(), "skipped");
+  EXPECT_EQ(WithCounterVerdict({}, pair, skipped).status(), "fail");
+  // Retries alone leave an unknown cell unknown (still blocking).
+  PairMeasurement no_figures = Bandwidth(195);
+  no_figures.result.clear_bandwidth();
+  const v1::Finding unknown = JudgePair({}, no_figures);
+  v1::PairResult retried = Cell();
+  AddDelta(retried.mutable_client_counters(), "hw_counters", "out_of_sequence", 5000);
+  v1::Finding finding = WithCounterVerdict({}, retried, unknown);
+  EXPECT_EQ(finding.status(), "unknown");
+  EXPECT_EQ(finding.severity(), "error");
+}
+
+TEST(CounterVerdictTest, GarbageByteCountsDoNotOverflow) {
+  v1::PairResult pair = Cell();
+  pair.mutable_client_result()->mutable_bandwidth()->set_message_bytes(
+      std::numeric_limits<uint64_t>::max());
+  pair.mutable_client_result()->mutable_bandwidth()->set_iterations(
+      std::numeric_limits<uint64_t>::max());
+  AddDelta(pair.mutable_client_counters(), "hw_counters", "out_of_sequence",
+           std::numeric_limits<uint64_t>::max());
+  EXPECT_EQ(WithCounterVerdict({}, pair, Base()).status(), "pass");
+  v1::PairResult none = Cell();
+  none.clear_client_result();
+  none.clear_server_result();
+  AddDelta(none.mutable_client_counters(), "hw_counters", "out_of_sequence", 2);
+  EXPECT_THAT(WithCounterVerdict({}, none, Base()).message(),
+              HasSubstr("under 1 GB moved, judged per 1 GB"));
 }
 
 }  // namespace

@@ -1,6 +1,7 @@
 // The live ethtool source on whatever machine runs the tests: it must answer
 // with a Status (this sandbox's lo and eth0 may have no statistics), never
-// crash, and keep only pause/discard/out_of_buffer statistics when it reads.
+// crash, and keep only pause/discard/out_of_buffer and link health statistics
+// when it reads.
 #include "agent/peer/ethtool_stats_source.h"
 
 #include <net/if.h>
@@ -20,6 +21,18 @@ TEST(EthtoolStatsSourceTest, KeepsOnlyCongestionAndLossStatistics) {
   EXPECT_TRUE(IsKeptEthtoolStat("rx_out_of_buffer"));
   EXPECT_FALSE(IsKeptEthtoolStat("rx_packets"));
   EXPECT_FALSE(IsKeptEthtoolStat("tx_bytes_phy"));
+}
+
+TEST(EthtoolStatsSourceTest, KeepsTheMlx5LinkHealthCountersTheVerdictJudges) {
+  for (const char* name : {"link_down_events_phy", "rx_symbol_err_phy", "rx_pcs_symbol_err_phy",
+                           "rx_crc_errors_phy", "rx_corrected_bits_phy", "rx_bits_phy"}) {
+    EXPECT_TRUE(IsKeptEthtoolStat(name)) << name;
+  }
+  // Near misses are not kept: the set is exact names, not substrings.
+  EXPECT_FALSE(IsKeptEthtoolStat("rx_err_lane_0_phy"));
+  EXPECT_FALSE(IsKeptEthtoolStat("rx_symbol_err"));
+  EXPECT_FALSE(IsKeptEthtoolStat("link_down_events_phy "));
+  EXPECT_FALSE(IsKeptEthtoolStat(""));
 }
 
 TEST(EthtoolStatsSourceTest, LiveLoopbackAnswersWithAStatus) {

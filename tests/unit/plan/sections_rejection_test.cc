@@ -213,7 +213,8 @@ const std::vector<RejectCase> kPairwiseCases = {
      "|max_latency_ms",
      "pairwise.max_latency_ms is not a known key; did you mean max_latency_us? Keys allowed in "
      "pairwise: engine, pattern, k, tests, memory, duration_s, message_bytes, streams, "
-     "bidirectional, min_fraction_of_line_rate, max_latency_us."},
+     "bidirectional, directions, cuda_gpus, min_fraction_of_line_rate, max_latency_us, "
+     "max_retries_per_gb."},
     {"VerbsOnEthernetWithoutRails",
      {{"type: roce", "type: ethernet"},
       {"  roce: {gid_index: 3, pfc_priority: 3, dscp: 26, trust: dscp, ecn: true}\n", ""},

@@ -207,36 +207,69 @@ plan::Plan FourNodePlan() {
 }
 
 TEST(BuildScheduleFromPlanTest, FourNodesTwoRails) {
-  const plan::Plan plan = FourNodePlan();
+  plan::Plan plan = FourNodePlan();
+  plan.pairwise.both_directions = false;
   absl::StatusOr<std::vector<Round>> rounds = BuildSchedule(plan);
   ASSERT_TRUE(rounds.ok()) << rounds.status();
   EXPECT_EQ(rounds->size(), 6u);  // 3 rounds × 2 rails
   EXPECT_EQ(NodeTwice(*rounds), "");
   EXPECT_EQ(TestCounts(*rounds).size(), 12u);  // 6 pairs × 2 rails
   EXPECT_EQ(DescribeSchedule(plan, *rounds),
-            "round 1/6: node1<->node4 (mlx5_0), node2<->node3 (mlx5_0); idle: —\n"
-            "round 2/6: node1<->node4 (mlx5_1), node2<->node3 (mlx5_1); idle: —\n"
-            "round 3/6: node1<->node2 (mlx5_0), node3<->node4 (mlx5_0); idle: —\n"
-            "round 4/6: node1<->node2 (mlx5_1), node3<->node4 (mlx5_1); idle: —\n"
-            "round 5/6: node1<->node3 (mlx5_0), node2<->node4 (mlx5_0); idle: —\n"
-            "round 6/6: node1<->node3 (mlx5_1), node2<->node4 (mlx5_1); idle: —\n");
+            "round 1/6: node1->node4 (mlx5_0), node2->node3 (mlx5_0); idle: —\n"
+            "round 2/6: node1->node4 (mlx5_1), node2->node3 (mlx5_1); idle: —\n"
+            "round 3/6: node1->node2 (mlx5_0), node3->node4 (mlx5_0); idle: —\n"
+            "round 4/6: node1->node2 (mlx5_1), node3->node4 (mlx5_1); idle: —\n"
+            "round 5/6: node1->node3 (mlx5_0), node2->node4 (mlx5_0); idle: —\n"
+            "round 6/6: node1->node3 (mlx5_1), node2->node4 (mlx5_1); idle: —\n");
+}
+
+// The default: every ordered pair is a cell, so each node's send path and
+// receive path are both measured on every rail.
+TEST(BuildScheduleFromPlanTest, BothDirectionsByDefault) {
+  const plan::Plan plan = FourNodePlan();
+  absl::StatusOr<std::vector<Round>> rounds = BuildSchedule(plan);
+  ASSERT_TRUE(rounds.ok()) << rounds.status();
+  EXPECT_EQ(rounds->size(), 12u);  // 3 rounds x 2 rails x 2 directions
+  EXPECT_EQ(NodeTwice(*rounds), "");
+  std::map<std::pair<int, int>, int> ordered;
+  for (const Round& round : *rounds) {
+    for (const PairTest& test : round.tests) ordered[{test.client, test.server}] += 1;
+  }
+  EXPECT_EQ(ordered.size(), 12u);  // N x (N - 1)
+  for (const auto& [pair, rails] : ordered)
+    EXPECT_EQ(rails, 2) << pair.first << "->" << pair.second;
+  EXPECT_EQ(
+      DescribeSchedule(plan, *rounds).rfind("round 1/12: node1->node4 (mlx5_0), node2->node3", 0),
+      0u);
+  EXPECT_NE(DescribeSchedule(plan, *rounds).find("round 7/12: node4->node1 (mlx5_0), node3->node2"),
+            std::string::npos);
+}
+
+TEST(BuildScheduleFromPlanTest, BidirectionalTestsEachPairOnceBothWaysAtOnce) {
+  plan::Plan plan = FourNodePlan();
+  plan.pairwise.bidirectional = true;
+  absl::StatusOr<std::vector<Round>> rounds = BuildSchedule(plan);
+  ASSERT_TRUE(rounds.ok()) << rounds.status();
+  EXPECT_EQ(rounds->size(), 6u);
 }
 
 TEST(BuildScheduleFromPlanTest, TcpEngineUsesTheDataPlane) {
   plan::Plan plan = FourNodePlan();
+  plan.pairwise.both_directions = false;
   plan.pairwise.engine = plan::PairwiseEngine::kTcp;
   plan.nodes.pop_back();
   for (plan::Node& node : plan.nodes) node.rails.clear();
   absl::StatusOr<std::vector<Round>> rounds = BuildSchedule(plan);
   ASSERT_TRUE(rounds.ok()) << rounds.status();
   EXPECT_EQ(DescribeSchedule(plan, *rounds),
-            "round 1/3: node2<->node3 (data plane); idle: node1\n"
-            "round 2/3: node1<->node2 (data plane); idle: node3\n"
-            "round 3/3: node1<->node3 (data plane); idle: node2\n");
+            "round 1/3: node2->node3 (data plane); idle: node1\n"
+            "round 2/3: node1->node2 (data plane); idle: node3\n"
+            "round 3/3: node1->node3 (data plane); idle: node2\n");
 }
 
 TEST(BuildScheduleFromPlanTest, KBatchAndRingFollowThePlan) {
   plan::Plan plan = FourNodePlan();
+  plan.pairwise.both_directions = false;
   plan.pairwise.pattern = PairwisePattern::kRing;
   absl::StatusOr<std::vector<Round>> ring = BuildSchedule(plan);
   ASSERT_TRUE(ring.ok()) << ring.status();
@@ -253,7 +286,7 @@ TEST(BuildScheduleFromPlanTest, DifferentRailNamesAreShownAtBothEnds) {
   plan::Plan plan = FourNodePlan();
   plan.nodes[3].rails = {"mlx5_2", "mlx5_3"};
   const std::string text = DescribeSchedule(plan, *BuildSchedule(plan));
-  EXPECT_NE(text.find("node1<->node4 (mlx5_0<->mlx5_2)"), std::string::npos) << text;
+  EXPECT_NE(text.find("node1->node4 (mlx5_0<->mlx5_2)"), std::string::npos) << text;
 }
 
 TEST(BuildScheduleFromPlanTest, Errors) {
@@ -282,9 +315,9 @@ TEST(DescribeScheduleTest, WithoutAPlan) {
       BuildSchedule(3, PairwisePattern::kRing, 0, 1, {2, 1, 1});
   ASSERT_TRUE(rounds.ok()) << rounds.status();
   EXPECT_EQ(DescribeSchedule(*rounds),
-            "round 1/3: #0<->#1 (rail 0); idle: #2\n"
-            "round 2/3: #1<->#2 (rail 0); idle: #0\n"
-            "round 3/3: #0<->#2 (rail 0); idle: #1\n");
+            "round 1/3: #0->#1 (rail 0); idle: #2\n"
+            "round 2/3: #1->#2 (rail 0); idle: #0\n"
+            "round 3/3: #0->#2 (rail 0); idle: #1\n");
   EXPECT_EQ(DescribeSchedule(std::vector<Round>{}), "");
 }
 

@@ -1,0 +1,97 @@
+#include "controller/checks/nccl_env_checks.h"
+
+#include <set>
+
+#include "absl/strings/match.h"
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_join.h"
+#include "absl/strings/str_split.h"
+#include "absl/strings/strip.h"
+
+namespace clustercert::checks {
+namespace {
+
+// NCCL_IB_HCA's device names: "=" (exact) and ":port" suffixes dropped.
+std::set<std::string> HcaNames(absl::string_view value) {
+  absl::ConsumePrefix(&value, "=");
+  std::set<std::string> names;
+  for (absl::string_view item : absl::StrSplit(value, ',', absl::SkipWhitespace())) {
+    names.insert(std::string(item.substr(0, item.find(':'))));
+  }
+  return names;
+}
+
+// Whether NCCL would take `value` to name what `derived` names.
+bool Agrees(const std::string& name, const std::string& value, const std::string& derived) {
+  if (name == "NCCL_IB_HCA") return HcaNames(value) == HcaNames(derived);
+  if (name == "NCCL_SOCKET_IFNAME") {
+    const std::string wanted(absl::StripPrefix(derived, "="));
+    if (absl::StartsWith(value, "=")) return value.substr(1) == wanted;
+    // Without "=" NCCL matches by prefix: "eno" selects eno1.
+    for (absl::string_view prefix : absl::StrSplit(value, ',', absl::SkipWhitespace())) {
+      if (absl::StartsWith(wanted, prefix)) return true;
+    }
+    return false;
+  }
+  return value == derived;
+}
+
+std::string Remedy(const std::string& name, const std::string& derived) {
+  return absl::StrCat("Remove ", name, " from collectives.env (clustercert sets ", name, "=",
+                      derived, " from the plan), or correct it to ", derived,
+                      "; the plan's rails, fabric.roce and the management netdev are the source "
+                      "of truth.");
+}
+
+}  // namespace
+
+std::map<std::string, std::string> DerivedNcclEnv(const plan::Plan& plan, const plan::Node& node,
+                                                  const v1::Inventory* inventory) {
+  std::map<std::string, std::string> env;
+  if (plan.fabric.type == plan::FabricType::kEthernet) return env;
+  if (!node.rails.empty()) env["NCCL_IB_HCA"] = absl::StrCat("=", absl::StrJoin(node.rails, ","));
+  if (plan.fabric.type == plan::FabricType::kRoce) {
+    const plan::RoceSettings& roce = plan.fabric.roce;
+    env["NCCL_IB_GID_INDEX"] = absl::StrCat(roce.gid_index);
+    env["NCCL_IB_TC"] = absl::StrCat((roce.dscp << 2) | (roce.ecn ? 2 : 0));
+  }
+  if (inventory != nullptr && !inventory->management_netdev().empty()) {
+    env["NCCL_SOCKET_IFNAME"] = absl::StrCat("=", inventory->management_netdev());
+  }
+  return env;
+}
+
+void AppendNcclEnvChecks(const CheckContext& context, std::vector<v1::Finding>& findings) {
+  const plan::Plan& plan = context.plan();
+  if (!plan.collectives.enabled || plan.collectives.backend != plan::CollectiveBackend::kNccl) {
+    return;
+  }
+  const std::map<std::string, std::string> derived =
+      DerivedNcclEnv(plan, context.node(), &context.inventory());
+  if (derived.empty()) return;
+  bool any = false;
+  for (const auto& [name, wanted] : derived) {
+    auto it = plan.collectives.env.find(name);
+    if (it == plan.collectives.env.end() || Agrees(name, it->second, wanted)) continue;
+    any = true;
+    const bool breaks_rdma = name == "NCCL_IB_HCA" || name == "NCCL_IB_GID_INDEX";
+    FindingBuilder builder = context.Builder(
+        "collectives.env", breaks_rdma ? Severity::kError : Severity::kWarning, name);
+    findings.push_back(builder.Fail(
+        absl::StrCat(name, "=", it->second), absl::StrCat(name, "=", wanted),
+        absl::StrCat(builder.subject(), ": the plan's collectives.env sets ", name, "=", it->second,
+                     " but the plan itself implies ", wanted,
+                     breaks_rdma ? ": NCCL would leave a rail idle or use the wrong GID."
+                                 : ": NCCL's traffic would leave the planned class or network."),
+        Remedy(name, wanted)));
+  }
+  if (any) return;
+  std::vector<std::string> pairs;
+  for (const auto& [name, wanted] : derived) pairs.push_back(absl::StrCat(name, "=", wanted));
+  FindingBuilder builder = context.Builder("collectives.env", Severity::kError);
+  findings.push_back(builder.Pass(
+      absl::StrJoin(pairs, " "), "the env the plan implies",
+      absl::StrCat(builder.subject(), " NCCL ranks run with ", absl::StrJoin(pairs, " "), ".")));
+}
+
+}  // namespace clustercert::checks
