@@ -110,15 +110,15 @@ TEST_F(CertificateCliTest, SignedRunVerifiesAndEveryEditIsCaught) {
     EXPECT_TRUE(fs::exists(fs::path(path).parent_path() / report)) << report << "\n" << run.out;
   }
   v1::Certificate certificate = CertificateFromOutput(run.out);
-  EXPECT_EQ(certificate.format_version(), 3u);
+  EXPECT_EQ(certificate.format_version(), 4u);
   EXPECT_EQ(certificate.signature().algorithm(), "ed25519");
-  EXPECT_EQ(certificate.pairs_size(), 12);
-  EXPECT_EQ(certificate.collectives_size(), 3);
+  EXPECT_EQ(certificate.pairs_size(), 24);        // 12 ordered pairs x 2 tests
+  EXPECT_EQ(certificate.collectives_size(), 6);  // 1-node on each of 4 nodes, 2-node, all-nodes
   EXPECT_FALSE(certificate.plan_yaml().empty());
 
   CommandResult verify = Run({CONTROLLER_BIN, "verify", path});
   EXPECT_EQ(verify.exit_code, 0) << verify.out << verify.err;
-  EXPECT_NE(verify.out.find("12 pair cell(s), 3 sweep(s) recomputed"), std::string::npos)
+  EXPECT_NE(verify.out.find("24 pair cell(s), 6 sweep(s) recomputed"), std::string::npos)
       << verify.out;
   CommandResult pinned = Run({CONTROLLER_BIN, "verify", path, "--pubkey", key_ + ".pub"});
   EXPECT_EQ(pinned.exit_code, 0) << pinned.out << pinned.err;
@@ -203,10 +203,13 @@ TEST_F(CertificateCliTest, PartialRerunCarriesTheRestAndVerifies) {
     EXPECT_EQ(pair.has_carried(), !touches) << pair.client() << "->" << pair.server();
     carried_pairs += pair.has_carried() ? 1 : 0;
   }
-  EXPECT_EQ(carried_pairs, 6);  // 3 pairs without node2 x 2 tests
+  EXPECT_EQ(carried_pairs, 12);  // 3 pairs without node2 x 2 directions x 2 tests
   for (const auto& sweep : certificate.collectives()) {
-    // 1-node is node1 alone: carried; 2-node and all-nodes include node2.
-    EXPECT_EQ(sweep.has_carried(), sweep.scope() == "1-node") << sweep.scope();
+    // Every sweep without node2 is carried: the other nodes' 1-node sweeps;
+    // node2's own, 2-node and all-nodes are measured again.
+    bool has_node2 = false;
+    for (const auto& node : sweep.nodes()) has_node2 = has_node2 || node == "node2";
+    EXPECT_EQ(sweep.has_carried(), !has_node2) << sweep.scope() << " " << sweep.nodes(0);
   }
   for (const auto& node : certificate.nodes()) {
     EXPECT_EQ(node.has_carried(), node.name() != "node2") << node.name();

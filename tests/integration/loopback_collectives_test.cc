@@ -75,7 +75,7 @@ class LoopbackCollectivesTest : public ::testing::Test {
     std::map<std::string, std::string> out;
     for (const auto& check : certificate.checks()) {
       if (check.id().rfind("collectives.", 0) == 0) {
-        out[check.id() + "@" + check.device()] = check.status();
+        out[check.key()] = check.status();
       }
     }
     return out;
@@ -92,10 +92,11 @@ TEST_F(LoopbackCollectivesTest, FourAgentsRunEveryScopeAndCertify) {
   ASSERT_EQ(run.exit_code, 0) << run.out << run.err;
   v1::Certificate certificate = CertificateFromOutput(run.out);
   EXPECT_EQ(certificate.verdict(), "certified");
-  ASSERT_EQ(certificate.collectives_size(), 3);
+  // The 1-node sweep on every node (each node's own bus), then 2-node and all-nodes.
+  ASSERT_EQ(certificate.collectives_size(), 6);
   const std::vector<std::pair<std::string, int>> expected = {
-      {"1-node", 2}, {"2-node", 4}, {"all-nodes", 8}};
-  for (int i = 0; i < 3; ++i) {
+      {"1-node", 2}, {"1-node", 2}, {"1-node", 2}, {"1-node", 2}, {"2-node", 4}, {"all-nodes", 8}};
+  for (int i = 0; i < 6; ++i) {
     const v1::CollectiveSweep& sweep = certificate.collectives(i);
     EXPECT_EQ(sweep.scope(), expected[i].first);
     EXPECT_EQ(sweep.ranks(), expected[i].second);
@@ -124,7 +125,18 @@ TEST_F(LoopbackCollectivesTest, FourAgentsRunEveryScopeAndCertify) {
   EXPECT_EQ(statuses["collectives.run@all-nodes"], "pass");
   EXPECT_EQ(statuses["collectives.correctness@all-nodes"], "pass");
   EXPECT_EQ(statuses["collectives.busbw@all-nodes"], "pass");
-  EXPECT_EQ(statuses["collectives.busbw@1-node"], "skipped");
+  EXPECT_EQ(statuses["collectives.busbw@node1/1-node"], "skipped");
+  for (int i = 0; i < 4; ++i) {
+    EXPECT_EQ(certificate.collectives(i).nodes(0), "node" + std::to_string(i + 1));
+    // Every node's intra-node figure against the median: judged, a warning for gloo.
+    EXPECT_NE(statuses["collectives.intra_node@node" + std::to_string(i + 1) + "/1-node"], "");
+  }
+  for (const auto& check : certificate.checks()) {
+    if (check.id() == "collectives.intra_node") {
+      EXPECT_NE(check.status(), "skipped") << check.message();
+      EXPECT_EQ(check.severity(), "warning");
+    }
+  }
   // Judged (1-node has 2 ranks), but loopback TCP timings are too noisy to
   // expect a pass: gloo over tcp makes it a warning, which never blocks.
   EXPECT_NE(statuses["collectives.scaling@1-node -> 2-node"], "");
@@ -151,16 +163,20 @@ TEST_F(LoopbackCollectivesTest, RankThatCannotBindFailsItsScopesNotTheRun) {
   EXPECT_LT(std::chrono::steady_clock::now() - start, std::chrono::seconds(90));
   ASSERT_EQ(run.exit_code, 1) << run.out << run.err;
   v1::Certificate certificate = CertificateFromOutput(run.out);
-  ASSERT_EQ(certificate.collectives_size(), 3);
-  EXPECT_TRUE(certificate.collectives(0).ok()) << certificate.collectives(0).error();
-  for (int i = 1; i < 3; ++i) {
+  // 1-node on each node (node2's own fails too), 2-node (node1, node2), all-nodes.
+  ASSERT_EQ(certificate.collectives_size(), 6);
+  for (int i : {0, 2, 3}) {
+    EXPECT_TRUE(certificate.collectives(i).ok()) << certificate.collectives(i).error();
+  }
+  for (int i : {1, 4, 5}) {
     const v1::CollectiveSweep& sweep = certificate.collectives(i);
     EXPECT_FALSE(sweep.ok());
     EXPECT_NE(sweep.error().find("node2"), std::string::npos) << sweep.error();
     EXPECT_NE(sweep.error().find("192.0.2.1"), std::string::npos) << sweep.error();
   }
   auto statuses = Statuses(certificate);
-  EXPECT_EQ(statuses["collectives.run@1-node"], "pass");
+  EXPECT_EQ(statuses["collectives.run@node1/1-node"], "pass");
+  EXPECT_EQ(statuses["collectives.run@node2/1-node"], "fail");
   EXPECT_EQ(statuses["collectives.run@2-node"], "fail");
   EXPECT_EQ(statuses["collectives.run@all-nodes"], "fail");
   EXPECT_EQ(certificate.verdict(), "not-certified");

@@ -24,7 +24,7 @@ TEST(ShippedPlansTest, FourNodeRoce) {
   ASSERT_TRUE(plan.ok()) << plan.status();
   EXPECT_EQ(plan->cluster, "kentino-4node");
   EXPECT_EQ(plan->fabric.type, FabricType::kRoce);
-  EXPECT_EQ(plan->fabric.link_rate_gbps, 200);
+  EXPECT_EQ(plan->fabric.link_rate_gbps, 400);
   EXPECT_EQ(plan->fabric.active_mtu, 4096);
   EXPECT_EQ(plan->fabric.min_netdev_mtu, 9000);
   EXPECT_EQ(plan->fabric.roce.gid_index, 3);
@@ -39,13 +39,14 @@ TEST(ShippedPlansTest, FourNodeRoce) {
     EXPECT_EQ(node.name, absl::StrCat("node", i + 1));
     EXPECT_EQ(node.agent, absl::StrCat("192.168.100.", 11 + i, ":7070"));
     EXPECT_EQ(node.data_ip, absl::StrCat("10.10.1.", i + 1));
-    EXPECT_THAT(node.rails, ElementsAre("mlx5_0", "mlx5_1"));
-    EXPECT_EQ(node.gpus, 4);
+    EXPECT_THAT(node.rails, ElementsAre("mlx5_0", "mlx5_1", "mlx5_2", "mlx5_3", "mlx5_4", "mlx5_5",
+                                        "mlx5_6", "mlx5_7"));
+    EXPECT_EQ(node.gpus, 8);
     EXPECT_GT(node.location.line, 0);
   }
 
   EXPECT_TRUE(plan->expect.nvidia_peermem);
-  EXPECT_EQ(plan->expect.pcie.gen, 4);
+  EXPECT_EQ(plan->expect.pcie.gen, 5);
   EXPECT_EQ(plan->expect.pcie.width, 16);
   EXPECT_EQ(plan->expect.clock_offset_ms, 5);
   EXPECT_TRUE(plan->expect.ntp_synced);
@@ -62,6 +63,8 @@ TEST(ShippedPlansTest, FourNodeRoce) {
   EXPECT_EQ(plan->pairwise.pattern, PairwisePattern::kAllPairs);
   EXPECT_THAT(plan->pairwise.tests, ElementsAre("write_bw", "send_bw", "write_lat"));
   EXPECT_THAT(plan->pairwise.memory, ElementsAre("host", "cuda"));
+  EXPECT_EQ(plan->pairwise.cuda_gpus, 0);
+  EXPECT_EQ(plan->locations.count("pairwise.cuda_gpus"), 1u);
   EXPECT_EQ(plan->pairwise.duration_s, 10);
   EXPECT_EQ(plan->pairwise.message_bytes, 8 << 20);
   EXPECT_DOUBLE_EQ(plan->pairwise.min_fraction_of_line_rate, 0.80);
@@ -72,11 +75,11 @@ TEST(ShippedPlansTest, FourNodeRoce) {
   EXPECT_EQ(plan->collectives.sizes.min_bytes, 8);
   EXPECT_EQ(plan->collectives.sizes.max_bytes, 8LL << 30);
   EXPECT_EQ(plan->collectives.sizes.factor, 2);
-  EXPECT_EQ(plan->collectives.ranks_per_node, 4);
-  EXPECT_EQ(plan->collectives.min_busbw_gbytes, 22);
-  EXPECT_THAT(plan->collectives.env,
-              ElementsAre(Pair("NCCL_IB_GID_INDEX", "3"), Pair("NCCL_IB_HCA", "mlx5_0,mlx5_1"),
-                          Pair("NCCL_NET_GDR_LEVEL", "PHB")));
+  EXPECT_EQ(plan->collectives.ranks_per_node, 8);
+  EXPECT_EQ(plan->collectives.min_busbw_gbytes, 0);  // the floor follows the rails
+  EXPECT_DOUBLE_EQ(plan->collectives.min_fraction_of_fabric, 0.8);
+  // NCCL_IB_HCA and NCCL_IB_GID_INDEX are derived from the plan (DerivedNcclEnv).
+  EXPECT_THAT(plan->collectives.env, ElementsAre(Pair("NCCL_NET_GDR_LEVEL", "PHB")));
 
   EXPECT_TRUE(plan->uplink.enabled);
   EXPECT_EQ(plan->uplink.capacity_gbps, 25);
@@ -105,16 +108,21 @@ TEST(ShippedPlansTest, FourNodeInfinibandHdr) {
   const absl::StatusOr<Plan> plan = LoadShipped("4node-ib-hdr.yaml");
   ASSERT_TRUE(plan.ok()) << plan.status();
   EXPECT_EQ(plan->fabric.type, FabricType::kInfiniband);
-  EXPECT_EQ(plan->fabric.link_rate_gbps, 200);
+  EXPECT_EQ(plan->fabric.link_rate_gbps, 400);  // NDR
   ASSERT_EQ(plan->nodes.size(), 4u);
   for (const Node& node : plan->nodes) {
-    EXPECT_THAT(node.rails, ElementsAre("mlx5_0", "mlx5_1", "mlx5_2", "mlx5_3"));
-    EXPECT_EQ(node.gpus, 4);
+    EXPECT_THAT(node.rails, ElementsAre("mlx5_0", "mlx5_1", "mlx5_2", "mlx5_3", "mlx5_4", "mlx5_5",
+                                        "mlx5_6", "mlx5_7"));
+    EXPECT_EQ(node.gpus, 8);
   }
+  EXPECT_EQ(plan->expect.pcie.gen, 5);
+  EXPECT_EQ(plan->collectives.ranks_per_node, 8);
+  EXPECT_EQ(plan->collectives.min_busbw_gbytes, 0);
   EXPECT_EQ(plan->expect.max_gpu_nic_relation, "PIX");
   EXPECT_THAT(plan->pairwise.tests, ElementsAre("write_bw", "read_bw", "write_lat"));
   EXPECT_EQ(plan->collectives.backend, CollectiveBackend::kNccl);
-  EXPECT_EQ(plan->collectives.env.at("NCCL_IB_HCA"), "mlx5_0,mlx5_1,mlx5_2,mlx5_3");
+  EXPECT_EQ(plan->collectives.env.count("NCCL_IB_HCA"), 0u);  // derived from the rails
+  EXPECT_EQ(plan->collectives.env.at("NCCL_NET_GDR_LEVEL"), "PIX");
   EXPECT_FALSE(plan->uplink.enabled);
   EXPECT_EQ(plan->locations.count("fabric.roce"), 0u);
 }
