@@ -157,7 +157,7 @@ std::vector<v1::CollectiveSweep> RunScopes(std::vector<NodeState>& nodes, const 
   }
   if (one_node.size() > 1) {
     progress.Line("collectives", absl::StrCat("1-node sweeps on ", one_node.size(),
-                                              " nodes at once (each node's own GPUs)"));
+                                              " nodes at once (each runs on its own node only)"));
     std::vector<std::thread> threads;
     for (size_t i : one_node) {
       threads.emplace_back(
