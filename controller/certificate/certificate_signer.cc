@@ -18,6 +18,7 @@
 #include "absl/strings/str_cat.h"
 #include "common/sha256.h"
 #include "controller/certificate/result_keys.h"
+#include "controller/collectives/collective_verdicts.h"
 #include "google/protobuf/io/coded_stream.h"
 #include "google/protobuf/io/zero_copy_stream_impl_lite.h"
 
@@ -92,13 +93,13 @@ absl::StatusOr<Pkey> PublicKeyFromPem(const std::string& pem, const std::string&
   Bio bio(BIO_new_mem_buf(pem.data(), static_cast<int>(pem.size())));
   Pkey key(PEM_read_bio_PUBKEY(bio.get(), nullptr, nullptr, nullptr));
   if (!key) {
-    return absl::InvalidArgumentError(absl::StrCat(what, " is not a PEM public key (",
-                                                   OpenSslError(),
-                                                   "); use the .pub file `controller keygen` wrote"));
+    return absl::InvalidArgumentError(
+        absl::StrCat(what, " is not a PEM public key (", OpenSslError(),
+                     "); use the .pub file `controller keygen` wrote"));
   }
   if (EVP_PKEY_get_base_id(key.get()) != EVP_PKEY_ED25519) {
-    return absl::InvalidArgumentError(
-        absl::StrCat(what, " is not an Ed25519 key; make one with `controller keygen --out PREFIX`"));
+    return absl::InvalidArgumentError(absl::StrCat(
+        what, " is not an Ed25519 key; make one with `controller keygen --out PREFIX`"));
   }
   return key;
 }
@@ -118,12 +119,12 @@ absl::Status WriteNewFile(const std::string& path, const std::string& text, mode
   if (fd < 0) {
     if (errno == EEXIST) {
       return absl::AlreadyExistsError(absl::StrCat(
-          path, " already exists; keygen never overwrites a key: choose another --out prefix "
-                "or remove the old key first"));
+          path,
+          " already exists; keygen never overwrites a key: choose another --out prefix "
+          "or remove the old key first"));
     }
-    return absl::PermissionDeniedError(absl::StrCat("cannot create ", path, ": ",
-                                                    std::strerror(errno),
-                                                    "; choose a writable --out prefix"));
+    return absl::PermissionDeniedError(absl::StrCat(
+        "cannot create ", path, ": ", std::strerror(errno), "; choose a writable --out prefix"));
   }
   ::fchmod(fd, mode);  // the umask must not widen or narrow what we promise
   const char* data = text.data();
@@ -148,8 +149,8 @@ absl::Status WriteNewFile(const std::string& path, const std::string& text, mode
 absl::StatusOr<std::string> ReadFile(const std::string& path, const std::string& what) {
   std::ifstream in(path, std::ios::binary);
   if (!in) {
-    return absl::NotFoundError(absl::StrCat("cannot read ", what, " ", path,
-                                            ": no such file or not readable"));
+    return absl::NotFoundError(
+        absl::StrCat("cannot read ", what, " ", path, ": no such file or not readable"));
   }
   std::ostringstream buffer;
   buffer << in.rdbuf();
@@ -196,13 +197,17 @@ std::vector<v1::SectionDigest> SectionDigests(const v1::Certificate& certificate
         DeterministicBytes(certificate.pairs(i)));
   }
   for (const auto& sweep : certificate.collectives()) {
-    add(absl::StrCat("collectives[", sweep.scope(), "]"), DeterministicBytes(sweep));
+    // Since format 4 each node has its own 1-node sweep: name it by node.
+    // Older certificates keep the part names they were signed with.
+    const std::string name = certificate.format_version() >= 4 ? SweepName(sweep) : sweep.scope();
+    add(absl::StrCat("collectives[", name, "]"), DeterministicBytes(sweep));
   }
   // The remaining lists and messages, one part each.
   for (int i = 0; i < descriptor->field_count(); ++i) {
     const FieldDescriptor* field = descriptor->field(i);
     const std::string& name = field->name();
-    if (name == "nodes" || name == "pairs" || name == "collectives" || name == "signature") continue;
+    if (name == "nodes" || name == "pairs" || name == "collectives" || name == "signature")
+      continue;
     if (!field->is_repeated() && field->cpp_type() != FieldDescriptor::CPPTYPE_MESSAGE) continue;
     v1::Certificate part = certificate;
     for (int k = 0; k < descriptor->field_count(); ++k) {
@@ -219,7 +224,8 @@ absl::Status GenerateSigningKey(const std::string& prefix) {
         "keygen needs --out PREFIX: the private key goes to PREFIX, the public key to PREFIX.pub");
   }
   Pkey key(EVP_PKEY_Q_keygen(nullptr, nullptr, "ED25519"));
-  if (!key) return absl::InternalError(absl::StrCat("cannot make an Ed25519 key: ", OpenSslError()));
+  if (!key)
+    return absl::InternalError(absl::StrCat("cannot make an Ed25519 key: ", OpenSslError()));
   Bio private_pem(BIO_new(BIO_s_mem()));
   Bio public_pem(BIO_new(BIO_s_mem()));
   if (PEM_write_bio_PrivateKey(private_pem.get(), key.get(), nullptr, nullptr, 0, nullptr,
@@ -229,8 +235,9 @@ absl::Status GenerateSigningKey(const std::string& prefix) {
   }
   const std::string public_path = prefix + ".pub";
   if (::access(public_path.c_str(), F_OK) == 0) {
-    return absl::AlreadyExistsError(absl::StrCat(
-        public_path, " already exists; keygen never overwrites a key: choose another --out "
+    return absl::AlreadyExistsError(
+        absl::StrCat(public_path,
+                     " already exists; keygen never overwrites a key: choose another --out "
                      "prefix or remove the old key first"));
   }
   if (auto status = WriteNewFile(prefix, BioText(private_pem.get()), 0600); !status.ok()) {
@@ -259,17 +266,16 @@ absl::StatusOr<std::string> ReadPublicKeyFile(const std::string& path) {
 absl::Status SignCertificate(v1::Certificate& certificate, const std::string& private_key_path) {
   auto pem = ReadFile(private_key_path, "the signing key");
   if (!pem.ok()) {
-    return absl::NotFoundError(absl::StrCat(
-        pem.status().message(),
-        "; make one with `controller keygen --out ", private_key_path,
-        "` or fix certificate.signing_key in the plan"));
+    return absl::NotFoundError(
+        absl::StrCat(pem.status().message(), "; make one with `controller keygen --out ",
+                     private_key_path, "` or fix certificate.signing_key in the plan"));
   }
   Bio bio(BIO_new_mem_buf(pem->data(), static_cast<int>(pem->size())));
   Pkey key(PEM_read_bio_PrivateKey(bio.get(), nullptr, nullptr, nullptr));
   if (!key || EVP_PKEY_get_base_id(key.get()) != EVP_PKEY_ED25519) {
-    return absl::InvalidArgumentError(absl::StrCat(
-        private_key_path, " is not an Ed25519 private key in PEM (", OpenSslError(),
-        "); make one with `controller keygen --out PREFIX`"));
+    return absl::InvalidArgumentError(
+        absl::StrCat(private_key_path, " is not an Ed25519 private key in PEM (", OpenSslError(),
+                     "); make one with `controller keygen --out PREFIX`"));
   }
   Bio public_pem(BIO_new(BIO_s_mem()));
   if (PEM_write_bio_PUBKEY(public_pem.get(), key.get()) != 1) {
@@ -311,8 +317,8 @@ SignatureCheck CheckSignature(const v1::Certificate& certificate,
     return check;
   }
   if (signature.algorithm() != kAlgorithm) {
-    check.problems.push_back(absl::StrCat("signature algorithm is '", signature.algorithm(),
-                                          "', expected 'ed25519'"));
+    check.problems.push_back(
+        absl::StrCat("signature algorithm is '", signature.algorithm(), "', expected 'ed25519'"));
     return check;
   }
 
@@ -330,7 +336,8 @@ SignatureCheck CheckSignature(const v1::Certificate& certificate,
     }
   }
   for (const auto& [section, sha] : recorded) {
-    if (!now.count(section)) check.problems.push_back(absl::StrCat(section, " was removed after signing"));
+    if (!now.count(section))
+      check.problems.push_back(absl::StrCat(section, " was removed after signing"));
   }
 
   std::string pem = signature.public_key_pem();

@@ -207,8 +207,8 @@ VerdictRecheck RecheckVerdicts(const v1::Certificate& certificate) {
     SetSweepRows({sweep.rows().begin(), sweep.rows().end()}, sweep);
     if (sweep.large_busbw_gbytes() != recorded || sweep.large_from_bytes() != recorded_from) {
       differences.push_back(
-          absl::StrCat("collectives[", sweep.scope(), "]: recorded large-message busbw ", recorded,
-                       " GB/s from ", recorded_from, " B, but its rows give ",
+          absl::StrCat("collectives[", SweepName(sweep), "]: recorded large-message busbw ",
+                       recorded, " GB/s from ", recorded_from, " B, but its rows give ",
                        sweep.large_busbw_gbytes(), " GB/s from ", sweep.large_from_bytes(), " B"));
     }
   }

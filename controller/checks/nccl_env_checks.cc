@@ -43,6 +43,20 @@ std::string Remedy(const std::string& name, const std::string& derived) {
                       "of truth.");
 }
 
+// The data-plane netdev NCCL's sockets (bootstrap, and NET/Socket should IB
+// fail) may use: the one holding the node's data_ip, else the first rail's
+// netdev (RoCE); never the management interface, which collectives do not
+// ride.
+std::string DataNetdev(const plan::Plan& plan, const plan::Node& node,
+                       const v1::Inventory& inventory) {
+  const CheckContext context(plan, node, inventory);
+  if (const v1::Netdev* netdev = context.FindNetdevWithAddress(node.data_ip)) return netdev->name();
+  if (node.rails.empty()) return "";
+  const v1::RdmaDevice* rail = context.FindDevice(node.rails.front());
+  if (rail == nullptr || rail->ports_size() == 0) return "";
+  return rail->ports(0).netdev();
+}
+
 }  // namespace
 
 std::map<std::string, std::string> DerivedNcclEnv(const plan::Plan& plan, const plan::Node& node,
@@ -55,8 +69,9 @@ std::map<std::string, std::string> DerivedNcclEnv(const plan::Plan& plan, const 
     env["NCCL_IB_GID_INDEX"] = absl::StrCat(roce.gid_index);
     env["NCCL_IB_TC"] = absl::StrCat((roce.dscp << 2) | (roce.ecn ? 2 : 0));
   }
-  if (inventory != nullptr && !inventory->management_netdev().empty()) {
-    env["NCCL_SOCKET_IFNAME"] = absl::StrCat("=", inventory->management_netdev());
+  if (inventory != nullptr) {
+    const std::string netdev = DataNetdev(plan, node, *inventory);
+    if (!netdev.empty()) env["NCCL_SOCKET_IFNAME"] = absl::StrCat("=", netdev);
   }
   return env;
 }

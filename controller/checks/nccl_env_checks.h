@@ -16,8 +16,9 @@ namespace clustercert::checks {
 //   NCCL_IB_HCA         "=mlx5_0,mlx5_1": the node's rails, exact names
 //   NCCL_IB_GID_INDEX   fabric.roce.gid_index (RoCE)
 //   NCCL_IB_TC          DSCP << 2 | ECN (the traffic class qos.traffic_class expects; RoCE)
-//   NCCL_SOCKET_IFNAME  "=<management netdev>" when the inventory names it: NCCL's
-//                       bootstrap stays on the management network
+//   NCCL_SOCKET_IFNAME  "=<data netdev>": the netdev holding data_ip, else the
+//                       first rail's netdev; NCCL's sockets stay on the data
+//                       plane, never the management network
 // InfiniBand gets the HCA list only; an ethernet (TCP-only) fabric nothing.
 // `inventory` may be null (no management netdev then).
 std::map<std::string, std::string> DerivedNcclEnv(const plan::Plan& plan, const plan::Node& node,

@@ -349,7 +349,7 @@ void ParseCollectivesSection(MapReader& top, Collectives* collectives) {
                &collectives->ranks_per_node);
   section->Number("min_busbw_gbytes", NumberRange::NonNegative(),
                   "a number of GB/s, 0 or more (the allreduce busbw floor at large sizes; 0 "
-                  "turns the check off; about 22 on 200 Gb/s)",
+                  "lets it follow the rails: min_fraction_of_fabric x rails x link rate / 8)",
                   &collectives->min_busbw_gbytes);
   section->Number("min_fraction_of_fabric", NumberRange::PositiveAtMost(1),
                   "a number above 0 and at most 1 (the share of the rails' line rate / 8 the "

@@ -34,14 +34,20 @@ std::vector<v1::Finding> Evaluate(const plan::Plan& plan, const v1::Inventory& i
   return findings;
 }
 
-TEST(DerivedNcclEnvTest, FollowsTheRailsTheGidTheClassAndTheManagementNetdev) {
+TEST(DerivedNcclEnvTest, FollowsTheRailsTheGidTheClassAndTheDataNetdev) {
   const plan::Plan plan = NcclPlan();
   const v1::Inventory inventory = Inventory();
   auto env = DerivedNcclEnv(plan, plan.nodes[0], &inventory);
   EXPECT_EQ(env["NCCL_IB_HCA"], "=mlx5_0,mlx5_1");
   EXPECT_EQ(env["NCCL_IB_GID_INDEX"], "3");
   EXPECT_EQ(env["NCCL_IB_TC"], "106");  // DSCP 26 << 2 | ECN
-  EXPECT_EQ(env["NCCL_SOCKET_IFNAME"], "=eno1");
+  // Not eno1 (management): the first rail's netdev, or the one holding data_ip.
+  EXPECT_EQ(env["NCCL_SOCKET_IFNAME"], "=" + inventory.rdma_devices(0).ports(0).netdev());
+  plan::Plan with_data_ip = plan;
+  with_data_ip.nodes[0].data_ip = "10.10.2.1";
+  const std::string second = inventory.rdma_devices(1).ports(0).netdev();
+  EXPECT_EQ(DerivedNcclEnv(with_data_ip, with_data_ip.nodes[0], &inventory)["NCCL_SOCKET_IFNAME"],
+            "=" + second);
   plan::Plan ib = plan;
   ib.fabric.type = plan::FabricType::kInfiniband;
   env = DerivedNcclEnv(ib, ib.nodes[0], nullptr);
@@ -57,7 +63,7 @@ TEST(NcclEnvChecksTest, AgreeingOrAbsentEnvPasses) {
   // NCCL's own spellings of the same thing: no "=", ":port", a prefix.
   plan.collectives.env = {{"NCCL_IB_HCA", "mlx5_1:1,mlx5_0:1"},
                           {"NCCL_IB_GID_INDEX", "3"},
-                          {"NCCL_SOCKET_IFNAME", "eno"}};
+                          {"NCCL_SOCKET_IFNAME", "enp"}};
   std::vector<v1::Finding> findings = Evaluate(plan, Inventory());
   ASSERT_EQ(findings.size(), 1u);
   EXPECT_EQ(findings[0].status(), "pass");
@@ -70,7 +76,7 @@ TEST(NcclEnvChecksTest, HandWrittenEnvThatDisagreesIsAFinding) {
   plan.collectives.env = {{"NCCL_IB_HCA", "mlx5_0"},
                           {"NCCL_IB_GID_INDEX", "1"},
                           {"NCCL_IB_TC", "0"},
-                          {"NCCL_SOCKET_IFNAME", "enp65s0np0"}};
+                          {"NCCL_SOCKET_IFNAME", "eno1"}};
   std::vector<v1::Finding> findings = Evaluate(plan, Inventory());
   ASSERT_EQ(findings.size(), 4u);
   for (const v1::Finding& finding : findings)
