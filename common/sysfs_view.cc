@@ -54,19 +54,22 @@ std::filesystem::path SysfsView::HostPath(absl::string_view path) const {
   return root_ / std::filesystem::path(std::string(relative));
 }
 
-absl::StatusOr<std::string> SysfsView::ReadText(absl::string_view path) const {
+absl::StatusOr<std::string> SysfsView::Read(absl::string_view path, size_t max_bytes,
+                                            bool refuse_longer, int extra_flags) const {
   if (!IsAbsoluteHostPath(path)) {
     return absl::InvalidArgumentError(absl::StrCat("not an absolute path: '", path, "'"));
   }
   auto resolved = Resolve(path);
   if (!resolved.ok()) return resolved.status();
   const std::string host = HostPath(*resolved).string();
-  int fd = ::open(host.c_str(), O_RDONLY | O_CLOEXEC);
+  int fd = ::open(host.c_str(), O_RDONLY | O_CLOEXEC | extra_flags);
   if (fd < 0) return ErrnoStatus(errno, path);
   std::string content;
   char buffer[4096];
-  while (content.size() < kMaxFileBytes) {
-    ssize_t n = ::read(fd, buffer, sizeof(buffer));
+  // One byte past the limit tells a file of exactly max_bytes from a longer one.
+  const size_t limit = refuse_longer ? max_bytes + 1 : max_bytes;
+  while (content.size() < limit) {
+    ssize_t n = ::read(fd, buffer, std::min(sizeof(buffer), limit - content.size()));
     if (n < 0) {
       if (errno == EINTR) continue;
       int err = errno;
@@ -77,6 +80,21 @@ absl::StatusOr<std::string> SysfsView::ReadText(absl::string_view path) const {
     content.append(buffer, static_cast<size_t>(n));
   }
   ::close(fd);
+  if (refuse_longer && content.size() > max_bytes) {
+    return absl::ResourceExhaustedError(
+        absl::StrCat(path, ": larger than ", max_bytes, " bytes, not read"));
+  }
+  return content;
+}
+
+absl::StatusOr<std::string> SysfsView::ReadBytes(absl::string_view path, size_t max_bytes) const {
+  return Read(path, max_bytes, /*refuse_longer=*/true, O_NOFOLLOW | O_NONBLOCK);
+}
+
+absl::StatusOr<std::string> SysfsView::ReadText(absl::string_view path) const {
+  auto read = Read(path, kMaxFileBytes, /*refuse_longer=*/false, 0);
+  if (!read.ok()) return read.status();
+  std::string content = *std::move(read);
   while (!content.empty() &&
          (content.back() == '\n' || content.back() == ' ' || content.back() == '\t' ||
           content.back() == '\r' || content.back() == '\0')) {

@@ -37,6 +37,13 @@ class SysfsView {
   // The file's contents with trailing whitespace and newlines removed.
   absl::StatusOr<std::string> ReadText(absl::string_view path) const;
 
+  // The raw bytes of the file, nothing trimmed: for binary sysfs files (a PCI
+  // function's `vpd` and `config`) and for copying a file byte for byte. At
+  // most `max_bytes`; a longer file is ResourceExhausted, never silently cut.
+  // The last component is opened without following a symlink (the path is
+  // resolved inside the root first; a link appearing now is refused).
+  absl::StatusOr<std::string> ReadBytes(absl::string_view path, size_t max_bytes) const;
+
   // Names in a directory, sorted, without "." and "..".
   absl::StatusOr<std::vector<std::string>> ListDir(absl::string_view path) const;
 
@@ -56,6 +63,10 @@ class SysfsView {
   std::filesystem::path HostPath(absl::string_view path) const;
 
  private:
+  // Up to `max_bytes` of the file; `refuse_longer`: a longer file is an error.
+  absl::StatusOr<std::string> Read(absl::string_view path, size_t max_bytes, bool refuse_longer,
+                                   int extra_flags) const;
+
   std::filesystem::path root_;
   bool live_;
 };

@@ -9,7 +9,6 @@
 
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_split.h"
-#include "agent/inventory/sysfs_bytes.h"
 
 namespace clustercert::agent {
 namespace {
@@ -57,7 +56,7 @@ void TreeWriter::CopyFile(const std::string& path, size_t max_bytes) {
   auto status = fs::status(view_.HostPath(*resolved), ec);
   if (ec || !fs::exists(status)) return;
   if (!fs::is_regular_file(status)) return LeaveOut(path, "not a regular file");
-  auto bytes = inventory::ReadSysfsBytes(view_, *resolved, max_bytes);
+  auto bytes = view_.ReadBytes(*resolved, max_bytes);
   if (!bytes.ok()) {
     if (IsAbsent(bytes.status())) return;
     return LeaveOut(path, bytes.status());

@@ -6,7 +6,6 @@
 #include "absl/strings/ascii.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
-#include "agent/inventory/sysfs_bytes.h"
 #include "agent/inventory/unknowns.h"
 
 namespace clustercert::inventory {
@@ -134,7 +133,7 @@ absl::StatusOr<PciVpd> ParsePciVpd(absl::string_view bytes) {
 void FillVpdIdentity(const SysfsView& view, absl::string_view sysfs_dir,
                      v1::PciFunction& function) {
   const std::string path = absl::StrCat(sysfs_dir, "/vpd");
-  auto bytes = ReadSysfsBytes(view, path, kMaxPciVpdBytes);
+  auto bytes = view.ReadBytes(path, kMaxPciVpdBytes);
   if (!bytes.ok()) {
     if (absl::IsNotFound(bytes.status())) {
       function.set_identity_source("no VPD (the function has no vpd file)");

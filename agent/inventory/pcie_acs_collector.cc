@@ -9,7 +9,6 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
 #include "absl/strings/str_split.h"
-#include "agent/inventory/sysfs_bytes.h"
 #include "agent/inventory/sysfs_formats.h"
 #include "agent/inventory/unknowns.h"
 
@@ -227,7 +226,7 @@ std::vector<v1::PcieBridge> PcieAcsCollector::Collect(const std::vector<v1::PciF
 void PcieAcsCollector::ReadBridge(v1::PcieBridge& bridge) const {
   const std::string path = absl::StrCat(kPciDevices, "/", bridge.address(), "/config");
   // Binary, and its tail is often zero bytes that ReadText would strip.
-  auto bytes = ReadSysfsBytes(view_, path, kPciConfigSpaceBytes);
+  auto bytes = view_.ReadBytes(path, kPciConfigSpaceBytes);
   if (absl::IsResourceExhausted(bytes.status())) {
     bytes = absl::ResourceExhaustedError(
         absl::StrCat("config holds more than ", kPciConfigSpaceBytes,
