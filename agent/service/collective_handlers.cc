@@ -6,6 +6,7 @@
 
 #include "absl/strings/str_cat.h"
 #include "collective/worker_options.h"
+#include "common/worker_env.h"
 
 namespace clustercert::agent {
 namespace {
@@ -42,8 +43,14 @@ absl::StatusOr<collective::JobLaunch> JobLaunchFor(const v1::StartCollectiveRequ
                                                    const std::string& worker_dir) {
   const v1::CollectiveJobSpec& spec = request.spec();
   if (spec.backend() != "gloo" && spec.backend() != "nccl") {
-    return absl::InvalidArgumentError(absl::StrCat(
-        "collective backend is \"", spec.backend(), "\"; this agent runs gloo or nccl"));
+    return absl::InvalidArgumentError(absl::StrCat("collective backend is \"", spec.backend(),
+                                                   "\"; this agent runs gloo or nccl"));
+  }
+  // The workers run as the agent does (root): only the allow-listed
+  // variables reach them (common/worker_env.h), checked again here because
+  // a caller need not be our controller.
+  for (const auto& [name, value] : spec.env()) {
+    if (absl::Status allowed = CheckWorkerEnv(name, value); !allowed.ok()) return allowed;
   }
   if (spec.world_size() < 1 || spec.world_size() > 65536) {
     return absl::InvalidArgumentError(
@@ -53,8 +60,8 @@ absl::StatusOr<collective::JobLaunch> JobLaunchFor(const v1::StartCollectiveRequ
     return absl::InvalidArgumentError("the collective job places no rank on this node");
   }
   if (spec.backend() == "gloo" && spec.transport() != "tcp" && spec.transport() != "ibverbs") {
-    return absl::InvalidArgumentError(absl::StrCat(
-        "gloo transport is \"", spec.transport(), "\"; it must be tcp or ibverbs"));
+    return absl::InvalidArgumentError(
+        absl::StrCat("gloo transport is \"", spec.transport(), "\"; it must be tcp or ibverbs"));
   }
   core::SweepSpec sweep;
   sweep.min_bytes = spec.sweep().min_bytes();
@@ -84,8 +91,8 @@ absl::StatusOr<collective::JobLaunch> JobLaunchFor(const v1::StartCollectiveRequ
   launch.timeout = absl::Milliseconds(timeout_ms);
   for (const v1::CollectiveRank& rank : spec.ranks()) {
     if (rank.rank() < 0 || rank.rank() >= spec.world_size()) {
-      return absl::InvalidArgumentError(absl::StrCat("collective rank ", rank.rank(),
-                                                     " is outside 0..", spec.world_size() - 1));
+      return absl::InvalidArgumentError(
+          absl::StrCat("collective rank ", rank.rank(), " is outside 0..", spec.world_size() - 1));
     }
     core::WorkerOptions options;
     options.rank = rank.rank();

@@ -11,6 +11,7 @@
 #include "absl/strings/ascii.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
+#include "common/worker_env.h"
 
 namespace clustercert::plan {
 namespace {
@@ -83,7 +84,9 @@ bool IsEnvName(const std::string& name) {
   return true;
 }
 
-// env is free-form: any variable name, each value a scalar.
+// env: variables the collective workers take (common/worker_env.h: NCCL_*,
+// GLOO_* and a few CUDA/OpenMP knobs, never LD_*, PATH or NCCL's plugin and
+// file variables), each value a scalar.
 void ParseEnv(MapReader& collectives, std::map<std::string, std::string>* env) {
   constexpr absl::string_view kEnvRule =
       "a map of environment variables to values (e.g. {NCCL_IB_GID_INDEX: 3})";
@@ -107,6 +110,10 @@ void ParseEnv(MapReader& collectives, std::map<std::string, std::string>* env) {
                                    "with a digit (e.g. NCCL_IB_HCA)."));
       continue;
     }
+    if (absl::Status allowed = CheckWorkerEnv(name, ""); !allowed.ok()) {
+      reader.ReportAt(key_at, path, absl::StrCat(path, ": ", allowed.message(), "."));
+      continue;
+    }
     const bool empty = !value.IsDefined() || value.IsNull();
     YamlField entry{value, path, empty ? key_at : reader.Locate(value.Mark())};
     reader.Record(entry);
@@ -119,7 +126,12 @@ void ParseEnv(MapReader& collectives, std::map<std::string, std::string>* env) {
     std::optional<std::string> text =
         reader.String(entry, "a single value: text or a number (e.g. \"mlx5_0,mlx5_1\" or 3)",
                       /*allow_empty=*/true);
-    if (text.has_value()) (*env)[name] = *text;
+    if (!text.has_value()) continue;
+    if (absl::Status allowed = CheckWorkerEnv(name, *text); !allowed.ok()) {
+      reader.Report(entry, absl::StrCat(path, ": ", allowed.message(), "."));
+      continue;
+    }
+    (*env)[name] = *text;
   }
 }
 

@@ -292,6 +292,16 @@ const std::vector<RejectCase> kCollectivesCases = {
      "|1NCCL",
      "collectives.env has the key 1NCCL; variable names are letters, digits and '_', not "
      "starting with a digit (e.g. NCCL_IB_HCA)."},
+    // Issue 15: the env reached worker processes running as root.
+    {"EnvLoaderVariable",
+     {{"NCCL_IB_GID_INDEX: 3", "LD_PRELOAD: /tmp/evil.so"}},
+     "|LD_PRELOAD",
+     "collectives.env.LD_PRELOAD: LD_PRELOAD is not passed to collective workers: only NCCL_* "
+     "and GLOO_* variables"},
+    {"EnvNcclPlugin",
+     {{"NCCL_IB_GID_INDEX: 3", "NCCL_NET_PLUGIN: /tmp/evil.so"}},
+     "|NCCL_NET_PLUGIN",
+     "collectives.env.NCCL_NET_PLUGIN: NCCL_NET_PLUGIN is refused: it makes NCCL load a library"},
 };
 
 const std::vector<RejectCase> kUplinkCases = {
