@@ -22,6 +22,15 @@ v1::Finding CheckContext::SkippedOnEthernet(absl::string_view id, Severity sever
       .Skipped("fabric type ethernet is a TCP-only data plane, so this RDMA check does not apply");
 }
 
+std::optional<v1::Finding> CheckContext::SkipUnlessGpusAndRails(absl::string_view id,
+                                                                Severity severity) const {
+  if (!is_rdma()) return SkippedOnEthernet(id, severity);
+  if (node_.gpus <= 0) return Builder(id, severity).Skipped("plan lists no GPUs for this node");
+  if (node_.rails.empty())
+    return Builder(id, severity).Skipped("plan lists no rails for this node");
+  return std::nullopt;
+}
+
 const v1::RdmaDevice* CheckContext::FindDevice(absl::string_view name) const {
   for (const v1::RdmaDevice& device : inventory_.rdma_devices()) {
     if (device.name() == name) return &device;

@@ -1,6 +1,7 @@
 #pragma once
 
 #include <cstdint>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -40,6 +41,10 @@ class CheckContext {
                          uint32_t port = 0) const;
   // The finding for an RDMA check on an ethernet (TCP-only) fabric.
   v1::Finding SkippedOnEthernet(absl::string_view id, Severity severity) const;
+  // For a node-wide GPU<->rail check: its skipped finding on an ethernet
+  // fabric, or when the plan lists no GPUs or no rails for the node;
+  // nullopt when the check applies.
+  std::optional<v1::Finding> SkipUnlessGpusAndRails(absl::string_view id, Severity severity) const;
 
   const v1::RdmaDevice* FindDevice(absl::string_view name) const;
   const v1::Netdev* FindNetdev(absl::string_view name) const;

@@ -135,19 +135,11 @@ v1::Finding AcsFail(const CheckContext& context, const v1::PcieBridge& bridge,
 }
 
 void AppendAcsChecks(const CheckContext& context, std::vector<v1::Finding>& findings) {
-  if (!context.is_rdma()) {
-    findings.push_back(context.SkippedOnEthernet("pcie.acs", Severity::kError));
+  if (auto skipped = context.SkipUnlessGpusAndRails("pcie.acs", Severity::kError)) {
+    findings.push_back(*std::move(skipped));
     return;
   }
   FindingBuilder node_builder = context.Builder("pcie.acs", Severity::kError);
-  if (context.node().gpus <= 0) {
-    findings.push_back(node_builder.Skipped("plan lists no GPUs for this node"));
-    return;
-  }
-  if (context.node().rails.empty()) {
-    findings.push_back(node_builder.Skipped("plan lists no rails for this node"));
-    return;
-  }
   const std::set<std::string> rails = RailNames(context);
   bool any_path = false;
   for (const v1::GpuNicPath& path : context.inventory().gpu_nic_paths()) {

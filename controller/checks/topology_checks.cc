@@ -79,19 +79,11 @@ v1::Finding CheckGpu(const CheckContext& context, const v1::PciFunction& gpu,
 }  // namespace
 
 void AppendTopologyChecks(const CheckContext& context, std::vector<v1::Finding>& findings) {
-  if (!context.is_rdma()) {
-    findings.push_back(context.SkippedOnEthernet("topology.gpu_nic", Severity::kError));
+  if (auto skipped = context.SkipUnlessGpusAndRails("topology.gpu_nic", Severity::kError)) {
+    findings.push_back(*std::move(skipped));
     return;
   }
   FindingBuilder node_builder = context.Builder("topology.gpu_nic", Severity::kError);
-  if (context.node().gpus <= 0) {
-    findings.push_back(node_builder.Skipped("plan lists no GPUs for this node"));
-    return;
-  }
-  if (context.node().rails.empty()) {
-    findings.push_back(node_builder.Skipped("plan lists no rails for this node"));
-    return;
-  }
   std::vector<const v1::RdmaDevice*> rails = context.PresentRails();
   std::vector<const v1::PciFunction*> gpus = context.GpuFunctions();
   if (gpus.empty()) {

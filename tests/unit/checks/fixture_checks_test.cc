@@ -10,6 +10,7 @@
 #include "agent/inventory/inventory_collector.h"
 #include "controller/checks/node_checks.h"
 #include "gtest/gtest.h"
+#include "tests/unit/checks/fixture_collection.h"
 #include "tests/unit/checks/test_inventories.h"
 
 namespace clustercert::checks {
@@ -17,53 +18,7 @@ namespace {
 
 using inventory::InventoryProbes;
 
-class SyncedClock final : public inventory::ClockSource {
- public:
-  absl::StatusOr<inventory::ClockReading> Read() override {
-    inventory::ClockReading reading;
-    reading.synchronized = true;
-    reading.est_error_us = 120;
-    reading.max_error_us = 800;
-    reading.unix_time_us = 1'800'000'000'000'000;
-    reading.source = "fake";
-    return reading;
-  }
-};
-
-// The management network on eno1, as on every physical fixture host.
-class ManagementAddresses final : public inventory::AddressSource, public inventory::HostResolver {
- public:
-  absl::StatusOr<std::vector<inventory::InterfaceAddress>> List() override {
-    return std::vector<inventory::InterfaceAddress>{{"lo", "127.0.0.1", 8},
-                                                    {"eno1", "192.168.100.11", 24}};
-  }
-  absl::StatusOr<std::vector<std::string>> Resolve(const std::string& host) override {
-    return std::vector<std::string>{host};
-  }
-};
-
-class NoCommands final : public inventory::CommandRunner {
- public:
-  absl::StatusOr<inventory::CommandResult> Run(const std::vector<std::string>& argv,
-                                               absl::Duration) override {
-    return absl::NotFoundError(argv[0] + " must not run on a fixture");
-  }
-};
-
-v1::Inventory CollectFixture(const std::string& name) {
-  SysfsView view(std::string(CLUSTERCERT_FIXTURES) + "/sysfs/" + name);
-  inventory::CapturedPortAttributeSource ports(view);
-  inventory::DcbCaptureSource dcb(view);
-  SyncedClock clock;
-  ManagementAddresses addresses;
-  NoCommands commands;
-  inventory::InventoryCollector collector(
-      view, InventoryProbes{&ports, &dcb, &clock, nullptr, &addresses, &addresses, &commands},
-      "192.168.100.11");
-  auto collected = collector.Collect("192.168.100.11");
-  EXPECT_TRUE(collected.ok()) << collected.status();
-  return collected.ok() ? *collected : v1::Inventory();
-}
+v1::Inventory CollectFixture(const std::string& name) { return testing::CollectFixtureHost(name); }
 
 std::multiset<std::string> FindingIds(const std::vector<v1::Finding>& checks) {
   std::multiset<std::string> ids;

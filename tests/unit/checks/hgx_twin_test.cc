@@ -22,6 +22,7 @@
 #include "controller/checks/inventory_evaluation.h"
 #include "controller/checks/node_checks.h"
 #include "gtest/gtest.h"
+#include "tests/unit/checks/fixture_collection.h"
 
 namespace clustercert::checks {
 namespace {
@@ -33,42 +34,6 @@ constexpr int kNodes = 4;
 constexpr int kRails = 8;
 constexpr int kGpus = 8;
 
-class SyncedClock final : public inventory::ClockSource {
- public:
-  absl::StatusOr<inventory::ClockReading> Read() override {
-    inventory::ClockReading reading;
-    reading.synchronized = true;
-    reading.est_error_us = 120;
-    reading.max_error_us = 800;
-    reading.unix_time_us = 1'800'000'000'000'000;
-    reading.source = "fake";
-    return reading;
-  }
-};
-
-// Node n's management address 192.168.100.1n on eno1, as the plan dials it.
-class ManagementAddresses final : public inventory::AddressSource, public inventory::HostResolver {
- public:
-  explicit ManagementAddresses(std::string address) : address_(std::move(address)) {}
-  absl::StatusOr<std::vector<inventory::InterfaceAddress>> List() override {
-    return std::vector<inventory::InterfaceAddress>{{"lo", "127.0.0.1", 8}, {"eno1", address_, 24}};
-  }
-  absl::StatusOr<std::vector<std::string>> Resolve(const std::string& host) override {
-    return std::vector<std::string>{host};
-  }
-
- private:
-  std::string address_;
-};
-
-class NoCommands final : public inventory::CommandRunner {
- public:
-  absl::StatusOr<inventory::CommandResult> Run(const std::vector<std::string>& argv,
-                                               absl::Duration) override {
-    return absl::NotFoundError(argv[0] + " must not run on a fixture");
-  }
-};
-
 std::string Fixture(const std::string& name) {
   return std::string(CLUSTERCERT_FIXTURES) + "/sysfs/" + name;
 }
@@ -76,18 +41,7 @@ std::string Fixture(const std::string& name) {
 std::string ManagementIp(int node) { return absl::StrCat("192.168.100.", 10 + node); }
 
 v1::Inventory CollectTree(const std::string& root, int node) {
-  SysfsView view(root);
-  inventory::CapturedPortAttributeSource ports(view);
-  inventory::DcbCaptureSource dcb(view);
-  SyncedClock clock;
-  ManagementAddresses addresses(ManagementIp(node));
-  NoCommands commands;
-  inventory::InventoryCollector collector(
-      view, InventoryProbes{&ports, &dcb, &clock, nullptr, &addresses, &addresses, &commands},
-      ManagementIp(node));
-  auto collected = collector.Collect(ManagementIp(node));
-  EXPECT_TRUE(collected.ok()) << root << ": " << collected.status();
-  return collected.ok() ? *collected : v1::Inventory();
+  return testing::CollectFixtureHost(root, ManagementIp(node));
 }
 
 std::vector<std::string> Rails() {

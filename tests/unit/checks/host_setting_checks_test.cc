@@ -8,6 +8,7 @@
 #include "controller/checks/node_checks.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
+#include "tests/unit/checks/fixture_collection.h"
 #include "tests/unit/checks/test_inventories.h"
 
 namespace clustercert::checks {
@@ -243,24 +244,7 @@ TEST(HostSettingChecksTest, EvaluateNodeIncludesTheHostSettings) {
 
 // The whole path on the acs-* fixture hosts: InventoryCollector over the tree,
 // then the checks.
-class NoCommands final : public inventory::CommandRunner {
- public:
-  absl::StatusOr<inventory::CommandResult> Run(const std::vector<std::string>& argv,
-                                               absl::Duration) override {
-    return absl::NotFoundError(argv[0] + " must not run on a fixture");
-  }
-};
-
-v1::Inventory CollectFixture(const std::string& name) {
-  SysfsView view(std::string(CLUSTERCERT_FIXTURES) + "/sysfs/" + name);
-  NoCommands commands;
-  inventory::InventoryProbes probes;
-  probes.commands = &commands;
-  inventory::InventoryCollector collector(view, probes, "192.168.100.11");
-  auto collected = collector.Collect("192.168.100.11");
-  EXPECT_TRUE(collected.ok()) << collected.status();
-  return collected.ok() ? *collected : v1::Inventory();
-}
+v1::Inventory CollectFixture(const std::string& name) { return testing::CollectFixtureHost(name); }
 
 plan::Plan HgxSlicePlan() {
   plan::Plan plan = testing::RocePlan();
