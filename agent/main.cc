@@ -10,8 +10,10 @@
 #include <thread>
 
 #include "absl/strings/numbers.h"
+#include "absl/strings/str_join.h"
 #include "absl/time/clock.h"
 #include "agent/capture/host_capture.h"
+#include "agent/inventory/gpu_source.h"
 #include "agent/inventory/inventory_collector.h"
 #include "agent/peer/endpoint_registry.h"
 #include "agent/peer/ethtool_stats_source.h"
@@ -21,18 +23,26 @@
 #include "agent/service/agent_handlers.h"
 #include "agent/service/agent_options.h"
 #include "agent/service/node_agent_service.h"
+#include "agent/service/peer_auth_processor.h"
+#include "agent/service/peer_authorizer.h"
 #include "agent/service/uplink_handlers.h"
 #include "agent/uplink/http_range_flows.h"
 #include "agent/uplink/tcp_send_flows.h"
 #include "common/command_line.h"
+#include "common/log_setup.h"
 #include "common/sysfs_view.h"
 #include "common/tls_files.h"
 #include "common/version.h"
 #include "grpcpp/grpcpp.h"
 #include "spdlog/sinks/stdout_color_sinks.h"
+#include "spdlog/sinks/stdout_sinks.h"
 #include "spdlog/spdlog.h"
 
 namespace {
+
+using namespace clustercert;
+
+constexpr int kExitUsage = 2;
 
 std::string Hostname() {
   char name[256] = {};
@@ -40,11 +50,14 @@ std::string Hostname() {
   return name;
 }
 
-}  // namespace
+// Diagnostics before (and beside) the daemon's log: "node-agent: <sentence>".
+int Refuse(const std::string& sentence) {
+  CommandLineLogger("node-agent").error("{}", sentence);
+  return kExitUsage;
+}
 
-static int RunAgent(int argc, char** argv) {
-  using namespace clustercert;
-  CommandLine command_line({
+CommandLine AgentCommandLine() {
+  return CommandLine({
       {"listen", true, "HOST:PORT",
        "management-plane address to serve gRPC on; HOST:0 picks a free port", ""},
       {"node-name", true, "NAME", "this node's name as the plan spells it (default: the hostname)",
@@ -54,9 +67,23 @@ static int RunAgent(int argc, char** argv) {
       {"tls-cert", true, "FILE", "PEM certificate of this agent (mutual TLS)", ""},
       {"tls-key", true, "FILE", "PEM private key of this agent", ""},
       {"tls-ca", true, "FILE", "PEM CA that signed the controller's certificate", ""},
-      {"insecure", false, "", "serve plaintext gRPC: loopback development only", ""},
+      {"allow-roles", true, "ROLE[,ROLE]",
+       "certificate roles (URI SAN urn:clustercert:role:ROLE, as deploy/pki.sh writes) that may "
+       "call this agent over mutual TLS (default: controller)",
+       ""},
+      {"insecure", false, "",
+       "serve plaintext gRPC with no caller identity: only on a loopback --listen, for "
+       "development and tests",
+       ""},
       {"port-file", true, "FILE", "write the port actually bound to FILE", ""},
+      {"log-level", true, "LEVEL", "trace, debug, info, warn or error", "info"},
+      {"log-format", true, "FORMAT",
+       "text, or json (one object per line: time, level, logger, msg) for a log shipper", "text"},
       {"worker-threads", true, "N", "threads that run collection off the gRPC threads", "2"},
+      {"max-long-calls", true, "N",
+       "RunEndpoint/RunUplinkFlows calls served at once; more are refused with "
+       "RESOURCE_EXHAUSTED",
+       "32"},
       {"worker-dir", true, "DIR",
        "where the collective workers (collective-worker-gloo, -nccl) are (default: the "
        "node-agent's own directory)",
@@ -71,41 +98,46 @@ static int RunAgent(int argc, char** argv) {
        ""},
       {"help", false, "", "print this help", ""},
   });
-  if (auto parsed = command_line.Parse(argc, argv); !parsed.ok()) {
-    std::fprintf(stderr, "node-agent: %s\n", std::string(parsed.message()).c_str());
-    return 2;
-  }
-  if (command_line.GetBool("help")) {
-    std::printf(
-        "node-agent %s\nusage: node-agent --listen HOST:PORT (--tls-cert F --tls-key F "
-        "--tls-ca F | --insecure) [flags]\n%s",
-        kToolVersion, command_line.Help().c_str());
-    return 0;
-  }
-  if (!command_line.positional().empty()) {
-    std::fprintf(stderr,
-                 "node-agent: unexpected argument '%s'; every option is a --flag (see --help)\n",
-                 command_line.positional()[0].c_str());
-    return 2;
-  }
+}
 
-  // A capture needs no listener, credentials or signals: it writes and exits.
-  if (!command_line.Get("capture").empty()) {
-    return agent::RunHostCapture(command_line.Get("sysfs-root"), command_line.Get("capture"));
-  }
+// Logs go to stderr (journald keeps it); stdout stays free for output.
+absl::Status SetUpLogging(const CommandLine& command_line) {
+  const absl::StatusOr<spdlog::level::level_enum> level =
+      ParseLogLevel(command_line.Get("log-level"));
+  if (!level.ok()) return level.status();
+  const absl::StatusOr<LogFormat> format = ParseLogFormat(command_line.Get("log-format"));
+  if (!format.ok()) return format.status();
+  auto logger = *format == LogFormat::kJson ? spdlog::stderr_logger_mt("node-agent")
+                                            : spdlog::stderr_color_mt("node-agent");
+  ApplyLogFormat(*logger, *format);
+  logger->set_level(*level);
+  spdlog::set_default_logger(logger);
+  return absl::OkStatus();
+}
 
-  // Logs go to stderr (journald keeps it); stdout stays free for output.
-  spdlog::set_default_logger(spdlog::stderr_color_mt("node-agent"));
-
-  // Shutdown is driven by a thread that waits for the signals, never by a
-  // handler: block them here, before any other thread exists.
+// Shutdown is driven by a thread that waits for the signals, never by a
+// handler: they are blocked here, before any other thread exists. Writes to
+// a peer or a worker that went away fail with EPIPE instead of killing the
+// agent (a TCP peer test whose peer closed, a worker that exited early).
+sigset_t BlockStopSignals() {
   sigset_t stop_signals;
   sigemptyset(&stop_signals);
   sigaddset(&stop_signals, SIGTERM);
   sigaddset(&stop_signals, SIGINT);
   pthread_sigmask(SIG_BLOCK, &stop_signals, nullptr);
-  signal(SIGPIPE, SIG_IGN);
+  ::signal(SIGPIPE, SIG_IGN);
+  return stop_signals;
+}
 
+absl::Status ParseNumber(const CommandLine& command_line, const char* flag, int* out) {
+  if (absl::SimpleAtoi(command_line.Get(flag), out)) return absl::OkStatus();
+  return absl::InvalidArgumentError(
+      absl::StrCat("--", flag, " must be a number, got '", command_line.Get(flag), "'"));
+}
+
+// The flags as ValidateAgentFlags takes them, and the test-only clock offset.
+absl::StatusOr<agent::AgentFlags> ReadFlags(const CommandLine& command_line,
+                                            double* test_clock_offset_ms) {
   agent::AgentFlags flags;
   flags.listen = command_line.Get("listen");
   flags.node_name = command_line.Get("node-name");
@@ -114,98 +146,106 @@ static int RunAgent(int argc, char** argv) {
   flags.tls_key = command_line.Get("tls-key");
   flags.tls_ca = command_line.Get("tls-ca");
   flags.insecure = command_line.GetBool("insecure");
+  flags.allow_roles = command_line.Get("allow-roles");
   flags.port_file = command_line.Get("port-file");
-  if (!absl::SimpleAtoi(command_line.Get("worker-threads"), &flags.worker_threads)) {
-    std::fprintf(stderr, "node-agent: --worker-threads must be a number, got '%s'\n",
-                 command_line.Get("worker-threads").c_str());
-    return 2;
+  for (auto [flag, out] : {std::pair{"worker-threads", &flags.worker_threads},
+                           std::pair{"max-long-calls", &flags.max_long_calls}}) {
+    if (absl::Status read = ParseNumber(command_line, flag, out); !read.ok()) return read;
   }
-  double test_clock_offset_ms = 0;
-  if (!absl::SimpleAtod(command_line.Get("test-clock-offset-ms"), &test_clock_offset_ms)) {
-    std::fprintf(stderr, "node-agent: --test-clock-offset-ms must be a number, got '%s'\n",
-                 command_line.Get("test-clock-offset-ms").c_str());
-    return 2;
+  if (!absl::SimpleAtod(command_line.Get("test-clock-offset-ms"), test_clock_offset_ms)) {
+    return absl::InvalidArgumentError(absl::StrCat("--test-clock-offset-ms must be a number, got '",
+                                                   command_line.Get("test-clock-offset-ms"), "'"));
   }
-  auto options = agent::ValidateAgentFlags(flags, Hostname());
-  if (!options.ok()) {
-    std::fprintf(stderr, "node-agent: %s\n", std::string(options.status().message()).c_str());
-    return 2;
+  return flags;
+}
+
+// Mutual TLS with every call passing the authoriser before any handler sees
+// it (the CA vouches for node certificates too, so the handshake alone must
+// not decide who drives a root daemon); plaintext only where
+// ValidateAgentFlags admitted --insecure, on a loopback --listen.
+absl::StatusOr<std::shared_ptr<grpc::ServerCredentials>> ServerCredentialsFor(
+    const agent::AgentOptions& options) {
+  if (options.insecure) return grpc::InsecureServerCredentials();
+  auto material = LoadTlsMaterial(options.tls);
+  if (!material.ok()) return material.status();
+  auto authorizer = agent::PeerAuthorizer::Create(options.allow_roles);
+  if (!authorizer.ok()) {
+    return absl::InvalidArgumentError(
+        absl::StrCat("--allow-roles: ", authorizer.status().message()));
+  }
+  std::shared_ptr<grpc::ServerCredentials> credentials = MutualTlsServerCredentials(*material);
+  credentials->SetAuthMetadataProcessor(
+      std::make_shared<agent::PeerAuthProcessor>(std::move(*authorizer)));
+  return credentials;
+}
+
+// Everything the service's handlers use, in the order they depend on each
+// other; destroyed in reverse, after the server stopped.
+struct AgentParts {
+  AgentParts(const agent::AgentOptions& options, double test_clock_offset_ms,
+             const std::string& worker_dir)
+      : view(options.sysfs_root),
+        collector(inventory::MakeInventoryCollector(view, options.listen.host)),
+        handlers(
+            {options.node_name, Hostname()}, *collector, [] { return absl::Now(); },
+            absl::Milliseconds(test_clock_offset_ms)),
+        uplink({agent::uplink::RunHttpRangeFlows, agent::uplink::RunTcpSendFlows},
+               [] { return absl::Now(); }),
+        endpoints({{"tcp", &tcp_engine}, {"verbs", &verbs_engine}}, [] { return absl::Now(); }),
+        counters(view, view.is_live() ? &ethtool : nullptr),
+        collective_jobs([] { return absl::Now(); }),
+        gpus(inventory::MakeGpuSource()),
+        collectives(collective_jobs, worker_dir, *gpus),
+        pool(options.worker_threads),
+        service(handlers, endpoints, counters, collectives, uplink, pool,
+                static_cast<size_t>(options.max_long_calls)) {
+    // Peer-test endpoints and collective ranks live under leases the
+    // reapers enforce.
+    endpoints.StartReaper(absl::Seconds(1));
+    collective_jobs.StartSweeper(absl::Seconds(1));
   }
 
-  std::shared_ptr<grpc::ServerCredentials> credentials;
-  if (options->insecure) {
-    credentials = grpc::InsecureServerCredentials();
-    if (!IsLoopbackHost(options->listen.host)) {
-      spdlog::warn(
-          "serving plaintext gRPC on {}: anyone on that network can query this host; "
-          "use mutual TLS (deploy/pki.sh) outside loopback development",
-          options->listen_text);
-    }
-  } else {
-    auto material = LoadTlsMaterial(options->tls);
-    if (!material.ok()) {
-      std::fprintf(stderr, "node-agent: %s\n", std::string(material.status().message()).c_str());
-      return 2;
-    }
-    credentials = MutualTlsServerCredentials(*material);
-  }
-
-  SysfsView view(options->sysfs_root);
-  auto collector = inventory::MakeInventoryCollector(view, options->listen.host);
-  if (test_clock_offset_ms != 0) {
-    spdlog::warn(
-        "--test-clock-offset-ms {}: this agent reports a clock that is off on purpose "
-        "(a test-only flag); certificates say so",
-        test_clock_offset_ms);
-  }
-  agent::AgentHandlers handlers(
-      {options->node_name, Hostname()}, *collector, [] { return absl::Now(); },
-      absl::Milliseconds(test_clock_offset_ms));
-  agent::UplinkHandlers uplink({uplink::RunHttpRangeFlows, uplink::RunTcpSendFlows},
-                               [] { return absl::Now(); });
-  // Peer tests: the engines this build has, each endpoint under a lease the
-  // reaper enforces; port counters for the before/after deltas.
+  SysfsView view;
+  std::unique_ptr<inventory::InventorySource> collector;
+  agent::AgentHandlers handlers;
+  agent::UplinkHandlers uplink;
   peer::TcpEngine tcp_engine;
   peer::VerbsEngine verbs_engine;
-  peer::EndpointRegistry endpoints({{"tcp", &tcp_engine}, {"verbs", &verbs_engine}},
-                                   [] { return absl::Now(); });
-  endpoints.StartReaper(absl::Seconds(1));
+  peer::EndpointRegistry endpoints;
   peer::IoctlEthtoolStatsSource ethtool;
-  peer::PortCounterReader counters(view, view.is_live() ? &ethtool : nullptr);
+  peer::PortCounterReader counters;
+  agent::collective::CollectiveRegistry collective_jobs;
+  // An nccl job gets at most one rank per GPU the CUDA runtime shows.
+  std::unique_ptr<inventory::GpuSource> gpus;
+  agent::CollectiveHandlers collectives;
+  WorkerPool pool;
+  agent::NodeAgentService service;
+};
 
-  // Collective ranks: worker processes under a lease the sweeper enforces.
-  // A worker that exits early must not take the agent down with SIGPIPE on
-  // its stdin: writes to a dead worker fail with EPIPE instead.
-  ::signal(SIGPIPE, SIG_IGN);
-  agent::collective::CollectiveRegistry collective_jobs([] { return absl::Now(); });
-  collective_jobs.StartSweeper(absl::Seconds(1));
-  const std::string worker_dir = command_line.Get("worker-dir").empty()
-                                     ? agent::ExecutableDirectory()
-                                     : command_line.Get("worker-dir");
-  agent::CollectiveHandlers collectives(collective_jobs, worker_dir);
-
-  WorkerPool pool(options->worker_threads);
-  agent::NodeAgentService service(handlers, endpoints, counters, collectives, uplink, pool);
-
+// Serves until SIGTERM or SIGINT; 1 when the address cannot be bound.
+int Serve(const agent::AgentOptions& options,
+          const std::shared_ptr<grpc::ServerCredentials>& credentials, AgentParts& parts,
+          const sigset_t& stop_signals) {
   grpc::ServerBuilder builder;
   int bound_port = 0;
-  builder.AddListeningPort(options->listen_text, credentials, &bound_port);
-  builder.RegisterService(&service);
+  builder.AddListeningPort(options.listen_text, credentials, &bound_port);
+  builder.RegisterService(&parts.service);
   std::unique_ptr<grpc::Server> server = builder.BuildAndStart();
   if (!server || bound_port == 0) {
-    std::fprintf(stderr,
-                 "node-agent: cannot listen on %s: the address is in use or not on this host; "
-                 "pick a free port or an address this host owns\n",
-                 options->listen_text.c_str());
+    CommandLineLogger("node-agent")
+        .error(
+            "cannot listen on {}: the address is in use or not on this host; pick a free port or "
+            "an address this host owns",
+            options.listen_text);
     return 1;
   }
-  if (!options->port_file.empty()) {
-    std::ofstream(options->port_file) << bound_port << "\n";
-  }
+  if (!options.port_file.empty()) std::ofstream(options.port_file) << bound_port << "\n";
   spdlog::info("node-agent {} '{}' listening on {}:{} ({}), sysfs root {}", kToolVersion,
-               options->node_name, options->listen.host, bound_port,
-               options->insecure ? "insecure" : "mutual TLS", view.root().string());
-
+               options.node_name, options.listen.host, bound_port,
+               options.insecure
+                   ? std::string("insecure, loopback only")
+                   : "mutual TLS, admitting " + absl::StrJoin(options.allow_roles, ", "),
+               parts.view.root().string());
   std::thread stopper([&server, stop_signals] {
     int signal_number = 0;
     sigwait(&stop_signals, &signal_number);
@@ -217,5 +257,51 @@ static int RunAgent(int argc, char** argv) {
   spdlog::info("node-agent stopped");
   return 0;
 }
+
+int RunAgent(int argc, char** argv) {
+  CommandLine command_line = AgentCommandLine();
+  if (auto parsed = command_line.Parse(argc, argv); !parsed.ok()) {
+    return Refuse(std::string(parsed.message()));
+  }
+  if (command_line.GetBool("help")) {
+    std::printf(
+        "node-agent %s\nusage: node-agent --listen HOST:PORT (--tls-cert F --tls-key F "
+        "--tls-ca F [--allow-roles ROLE[,ROLE]] | --insecure) [flags]\n%s",
+        kToolVersion, command_line.Help().c_str());
+    return 0;
+  }
+  if (!command_line.positional().empty()) {
+    return Refuse(absl::StrCat("unexpected argument '", command_line.positional()[0],
+                               "'; every option is a --flag (see --help)"));
+  }
+  // A capture needs no listener, credentials or signals: it writes and exits.
+  if (!command_line.Get("capture").empty()) {
+    return agent::RunHostCapture(command_line.Get("sysfs-root"), command_line.Get("capture"));
+  }
+  if (absl::Status logging = SetUpLogging(command_line); !logging.ok()) {
+    return Refuse(std::string(logging.message()));
+  }
+  const sigset_t stop_signals = BlockStopSignals();
+  double test_clock_offset_ms = 0;
+  absl::StatusOr<agent::AgentFlags> flags = ReadFlags(command_line, &test_clock_offset_ms);
+  if (!flags.ok()) return Refuse(std::string(flags.status().message()));
+  auto options = agent::ValidateAgentFlags(*flags, Hostname());
+  if (!options.ok()) return Refuse(std::string(options.status().message()));
+  auto credentials = ServerCredentialsFor(*options);
+  if (!credentials.ok()) return Refuse(std::string(credentials.status().message()));
+  if (test_clock_offset_ms != 0) {
+    spdlog::warn(
+        "--test-clock-offset-ms {}: this agent reports a clock that is off on purpose "
+        "(a test-only flag); certificates say so",
+        test_clock_offset_ms);
+  }
+  const std::string worker_dir = command_line.Get("worker-dir").empty()
+                                     ? agent::ExecutableDirectory()
+                                     : command_line.Get("worker-dir");
+  AgentParts parts(*options, test_clock_offset_ms, worker_dir);
+  return Serve(*options, *credentials, parts, stop_signals);
+}
+
+}  // namespace
 
 int main(int argc, char** argv) { return RunAgent(argc, argv); }

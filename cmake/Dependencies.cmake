@@ -3,12 +3,13 @@ find_package(Threads REQUIRED)
 find_package(Protobuf REQUIRED)
 find_package(gRPC CONFIG REQUIRED)
 find_package(absl CONFIG REQUIRED)
-find_package(yaml-cpp CONFIG REQUIRED)
 find_package(fmt CONFIG REQUIRED)
 find_package(spdlog CONFIG REQUIRED)
 find_package(OpenSSL REQUIRED)
 find_package(PkgConfig REQUIRED)
 pkg_check_modules(IBVERBS REQUIRED IMPORTED_TARGET libibverbs)
+# The plan's YAML (libyaml-dev): an event parser, so checking a plan stays linear.
+pkg_check_modules(LIBYAML REQUIRED IMPORTED_TARGET yaml-0.1)
 # The uplink test's HTTP target: parallel range GETs (libcurl4-openssl-dev).
 pkg_check_modules(CURL REQUIRED IMPORTED_TARGET libcurl)
 

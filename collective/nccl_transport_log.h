@@ -19,7 +19,8 @@ struct ChannelTransport {
   int from_rank = 0;
   int to_rank = 0;
   std::string direction;  // send | receive | "" (intra-node lines have none)
-  std::string transport;  // "NET/IB", "NET/Socket", "P2P", "SHM", "COLLNET", as NCCL names it (first two parts for NET)
+  std::string transport;  // "NET/IB", "NET/Socket", "P2P", "SHM", "COLLNET", as NCCL names it
+                          // (first two parts for NET)
   bool gdrdma = false;    // NET/IB/.../GDRDMA
   std::string detail;     // the text after "via ", verbatim
 };
@@ -29,10 +30,10 @@ std::optional<ChannelTransport> ParseChannelLine(const std::string& line);
 struct TransportSummary {
   std::string network;  // from "Using network X" ("IB", "Socket"); "" when absent
   std::vector<ChannelTransport> channels;
-  int net_ib = 0;       // channels over NET/IB
-  int net_ib_gdr = 0;   // of which with GDRDMA
+  int net_ib = 0;      // channels over NET/IB
+  int net_ib_gdr = 0;  // of which with GDRDMA
   int net_socket = 0;
-  int intra_node = 0;   // P2P / SHM
+  int intra_node = 0;  // P2P / SHM
 };
 
 TransportSummary SummariseTransportLog(const std::vector<std::string>& lines);

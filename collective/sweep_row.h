@@ -19,7 +19,7 @@ struct TimedVariant {
 
 struct SweepRow {
   int64_t bytes = 0;
-  int64_t count = 0;            // elements
+  int64_t count = 0;  // elements
   std::string type = "float";
   std::string redop = "sum";
   int root = -1;

@@ -1,5 +1,7 @@
 #include "collective/worker_options.h"
 
+#include <arpa/inet.h>
+
 #include <charconv>
 #include <cmath>
 #include <cstdlib>
@@ -33,7 +35,39 @@ bool ParseReal(const std::string& text, double& out) {
   return ec == std::errc() && end == last && std::isfinite(out);
 }
 
-std::string Quoted(const std::string& value) { return "'" + value + "'"; }
+// A value as an error quotes it: printable bytes only and at most 80 of them,
+// since the value may come from a caller on the network.
+std::string Quoted(const std::string& value) {
+  constexpr size_t kMaxQuoted = 80;
+  std::string text = "'";
+  for (char c : value.substr(0, kMaxQuoted)) text.push_back(c >= 0x20 && c < 0x7f ? c : '?');
+  text.push_back('\'');
+  if (value.size() > kMaxQuoted) text += " (" + std::to_string(value.size()) + " bytes)";
+  return text;
+}
+
+bool IsIpLiteral(const std::string& text) {
+  unsigned char address[16];
+  return ::inet_pton(AF_INET, text.c_str(), address) == 1 ||
+         ::inet_pton(AF_INET6, text.c_str(), address) == 1;
+}
+
+// mlx5_0, rxe0, ibp12s0: letters, digits, '_', '.', '-', not starting with '-'.
+bool IsDeviceName(const std::string& text) {
+  if (text.empty() || text.size() > kMaxIbDeviceNameBytes || text[0] == '-') return false;
+  for (char c : text) {
+    const bool ok = (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') ||
+                    c == '_' || c == '.' || c == '-';
+    if (!ok) return false;
+  }
+  return true;
+}
+
+std::string OutOfRange(const char* name, long long value, long long low, long long high,
+                       const char* what) {
+  return std::string(name) + " is " + std::to_string(value) + ": it must be " +
+         std::to_string(low) + " to " + std::to_string(high) + " (" + what + ")";
+}
 
 // MIN:MAX:FACTOR, plain bytes (no K/M/G: the agent expands the plan's units).
 bool ParseSizes(const std::string& text, SweepSpec& sweep, std::string& error) {
@@ -62,6 +96,70 @@ bool ParseSizes(const std::string& text, SweepSpec& sweep, std::string& error) {
 }
 
 }  // namespace
+
+std::string ValidateWorkerOptions(const WorkerOptions& options) {
+  if (options.ranks < 1 || options.ranks > kMaxWorldSize) {
+    return OutOfRange("world_size (--ranks)", options.ranks, 1, kMaxWorldSize,
+                      "ranks in the whole job");
+  }
+  if (options.rank < 0 || options.rank >= options.ranks) {
+    return OutOfRange("rank", options.rank, 0, options.ranks - 1, "below world_size");
+  }
+  if (options.local_rank < 0 || options.local_rank >= kMaxRanksPerNode) {
+    return OutOfRange("local_rank", options.local_rank, 0, kMaxRanksPerNode - 1,
+                      "ranks on one node");
+  }
+  if (std::string problem = ValidateSweepSpec(options.sweep); !problem.empty()) return problem;
+  if (options.sweep.max_bytes > kMaxSweepBytes) {
+    return "collectives.sizes.max is " + std::to_string(options.sweep.max_bytes) +
+           " bytes: the most is " + std::to_string(kMaxSweepBytes) +
+           " (32G) per buffer; lower sizes.max";
+  }
+  if (options.sweep.factor > kMaxSweepFactor) {
+    return OutOfRange("collectives.sizes.factor", options.sweep.factor, 2, kMaxSweepFactor,
+                      "nccl-tests -f");
+  }
+  if (options.sweep.warmup_iters > kMaxWarmupIters) {
+    return OutOfRange("collectives.warmup_iters", options.sweep.warmup_iters, 0, kMaxWarmupIters,
+                      "nccl-tests -w");
+  }
+  if (options.sweep.iters > kMaxIters) {
+    return OutOfRange("collectives.iters", options.sweep.iters, 1, kMaxIters, "nccl-tests -n");
+  }
+  if (options.memory_cap_bytes < 0 || options.memory_cap_bytes > kMaxMemoryCapBytes) {
+    return OutOfRange("memory_cap_bytes", options.memory_cap_bytes, 0, kMaxMemoryCapBytes,
+                      "0 is the backend's own limit");
+  }
+  if (options.transport != "tcp" && options.transport != "ibverbs") {
+    return "transport is " + Quoted(options.transport) + ": it must be tcp or ibverbs";
+  }
+  if (!options.bind_ip.empty() && !IsIpLiteral(options.bind_ip)) {
+    return "bind_ip is " + Quoted(options.bind_ip) +
+           ": it must be this node's data address as an IP literal (e.g. 10.0.0.7 or fd00::7), "
+           "the plan's nodes[].data_ip";
+  }
+  if (!options.ib_device.empty() && !IsDeviceName(options.ib_device)) {
+    return "ib_device is " + Quoted(options.ib_device) +
+           ": it must be an RDMA device name as ibv_devices lists it (e.g. mlx5_0): letters, "
+           "digits, '_', '.' and '-', not starting with '-', at most 64 characters";
+  }
+  if (options.ib_port < 1 || options.ib_port > kMaxIbPort) {
+    return OutOfRange("ib_port", options.ib_port, 1, kMaxIbPort, "the device's port number");
+  }
+  if (options.gid_index < 0 || options.gid_index > kMaxGidIndex) {
+    return OutOfRange("gid_index", options.gid_index, 0, kMaxGidIndex,
+                      "a row of the port's GID table");
+  }
+  if (options.cuda_device < -1 || options.cuda_device > kMaxCudaDevice) {
+    return OutOfRange("cuda_device", options.cuda_device, -1, kMaxCudaDevice,
+                      "a CUDA ordinal, -1 for the local rank");
+  }
+  if (!(options.timeout_s > 0 && options.timeout_s <= kMaxTimeoutS)) {
+    return "timeout_s is " + FormatDouble(options.timeout_s) +
+           ": it must be above 0 and at most 86400 seconds (collectives.timeout_s)";
+  }
+  return "";
+}
 
 std::vector<std::string> FormatWorkerArgs(const WorkerOptions& options) {
   std::vector<std::string> args = {
@@ -224,6 +322,10 @@ std::optional<WorkerOptions> ParseWorkerArgs(const std::vector<std::string>& arg
   if (options.print_table && options.ranks != 1) {
     error = "--print-table is given with --ranks " + std::to_string(options.ranks) +
             ": the table is for standalone runs only, so use --ranks 1";
+    return std::nullopt;
+  }
+  if (std::string problem = ValidateWorkerOptions(options); !problem.empty()) {
+    error = std::move(problem);
     return std::nullopt;
   }
   return options;

@@ -31,9 +31,9 @@ enum class WorkerVerb { kSet, kGet, kRow, kNote, kDone, kFail };
 
 struct WorkerMessage {
   WorkerVerb verb = WorkerVerb::kNote;
-  std::string key;         // set, get
-  std::vector<char> value; // set
-  std::string text;        // row (the whole line), note, fail
+  std::string key;          // set, get
+  std::vector<char> value;  // set
+  std::string text;         // row (the whole line), note, fail
 };
 
 // nullopt for a line that is none of the above (the agent logs and ignores it).

@@ -1,6 +1,7 @@
 #include "common/host_port.h"
 
 #include <arpa/inet.h>
+#include <netinet/in.h>
 
 #include <string>
 
@@ -116,7 +117,15 @@ absl::StatusOr<HostPort> ParseHostPort(absl::string_view text) {
 }
 
 bool IsLoopbackHost(absl::string_view host) {
-  return host == "localhost" || host == "::1" || absl::StartsWith(host, "127.");
+  if (host == "localhost") return true;
+  if (host.size() > 2 && host.front() == '[' && host.back() == ']') {
+    host = host.substr(1, host.size() - 2);
+  }
+  const std::string address(host);
+  in_addr v4{};
+  if (::inet_pton(AF_INET, address.c_str(), &v4) == 1) return (ntohl(v4.s_addr) >> 24) == 127;
+  in6_addr v6{};
+  return ::inet_pton(AF_INET6, address.c_str(), &v6) == 1 && IN6_IS_ADDR_LOOPBACK(&v6);
 }
 
 }  // namespace clustercert

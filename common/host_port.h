@@ -26,7 +26,8 @@ absl::StatusOr<HostPort> ParseHostPort(absl::string_view text);
 // True when `text` is a literal IPv4 or IPv6 address (no brackets, no port).
 bool IsIpAddress(absl::string_view text);
 
-// True for 127.0.0.0/8, ::1 and "localhost".
+// True for 127.0.0.0/8, ::1 (bracketed or not) and "localhost", parsed as
+// addresses: the DNS name 127.example.com is not loopback.
 bool IsLoopbackHost(absl::string_view host);
 
 }  // namespace clustercert

@@ -1,24 +1,38 @@
 #include "common/sysfs_view.h"
 
+#include <dirent.h>
 #include <fcntl.h>
+#include <linux/openat2.h>
+#include <sys/stat.h>
+#include <sys/syscall.h>
 #include <unistd.h>
 
 #include <algorithm>
 #include <cerrno>
+#include <climits>
 #include <cstring>
+#include <limits>
+#include <memory>
 #include <system_error>
+#include <utility>
 
 #include "absl/strings/str_cat.h"
+#include "absl/strings/str_join.h"
 #include "absl/strings/str_split.h"
+#include "common/printable.h"
 
 namespace clustercert {
 namespace {
 
 constexpr size_t kMaxFileBytes = 1 << 20;
 constexpr int kMaxSymlinkHops = 40;
+// openat2 answers EAGAIN when a rename or mount raced a RESOLVE_BENEATH walk.
+constexpr int kOpenat2Attempts = 8;
+// Paths reach messages; part of one may come from the network.
+std::string Printable(absl::string_view path) { return PrintableText(path); }
 
 absl::Status ErrnoStatus(int err, absl::string_view path) {
-  std::string message = absl::StrCat(path, ": ", std::strerror(err));
+  std::string message = absl::StrCat(Printable(path), ": ", std::strerror(err));
   switch (err) {
     case ENOENT:
     case ENOTDIR:
@@ -35,16 +49,87 @@ absl::Status ErrnoStatus(int err, absl::string_view path) {
   }
 }
 
-bool IsAbsoluteHostPath(absl::string_view path) { return !path.empty() && path.front() == '/'; }
+// The components of an absolute host path, "." and empty ones dropped.
+// ".." is refused outright: no caller needs it, and a name taken from a
+// request ("../../etc") is the way out of a directory it did not choose.
+absl::StatusOr<std::vector<std::string>> Components(absl::string_view path) {
+  if (path.empty() || path.front() != '/') {
+    return absl::InvalidArgumentError(
+        absl::StrCat("not an absolute path: '", Printable(path), "'"));
+  }
+  if (path.find('\0') != absl::string_view::npos) {
+    return absl::InvalidArgumentError(
+        absl::StrCat(Printable(path), ": has a NUL byte; give a plain path"));
+  }
+  std::vector<std::string> parts;
+  for (absl::string_view part : absl::StrSplit(path, '/', absl::SkipEmpty())) {
+    if (part == ".") continue;
+    if (part == "..") {
+      return absl::InvalidArgumentError(absl::StrCat(
+          Printable(path), ": has a '..' component, which the view refuses; name the file itself"));
+    }
+    parts.emplace_back(part);
+  }
+  return parts;
+}
+
+std::string JoinRelative(const std::vector<std::string>& parts) {
+  return parts.empty() ? std::string(".") : absl::StrJoin(parts, "/");
+}
+
+std::string JoinAbsolute(const std::vector<std::string>& parts) {
+  return parts.empty() ? std::string("/") : absl::StrCat("/", absl::StrJoin(parts, "/"));
+}
+
+// openat2 beneath `dir_fd`: no absolute symlink, no ".." above dir_fd, no
+// /proc magic link. -1 with errno set on failure.
+int Openat2Beneath(int dir_fd, const std::string& relative, int flags) {
+  open_how how{};
+  how.flags = static_cast<uint64_t>(flags | O_CLOEXEC);
+  how.resolve = RESOLVE_BENEATH | RESOLVE_NO_MAGICLINKS;
+  for (int attempt = 1;; ++attempt) {
+    const long fd = ::syscall(SYS_openat2, dir_fd, relative.c_str(), &how, sizeof(how));
+    if (fd >= 0) return static_cast<int>(fd);
+    if ((errno != EAGAIN && errno != EINTR) || attempt == kOpenat2Attempts) return -1;
+  }
+}
+
+// What a walk beneath the root found: the resolved components, each held
+// open (O_PATH), and the tail that does not exist.
+struct Walk {
+  std::vector<std::string> names;
+  std::vector<UniqueFd> fds;  // fds[i] is names[0..i]
+  std::vector<std::string> missing;
+  int missing_errno = 0;
+
+  int parent_of_last(int root_fd) const {
+    return fds.size() >= 2 ? fds[fds.size() - 2].get() : root_fd;
+  }
+};
 
 }  // namespace
 
-SysfsView::SysfsView(std::filesystem::path root)
+SysfsView::SysfsView(std::filesystem::path root, Resolution resolution)
     : root_(root.empty() ? std::filesystem::path("/") : std::move(root)) {
   std::error_code ec;
   auto canonical = std::filesystem::weakly_canonical(root_, ec);
   if (!ec) root_ = canonical;
   live_ = (root_ == std::filesystem::path("/"));
+  const int fd = ::open(root_.c_str(), O_PATH | O_DIRECTORY | O_CLOEXEC);
+  if (fd < 0) {
+    root_errno_ = errno;
+    return;
+  }
+  root_fd_ = std::make_shared<const UniqueFd>(fd);
+  if (resolution == Resolution::kAuto) {
+    // ENOSYS before Linux 5.6; EPERM from container seccomp profiles that
+    // predate openat2. Either way the walk keeps the same rules.
+    const int probe = Openat2Beneath(fd, ".", O_PATH);
+    if (probe >= 0) {
+      ::close(probe);
+      openat2_ = true;
+    }
+  }
 }
 
 std::filesystem::path SysfsView::HostPath(absl::string_view path) const {
@@ -54,41 +139,143 @@ std::filesystem::path SysfsView::HostPath(absl::string_view path) const {
   return root_ / std::filesystem::path(std::string(relative));
 }
 
+namespace {
+
+absl::Status Escapes(const std::filesystem::path& root, absl::string_view path) {
+  return absl::PermissionDeniedError(
+      absl::StrCat(Printable(path), ": resolves outside the view's root ", root.string(),
+                   " (an absolute symlink, or a symlink climbing above the root); refused"));
+}
+
+// Resolves `parts` beneath `root_fd` one component at a time, opening each
+// with O_NOFOLLOW and reading links with readlinkat, so nothing is followed
+// that was not checked: an absolute link or a ".." above the root is refused
+// (Escapes). The last component is followed only when `follow_last`.
+absl::StatusOr<Walk> WalkBeneath(int root_fd, const std::filesystem::path& root,
+                                 absl::string_view path, const std::vector<std::string>& parts,
+                                 bool follow_last) {
+  Walk walk;
+  std::vector<std::string> pending(parts.rbegin(), parts.rend());
+  int hops = 0;
+  while (!pending.empty()) {
+    std::string part = std::move(pending.back());
+    pending.pop_back();
+    if (part.empty() || part == ".") continue;
+    if (!walk.missing.empty()) {
+      // Below a missing component only text is left; a link's ".." can
+      // climb back to what exists.
+      if (part == "..") {
+        walk.missing.pop_back();
+      } else {
+        walk.missing.push_back(std::move(part));
+      }
+      continue;
+    }
+    if (part == "..") {
+      if (walk.names.empty()) return Escapes(root, path);
+      walk.names.pop_back();
+      walk.fds.pop_back();
+      continue;
+    }
+    const int parent = walk.fds.empty() ? root_fd : walk.fds.back().get();
+    UniqueFd fd(::openat(parent, part.c_str(), O_PATH | O_NOFOLLOW | O_CLOEXEC));
+    if (!fd.valid()) {
+      if (errno != ENOENT && errno != ENOTDIR) return ErrnoStatus(errno, path);
+      walk.missing_errno = errno;
+      walk.missing.push_back(std::move(part));
+      continue;
+    }
+    struct stat info;
+    if (::fstat(fd.get(), &info) != 0) return ErrnoStatus(errno, path);
+    if (S_ISLNK(info.st_mode) && (follow_last || !pending.empty())) {
+      if (++hops > kMaxSymlinkHops) return ErrnoStatus(ELOOP, path);
+      char target[PATH_MAX];
+      const ssize_t length = ::readlinkat(fd.get(), "", target, sizeof(target));
+      if (length < 0) return ErrnoStatus(errno, path);
+      if (static_cast<size_t>(length) == sizeof(target)) return ErrnoStatus(ENAMETOOLONG, path);
+      const absl::string_view text(target, static_cast<size_t>(length));
+      if (text.empty()) return ErrnoStatus(ENOENT, path);
+      // Magic links read as absolute paths or "pipe:[N]" names, so they end
+      // here or as a missing name.
+      if (text.front() == '/') return Escapes(root, path);
+      std::vector<absl::string_view> target_parts = absl::StrSplit(text, '/', absl::SkipEmpty());
+      for (auto it = target_parts.rbegin(); it != target_parts.rend(); ++it) {
+        pending.emplace_back(*it);
+      }
+      continue;
+    }
+    walk.names.push_back(std::move(part));
+    walk.fds.push_back(std::move(fd));
+  }
+  return walk;
+}
+
+}  // namespace
+
+absl::StatusOr<UniqueFd> SysfsView::Open(absl::string_view path, int flags) const {
+  if (root_fd_ == nullptr) {
+    return ErrnoStatus(
+        root_errno_, absl::StrCat(root_.string(), " (the view's root, for ", Printable(path), ")"));
+  }
+  absl::StatusOr<std::vector<std::string>> parts = Components(path);
+  if (!parts.ok()) return parts.status();
+  if (!openat2_) return OpenByWalk(path, *parts, flags);
+  const int fd = Openat2Beneath(root_fd_->get(), JoinRelative(*parts), flags);
+  if (fd < 0) {
+    if (errno == EXDEV) return Escapes(root_, path);
+    return ErrnoStatus(errno, path);
+  }
+  return UniqueFd(fd);
+}
+
+absl::StatusOr<UniqueFd> SysfsView::OpenByWalk(absl::string_view path,
+                                               const std::vector<std::string>& parts,
+                                               int flags) const {
+  const int root_fd = root_fd_->get();
+  absl::StatusOr<Walk> walk =
+      WalkBeneath(root_fd, root_, path, parts, /*follow_last=*/(flags & O_NOFOLLOW) == 0);
+  if (!walk.ok()) return walk.status();
+  if (!walk->missing.empty()) return ErrnoStatus(walk->missing_errno, path);
+  int fd;
+  if (walk->names.empty()) {
+    fd = ::openat(root_fd, ".", flags | O_CLOEXEC);
+  } else {
+    // The directories are held open, so only the last name can change now;
+    // O_NOFOLLOW refuses a link swapped in since the walk.
+    fd = ::openat(walk->parent_of_last(root_fd), walk->names.back().c_str(),
+                  flags | O_NOFOLLOW | O_CLOEXEC);
+  }
+  if (fd < 0) return ErrnoStatus(errno, path);
+  return UniqueFd(fd);
+}
+
 absl::StatusOr<std::string> SysfsView::Read(absl::string_view path, size_t max_bytes,
                                             bool refuse_longer, int extra_flags) const {
-  if (!IsAbsoluteHostPath(path)) {
-    return absl::InvalidArgumentError(absl::StrCat("not an absolute path: '", path, "'"));
-  }
-  auto resolved = Resolve(path);
-  if (!resolved.ok()) return resolved.status();
-  const std::string host = HostPath(*resolved).string();
-  int fd = ::open(host.c_str(), O_RDONLY | O_CLOEXEC | extra_flags);
-  if (fd < 0) return ErrnoStatus(errno, path);
+  absl::StatusOr<UniqueFd> fd = Open(path, O_RDONLY | extra_flags);
+  if (!fd.ok()) return fd.status();
   std::string content;
   char buffer[4096];
   // One byte past the limit tells a file of exactly max_bytes from a longer one.
   const size_t limit = refuse_longer ? max_bytes + 1 : max_bytes;
   while (content.size() < limit) {
-    ssize_t n = ::read(fd, buffer, std::min(sizeof(buffer), limit - content.size()));
+    ssize_t n = ::read(fd->get(), buffer, std::min(sizeof(buffer), limit - content.size()));
     if (n < 0) {
       if (errno == EINTR) continue;
-      int err = errno;
-      ::close(fd);
-      return ErrnoStatus(err, path);
+      return ErrnoStatus(errno, path);
     }
     if (n == 0) break;
     content.append(buffer, static_cast<size_t>(n));
   }
-  ::close(fd);
   if (refuse_longer && content.size() > max_bytes) {
     return absl::ResourceExhaustedError(
-        absl::StrCat(path, ": larger than ", max_bytes, " bytes, not read"));
+        absl::StrCat(Printable(path), ": larger than ", max_bytes, " bytes, not read"));
   }
   return content;
 }
 
 absl::StatusOr<std::string> SysfsView::ReadBytes(absl::string_view path, size_t max_bytes) const {
-  return Read(path, max_bytes, /*refuse_longer=*/true, O_NOFOLLOW | O_NONBLOCK);
+  // O_NONBLOCK: a FIFO planted in a capture must not hang the reader.
+  return Read(path, max_bytes, /*refuse_longer=*/true, O_NONBLOCK);
 }
 
 absl::StatusOr<std::string> SysfsView::ReadText(absl::string_view path) const {
@@ -103,86 +290,58 @@ absl::StatusOr<std::string> SysfsView::ReadText(absl::string_view path) const {
   return content;
 }
 
-absl::StatusOr<std::vector<std::string>> SysfsView::ListDir(absl::string_view path) const {
-  auto resolved = Resolve(path);
-  if (!resolved.ok()) return resolved.status();
-  std::error_code ec;
-  std::filesystem::directory_iterator it(HostPath(*resolved), ec);
-  if (ec) return ErrnoStatus(ec.value(), path);
+absl::StatusOr<std::vector<std::string>> SysfsView::List(absl::string_view path,
+                                                         size_t max_entries) const {
+  absl::StatusOr<UniqueFd> fd = Open(path, O_RDONLY | O_DIRECTORY);
+  if (!fd.ok()) return fd.status();
+  DIR* dir = ::fdopendir(fd->get());
+  if (dir == nullptr) return ErrnoStatus(errno, path);
+  fd->Release();  // the DIR owns it now
+  std::unique_ptr<DIR, int (*)(DIR*)> owned(dir, ::closedir);
   std::vector<std::string> names;
-  for (const auto& entry : it) names.push_back(entry.path().filename().string());
+  for (;;) {
+    errno = 0;
+    const dirent* entry = ::readdir(dir);
+    if (entry == nullptr) {
+      if (errno != 0) return ErrnoStatus(errno, path);
+      break;
+    }
+    const absl::string_view name = entry->d_name;
+    if (name == "." || name == "..") continue;
+    if (names.size() == max_entries) {
+      return absl::ResourceExhaustedError(
+          absl::StrCat(Printable(path), ": more than ", max_entries, " entries, not listed"));
+    }
+    names.emplace_back(name);
+  }
   std::sort(names.begin(), names.end());
   return names;
+}
+
+absl::StatusOr<std::vector<std::string>> SysfsView::ListDir(absl::string_view path) const {
+  return List(path, std::numeric_limits<size_t>::max());
 }
 
 absl::StatusOr<std::vector<std::string>> SysfsView::ListDirBounded(absl::string_view path,
                                                                    size_t max_entries) const {
-  auto resolved = Resolve(path);
-  if (!resolved.ok()) return resolved.status();
-  std::error_code ec;
-  std::filesystem::directory_iterator it(HostPath(*resolved), ec);
-  if (ec) return ErrnoStatus(ec.value(), path);
-  std::vector<std::string> names;
-  // increment(ec) rather than range-for: a read error mid-listing is a status, not a throw.
-  for (const std::filesystem::directory_iterator end; it != end; it.increment(ec)) {
-    if (names.size() == max_entries) {
-      return absl::ResourceExhaustedError(
-          absl::StrCat(path, ": more than ", max_entries, " entries, not listed"));
-    }
-    names.push_back(it->path().filename().string());
-  }
-  if (ec) return ErrnoStatus(ec.value(), path);
-  std::sort(names.begin(), names.end());
-  return names;
+  return List(path, max_entries);
 }
 
-bool SysfsView::Exists(absl::string_view path) const {
-  auto resolved = Resolve(path);
-  if (!resolved.ok()) return false;
-  std::error_code ec;
-  return std::filesystem::exists(HostPath(*resolved), ec);
-}
+bool SysfsView::Exists(absl::string_view path) const { return Open(path, O_PATH).ok(); }
 
 absl::StatusOr<std::string> SysfsView::Resolve(absl::string_view path) const {
-  if (!IsAbsoluteHostPath(path)) {
-    return absl::InvalidArgumentError(absl::StrCat("not an absolute path: '", path, "'"));
+  absl::StatusOr<std::vector<std::string>> parts = Components(path);
+  if (!parts.ok()) return parts.status();
+  if (root_fd_ == nullptr) {
+    return ErrnoStatus(
+        root_errno_, absl::StrCat(root_.string(), " (the view's root, for ", Printable(path), ")"));
   }
-  // Components still to walk, consumed from the front; `done` is the resolved
-  // prefix as host-absolute components.
-  std::vector<std::string> pending;
-  for (auto part : absl::StrSplit(path, '/', absl::SkipEmpty())) pending.emplace_back(part);
-  std::reverse(pending.begin(), pending.end());
-  std::vector<std::string> done;
-  int hops = 0;
-  while (!pending.empty()) {
-    std::string part = std::move(pending.back());
-    pending.pop_back();
-    if (part == ".") continue;
-    if (part == "..") {
-      if (!done.empty()) done.pop_back();
-      continue;
-    }
-    done.push_back(part);
-    std::string current;
-    for (const auto& d : done) absl::StrAppend(&current, "/", d);
-    std::error_code ec;
-    const auto host = HostPath(current);
-    auto status = std::filesystem::symlink_status(host, ec);
-    if (ec || !std::filesystem::is_symlink(status))
-      continue;  // a missing tail is the caller's error
-    if (++hops > kMaxSymlinkHops) return ErrnoStatus(ELOOP, path);
-    auto target = std::filesystem::read_symlink(host, ec);
-    if (ec) return ErrnoStatus(ec.value(), path);
-    done.pop_back();
-    const std::string target_text = target.string();
-    if (IsAbsoluteHostPath(target_text)) done.clear();
-    std::vector<std::string> target_parts;
-    for (auto t : absl::StrSplit(target_text, '/', absl::SkipEmpty())) target_parts.emplace_back(t);
-    for (auto it = target_parts.rbegin(); it != target_parts.rend(); ++it) pending.push_back(*it);
-  }
-  std::string resolved;
-  for (const auto& d : done) absl::StrAppend(&resolved, "/", d);
-  return resolved.empty() ? std::string("/") : resolved;
+  absl::StatusOr<Walk> walk =
+      WalkBeneath(root_fd_->get(), root_, path, *parts, /*follow_last=*/true);
+  if (!walk.ok()) return walk.status();
+  std::vector<std::string> names = std::move(walk->names);
+  names.insert(names.end(), walk->missing.begin(), walk->missing.end());
+  return JoinAbsolute(names);
 }
 
 std::string ReasonOf(const absl::Status& status) {

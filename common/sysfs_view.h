@@ -2,12 +2,14 @@
 
 #include <cstddef>
 #include <filesystem>
+#include <memory>
 #include <string>
 #include <vector>
 
 #include "absl/status/status.h"
 #include "absl/status/statusor.h"
 #include "absl/strings/string_view.h"
+#include "common/unique_fd.h"
 
 namespace clustercert {
 
@@ -17,16 +19,37 @@ namespace clustercert {
 // same collector code runs on a live host (root "/") and on a fixture or a
 // captured tree (root "tests/fixtures/sysfs/roce-broken"). Paths are always
 // given as absolute host paths ("/sys/class/infiniband"); the view maps them
-// under its root. Symlinks are resolved inside the root, so an absolute link
-// in a capture never escapes to the machine running the tests.
+// under its root.
+//
+// The view never reaches outside its root, because parts of the paths it is
+// asked for come from the network (a device name in a request) and a
+// captured tree comes from a customer: a path with a ".." component is
+// refused before anything is opened, and every open resolves beneath an
+// O_PATH descriptor of the root with openat2(2) RESOLVE_BENEATH |
+// RESOLVE_NO_MAGICLINKS, so an absolute symlink, a relative one that climbs
+// above the root, or a /proc magic link (/proc/self/root, /proc/PID/fd/N) is
+// refused (PermissionDenied; a magic link reads as a symlink loop), never
+// followed. Relative symlinks that stay beneath the root (sysfs is made of
+// them: /sys/class/net/eth0 -> ../../devices/...) work as before. Where the
+// kernel has no openat2 (before 5.6, or a seccomp filter answering ENOSYS or
+// EPERM) the same rules hold through a walk of one component at a time with
+// O_NOFOLLOW and readlinkat. Listing a directory and reading a link are
+// confined the same way; error messages name the path and the reason and
+// never carry a file's contents.
 //
 // Errors keep the errno meaning: NotFound (ENOENT), PermissionDenied (EPERM,
-// EACCES), InvalidArgument (EINVAL, which sysfs returns for empty GID slots),
-// Unimplemented (EOPNOTSUPP), Unavailable (EIO and the rest). Each message
-// names the host path and the reason.
+// EACCES, and a path leaving the root), InvalidArgument (EINVAL, which sysfs
+// returns for empty GID slots, and a path with ".."), Unimplemented
+// (EOPNOTSUPP), Unavailable (EIO and the rest). Each message names the host
+// path and the reason.
 class SysfsView {
  public:
-  explicit SysfsView(std::filesystem::path root);
+  // How paths are resolved beneath the root. kAuto uses openat2 where the
+  // kernel has it and the component walk elsewhere; kComponentWalk always
+  // walks, so tests can hold the fallback to the same rules.
+  enum class Resolution { kAuto, kComponentWalk };
+
+  explicit SysfsView(std::filesystem::path root, Resolution resolution = Resolution::kAuto);
 
   const std::filesystem::path& root() const { return root_; }
 
@@ -34,14 +57,17 @@ class SysfsView {
   // netlink, CUDA) describe the same machine as the files.
   bool is_live() const { return live_; }
 
+  // True when opens go through openat2 rather than the component walk.
+  bool uses_openat2() const { return openat2_; }
+
   // The file's contents with trailing whitespace and newlines removed.
   absl::StatusOr<std::string> ReadText(absl::string_view path) const;
 
   // The raw bytes of the file, nothing trimmed: for binary sysfs files (a PCI
   // function's `vpd` and `config`) and for copying a file byte for byte. At
   // most `max_bytes`; a longer file is ResourceExhausted, never silently cut.
-  // The last component is opened without following a symlink (the path is
-  // resolved inside the root first; a link appearing now is refused).
+  // Opened non-blocking, so a FIFO in a hostile tree cannot hang the read;
+  // symlinks are followed beneath the root like any read.
   absl::StatusOr<std::string> ReadBytes(absl::string_view path, size_t max_bytes) const;
 
   // Names in a directory, sorted, without "." and "..".
@@ -57,18 +83,31 @@ class SysfsView {
 
   // The host path with every symlink resolved inside the root, e.g.
   // "/sys/class/net/eth0" -> "/sys/devices/pci0000:00/0000:00:04.0/virtio1/net/eth0".
+  // A missing tail is kept as given (the caller's read reports it); a link
+  // that leaves the root is an error, as for a read.
   absl::StatusOr<std::string> Resolve(absl::string_view path) const;
 
-  // The path on the machine running the code, for messages and tests.
+  // The path on the machine running the code, for messages and tests. It is
+  // plain text joining: never open it, read through the view.
   std::filesystem::path HostPath(absl::string_view path) const;
 
  private:
+  // `path` opened with `flags` beneath the root (the last component followed
+  // unless flags has O_NOFOLLOW).
+  absl::StatusOr<UniqueFd> Open(absl::string_view path, int flags) const;
+  absl::StatusOr<UniqueFd> OpenByWalk(absl::string_view path, const std::vector<std::string>& parts,
+                                      int flags) const;
   // Up to `max_bytes` of the file; `refuse_longer`: a longer file is an error.
   absl::StatusOr<std::string> Read(absl::string_view path, size_t max_bytes, bool refuse_longer,
                                    int extra_flags) const;
+  absl::StatusOr<std::vector<std::string>> List(absl::string_view path, size_t max_entries) const;
 
   std::filesystem::path root_;
   bool live_;
+  // Shared so a copied view keeps the same root directory open.
+  std::shared_ptr<const UniqueFd> root_fd_;
+  int root_errno_ = 0;  // why root_fd_ could not be opened
+  bool openat2_ = false;
 };
 
 // The canonical "reason" text for an Unknown entry from a failed read.

@@ -10,8 +10,11 @@
 namespace clustercert {
 
 // The three PEM files of a mutual-TLS identity: our CA, our certificate and
-// its private key. Agents and the controller both present a certificate
-// signed by the cluster CA (deploy/pki.sh makes them) and both verify the peer.
+// its private key. deploy/pki.sh makes them: the controller presents a client
+// certificate (EKU clientAuth, role controller), each agent a server
+// certificate (EKU serverAuth, role node) for the addresses it serves on;
+// both verify the peer against the cluster CA, and the agent then checks the
+// caller's role (agent/service/peer_authorizer.h).
 struct TlsPaths {
   std::string ca;
   std::string cert;
@@ -27,7 +30,8 @@ struct TlsMaterial {
 // Reads the files; errors name the file, the role and how to make it.
 absl::StatusOr<TlsMaterial> LoadTlsMaterial(const TlsPaths& paths);
 
-// Server side: requires and verifies a client certificate.
+// Server side: requires and verifies a client certificate (the handshake
+// refuses one from another CA, or one without EKU clientAuth).
 std::shared_ptr<grpc::ServerCredentials> MutualTlsServerCredentials(const TlsMaterial& material);
 // Client side: presents our certificate and verifies the server's against the CA.
 std::shared_ptr<grpc::ChannelCredentials> MutualTlsChannelCredentials(const TlsMaterial& material);

@@ -2,6 +2,7 @@
 
 #include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
+#include "common/grpc_status.h"
 
 namespace clustercert {
 namespace {
@@ -27,7 +28,7 @@ bool IsUpperName(absl::string_view name) {
 absl::Status CheckWorkerEnv(absl::string_view name, absl::string_view value) {
   if (!IsUpperName(name) || name.size() > 128) {
     return absl::InvalidArgumentError(absl::StrCat(
-        "environment variable '", name.substr(0, 128),
+        "environment variable '", ClipValue(name),
         "' is not a variable name the workers take (upper-case letters, digits and '_', at "
         "most 128 characters, e.g. NCCL_IB_HCA)"));
   }

@@ -11,8 +11,11 @@ namespace clustercert {
 // caller's path (LD_DEBUG_OUTPUT, NCCL_DEBUG_FILE, NCCL_TOPO_FILE) would hand
 // root to whoever can start a collective. Allowed: NCCL_* and GLOO_* tuning
 // variables except those plugin and file ones, and a few CUDA/OpenMP knobs
-// (kWorkerEnvExtras); nothing else. Values are at most 1024 bytes without
-// control characters. InvalidArgument names the variable, why, and the fix.
+// (kWorkerEnvExtras); nothing else. Names match [A-Z_][A-Z0-9_]* (so never
+// '=' or NUL, which would split or end the "NAME=value" the worker gets),
+// values are at most 1024 bytes without control characters. InvalidArgument
+// names the variable (escaped and clipped: it is a caller's text), why, and
+// the fix.
 // The plan check and the agent both apply it.
 absl::Status CheckWorkerEnv(absl::string_view name, absl::string_view value);
 

@@ -14,6 +14,7 @@
 #include "common/command_line.h"
 #include "common/version.h"
 #include "controller/commands/command_support.h"
+#include "controller/commands/diagnostics.h"
 #include "controller/commands/diff_command.h"
 #include "controller/commands/inventory_command.h"
 #include "controller/commands/plan_check_command.h"
@@ -27,12 +28,16 @@ namespace {
 constexpr char kUsage[] =
     "usage: controller COMMAND [flags]\n"
     "  run PLAN [--out DIR]   every phase, then the certificate (exit 0 certified, 1 not,\n"
-    "                         2 plan/usage error, 3 could not run)\n"
+    "                         2 plan/usage error, 3 could not run, 130/143 interrupted by\n"
+    "                         SIGINT/SIGTERM: partial certificate written, never certified)\n"
     "  inventory PLAN         connect and inventory only, tables per node (--json for machines)\n"
     "  run PLAN --baseline OLD.json --only node3[,node4]\n"
     "                         re-run only the tests touching those nodes, carry the rest over\n"
-    "  verify CERT [--pubkey FILE.pub]\n"
-    "                         check the signature and recompute every verdict (exit 0 valid, 1 not)\n"
+    "  verify CERT [--pubkey FILE.pub | --trust-dir DIR]\n"
+    "                         check the signature, that its key is trusted, and recompute every\n"
+    "                         verdict (exit 0 valid; 1 edited, unsigned or signed by an untrusted\n"
+    "                         key; 2 usage or unreadable file). Without either flag the keys in\n"
+    "                         /etc/clustercert/trusted-keys/ are trusted, when it exists\n"
     "  keygen --out PREFIX    new Ed25519 signing key: PREFIX (0600) and PREFIX.pub\n"
     "  plan check PLAN        validate a plan; nothing runs\n"
     "  diff OLD NEW           what changed between two certificates (exit 0 nothing regressed,\n"
@@ -53,12 +58,16 @@ bool UseColor(const std::string& mode) {
 static int RunController(int argc, char** argv) {
   using namespace clustercert::controller;
   clustercert::CommandLine command_line({
-      {"out", true, "DIR", "run/report: output directory (overrides the plan's certificate.out); keygen: key prefix",
+      {"out", true, "DIR",
+       "run/report: output directory (overrides the plan's certificate.out); keygen: key prefix",
        ""},
       {"json", false, "", "machine-readable output on stdout", ""},
       {"color", true, "WHEN", "auto | always | never", "auto"},
       {"quiet", false, "", "no progress lines on stderr", ""},
       {"pubkey", true, "FILE", "verify: the signer's public key (PEM, from keygen)", ""},
+      {"trust-dir", true, "DIR",
+       "verify: trust the *.pub keys in DIR (default /etc/clustercert/trusted-keys when it exists)",
+       ""},
       {"baseline", true, "CERT", "run: the certificate a partial re-certification starts from", ""},
       {"only", true, "NODES", "run: with --baseline, the nodes to measure again (comma-separated)",
        ""},
@@ -66,7 +75,8 @@ static int RunController(int argc, char** argv) {
       {"help", false, "", "print this help", ""},
   });
   if (auto parsed = command_line.Parse(argc, argv); !parsed.ok()) {
-    std::fprintf(stderr, "controller: %s\n%s", std::string(parsed.message()).c_str(), kUsage);
+    DiagnoseError(parsed);
+    std::fprintf(stderr, "%s", kUsage);
     return kExitUsage;
   }
   if (command_line.GetBool("help")) {
@@ -80,6 +90,7 @@ static int RunController(int argc, char** argv) {
   options.json = command_line.GetBool("json");
   options.quiet = command_line.GetBool("quiet");
   options.pubkey = command_line.Get("pubkey");
+  options.trust_dir = command_line.Get("trust-dir");
   options.baseline = command_line.Get("baseline");
   options.only = command_line.Get("only");
   {
@@ -87,14 +98,13 @@ static int RunController(int argc, char** argv) {
     char* end = nullptr;
     options.noise = std::strtod(noise.c_str(), &end);
     if (noise.empty() || end == nullptr || *end != '\0') {
-      std::fprintf(stderr, "controller: --noise is '%s'; give a fraction such as 0.10 (10 %%)\n",
-                   noise.c_str());
+      Diagnostics().error("--noise is '{}'; give a fraction such as 0.10 (10 %)", noise);
       return kExitUsage;
     }
   }
   const std::string color = command_line.Get("color");
   if (color != "auto" && color != "always" && color != "never") {
-    std::fprintf(stderr, "controller: --color is '%s'; use auto, always or never\n", color.c_str());
+    Diagnostics().error("--color is '{}'; use auto, always or never", color);
     return kExitUsage;
   }
   options.color = UseColor(color);
@@ -124,7 +134,8 @@ static int RunController(int argc, char** argv) {
                 clustercert::kApiVersion);
     return 0;
   }
-  std::fprintf(stderr, "controller: unknown command '%s'\n%s", command.c_str(), kUsage);
+  Diagnostics().error("unknown command '{}'", command);
+  std::fprintf(stderr, "%s", kUsage);
   return kExitUsage;
 }
 

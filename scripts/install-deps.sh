@@ -8,14 +8,23 @@ set -euo pipefail
 build_packages=(
   build-essential cmake ninja-build pkg-config
   libgrpc++-dev protobuf-compiler-grpc libprotobuf-dev protobuf-compiler
-  libabsl-dev libyaml-cpp-dev libspdlog-dev libfmt-dev libgloo-dev
+  libabsl-dev libyaml-dev libspdlog-dev libfmt-dev libgloo-dev
   libibverbs-dev librdmacm-dev ibverbs-providers
   libssl-dev openssl
   # The uplink test's HTTP target (parallel range GETs); nginx serves as the
   # storage target in its tests.
   libcurl4-openssl-dev nginx
   libgtest-dev libgmock-dev libbenchmark-dev
+  # The sanitizer builds (build-asan, build-tsan) are clang builds: libFuzzer
+  # and the sanitizer runtimes come with libclang-rt-14-dev, llvm puts
+  # llvm-symbolizer on PATH so reports name files and lines, lld links them.
+  clang libclang-rt-14-dev llvm lld
+  # scripts/check_format.sh, the first stage of scripts/test.sh.
+  clang-format
   iproute2 procps
+  # deploy/check_unit_security.sh rates the shipped unit with
+  # systemd-analyze security --offline (systemd 252).
+  systemd
   # The report test opens report.html in headless Chromium; the certificate
   # schema test validates certificates with python3-jsonschema.
   chromium fonts-liberation python3-jsonschema

@@ -18,9 +18,9 @@
 #include "agent/inventory/dcb_netlink_source.h"
 #include "agent/inventory/nvidia_smi_query.h"
 #include "agent/inventory/pci_vpd.h"
-#include "agent/inventory/process_command_runner.h"
 #include "agent/inventory/stack_collector.h"
 #include "agent/inventory/sysfs_formats.h"
+#include "common/process/process_command_runner.h"
 #include "common/version.h"
 
 namespace clustercert::agent {
@@ -29,7 +29,7 @@ namespace {
 namespace fs = std::filesystem;
 
 constexpr size_t kMaxConfigBytes = 4096;   // a PCIe config space
-constexpr size_t kMaxToolBytes = 1 << 20;  // what ProcessCommandRunner keeps of a stream
+constexpr size_t kMaxToolBytes = 1 << 20;  // what process::ProcessCommandRunner keeps of a stream
 constexpr size_t kMaxIfnameChars = 15;     // IFNAMSIZ - 1
 
 constexpr char kCaptureDir[] = "/clustercert-capture";
@@ -106,7 +106,7 @@ std::string FilterCmdline(absl::string_view text, int* dropped) {
 // One capture run: walks the allow-list, then runs or copies the tools.
 class CaptureRun {
  public:
-  CaptureRun(const SysfsView& view, inventory::CommandRunner* runner, inventory::DcbSource* dcb,
+  CaptureRun(const SysfsView& view, process::CommandRunner* runner, inventory::DcbSource* dcb,
              const CaptureOptions& options, const fs::path& out, CaptureReport& report)
       : view_(view),
         runner_(runner),
@@ -437,7 +437,7 @@ class CaptureRun {
   }
 
   const SysfsView& view_;
-  inventory::CommandRunner* runner_;
+  process::CommandRunner* runner_;
   inventory::DcbSource* dcb_;
   const CaptureOptions& options_;
   TreeWriter writer_;
@@ -528,7 +528,7 @@ std::string CaptureSummary(const CaptureReport& report, const fs::path& dir) {
 
 int RunHostCapture(const std::string& sysfs_root, const std::string& dir) {
   SysfsView view(sysfs_root);
-  inventory::ProcessCommandRunner runner;
+  process::ProcessCommandRunner runner;
   inventory::DcbNetlinkSource dcb;
   CaptureOptions options;
   options.run_tools = view.is_live();

@@ -8,8 +8,8 @@
 
 #include "absl/status/statusor.h"
 #include "absl/time/time.h"
-#include "agent/inventory/command_runner.h"
 #include "agent/inventory/dcb_source.h"
+#include "common/process/command_runner.h"
 #include "common/sysfs_view.h"
 
 namespace clustercert::agent {
@@ -64,7 +64,7 @@ struct CaptureReport {
 class HostCapture {
  public:
   // `runner` and `dcb` may be null (their outputs are then noted missing).
-  HostCapture(const SysfsView& view, inventory::CommandRunner* runner, inventory::DcbSource* dcb,
+  HostCapture(const SysfsView& view, process::CommandRunner* runner, inventory::DcbSource* dcb,
               CaptureOptions options)
       : view_(view), runner_(runner), dcb_(dcb), options_(options) {}
 
@@ -75,7 +75,7 @@ class HostCapture {
 
  private:
   const SysfsView& view_;
-  inventory::CommandRunner* runner_;
+  process::CommandRunner* runner_;
   inventory::DcbSource* dcb_;
   CaptureOptions options_;
 };

@@ -15,8 +15,10 @@
 #include "absl/status/status.h"
 #include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
-#include "agent/collective/worker_process.h"
 #include "collective/worker_protocol.h"
+#include "common/printable.h"
+#include "common/process/child_process.h"
+#include "spdlog/spdlog.h"
 
 namespace clustercert::agent::collective {
 namespace {
@@ -44,6 +46,22 @@ constexpr int kMaxDrainReads = 1024;
 bool IsTransportLine(const std::string& line) {
   return absl::StrContains(line, "NCCL INFO Channel ") ||
          absl::StrContains(line, "NCCL INFO Using network");
+}
+
+size_t EntryBytes(const std::string& key, const std::vector<char>& value) {
+  return key.size() + value.size();
+}
+
+// A store key as an error quotes it: printable, at most 80 characters.
+std::string ClipKey(const std::string& key) {
+  constexpr size_t kMaxQuoted = 80;
+  std::string text = "'";
+  for (char c : key.substr(0, kMaxQuoted)) {
+    text.push_back(c >= 0x20 && c < 0x7f ? c : '?');
+  }
+  text.push_back('\'');
+  if (key.size() > kMaxQuoted) absl::StrAppend(&text, " (", key.size(), " bytes)");
+  return text;
 }
 
 std::string SecondsText(absl::Duration duration) {
@@ -98,7 +116,7 @@ class CappedLog {
 
 struct CollectiveJob::Worker {
   int rank = 0;
-  std::unique_ptr<WorkerProcess> process;
+  std::unique_ptr<process::ChildProcess> process;
   std::string stdout_partial;
   std::string stderr_partial;
   bool said_done = false;
@@ -111,9 +129,11 @@ struct CollectiveJob::Worker {
   RankReport report;  // state, error, exit_code, signal, notes; log filled by Ranks()
 };
 
-CollectiveJob::CollectiveJob(JobLaunch launch) : launch_(std::move(launch)) {}
+CollectiveJob::CollectiveJob(JobLaunch launch, process::ProcessSpawner& spawner)
+    : launch_(std::move(launch)), spawner_(spawner) {}
 
-absl::StatusOr<std::unique_ptr<CollectiveJob>> CollectiveJob::Start(JobLaunch launch) {
+absl::StatusOr<std::unique_ptr<CollectiveJob>> CollectiveJob::Start(
+    JobLaunch launch, process::ProcessSpawner& spawner) {
   if (launch.workers.empty()) {
     return absl::InvalidArgumentError(absl::StrCat(
         "collective job ", launch.name,
@@ -133,7 +153,7 @@ absl::StatusOr<std::unique_ptr<CollectiveJob>> CollectiveJob::Start(JobLaunch la
     }
   }
 
-  std::unique_ptr<CollectiveJob> job(new CollectiveJob(std::move(launch)));
+  std::unique_ptr<CollectiveJob> job(new CollectiveJob(std::move(launch), spawner));
   int wake[2];
   if (::pipe2(wake, O_CLOEXEC | O_NONBLOCK) != 0) {
     return absl::ResourceExhaustedError(absl::StrCat("collective job ", job->launch_.name,
@@ -162,7 +182,7 @@ CollectiveJob::~CollectiveJob() {
   }
   Wake();
   if (loop_.joinable()) loop_.join();
-  workers_.clear();  // ~WorkerProcess kills the group and reaps
+  workers_.clear();  // ~process::ChildProcess kills the group and reaps
   if (wake_read_ >= 0) ::close(wake_read_);
   if (wake_write_ >= 0) ::close(wake_write_);
 }
@@ -174,17 +194,66 @@ void CollectiveJob::Wake() {
   (void)!::write(wake_write_, &byte, 1);
 }
 
-void CollectiveJob::Deliver(const std::vector<StoreEntry>& entries) {
+absl::Status CollectiveJob::Deliver(const std::vector<StoreEntry>& entries) {
   std::lock_guard<std::mutex> lock(mutex_);
+  if (finished_) return absl::OkStatus();
+  size_t adding = 0;
   for (const auto& entry : entries) {
-    store_[entry.key] = entry.value;
+    // A worker's "set KEY HEX" line carries one token: a key no worker could
+    // have set (empty, or with spaces or control bytes) is not relayed.
+    if (entry.key.empty() || std::any_of(entry.key.begin(), entry.key.end(), [](char c) {
+          return static_cast<unsigned char>(c) <= 0x20 || c == 0x7f;
+        })) {
+      return absl::InvalidArgumentError(absl::StrCat(
+          "collective job ", launch_.name, ": the delivered key ", ClipKey(entry.key),
+          " is not one a rank could have published (one word of printable text): relay only "
+          "what PollCollective returned as published"));
+    }
+    const size_t bytes = EntryBytes(entry.key, entry.value);
+    if (bytes > launch_.store.max_entry_bytes) {
+      return absl::InvalidArgumentError(absl::StrCat(
+          "collective job ", launch_.name, ": the delivered key ", ClipKey(entry.key), " is ",
+          bytes, " bytes with its value; one key holds at most ", launch_.store.max_entry_bytes,
+          " (gloo's and NCCL's are a few hundred): relay only what the ranks published"));
+    }
+    adding += bytes;
+  }
+  if (store_bytes_ + published_bytes_ + adding > launch_.store.max_job_bytes) {
+    return absl::ResourceExhaustedError(absl::StrCat(
+        "collective job ", launch_.name, "'s store holds ", store_bytes_ + published_bytes_,
+        " bytes; ", entries.size(), " more keys of ", adding, " bytes would pass its cap of ",
+        launch_.store.max_job_bytes, ": relay each key once, only what the ranks published"));
+  }
+  for (const auto& entry : entries) {
+    PutLocked(entry.key, entry.value);
     Answer(entry.key, entry.value);
   }
   Wake();  // replies that did not fit in a pipe wait for POLLOUT
+  return absl::OkStatus();
+}
+
+size_t CollectiveJob::StoreBytes() const {
+  std::lock_guard<std::mutex> lock(mutex_);
+  return store_bytes_ + published_bytes_;
+}
+
+void CollectiveJob::PutLocked(const std::string& key, const std::vector<char>& value) {
+  auto [it, added] = store_.try_emplace(key);
+  if (!added) store_bytes_ -= EntryBytes(key, it->second);
+  it->second = value;
+  store_bytes_ += EntryBytes(key, value);
+}
+
+void CollectiveJob::FreeStoreLocked() {
+  finished_ = true;
+  store_.clear();
+  store_bytes_ = 0;
+  pending_gets_.clear();
 }
 
 std::vector<StoreEntry> CollectiveJob::TakePublished() {
   std::lock_guard<std::mutex> lock(mutex_);
+  published_bytes_ = 0;
   return std::exchange(published_, {});
 }
 
@@ -241,11 +310,29 @@ void CollectiveJob::HandleStdoutLine(Worker& worker, const std::string& line) {
     return;
   }
   switch (message->verb) {
-    case protocol::WorkerVerb::kSet:
-      store_[message->key] = message->value;
+    case protocol::WorkerVerb::kSet: {
+      // A worker past the caps is ended, not obeyed: its peers then fail on
+      // their own deadlines with a reason the controller reports.
+      const size_t bytes = EntryBytes(message->key, message->value);
+      const size_t held = store_bytes_ + published_bytes_;
+      if (bytes > launch_.store.max_entry_bytes || held + 2 * bytes > launch_.store.max_job_bytes) {
+        if (!worker.kill_reason.has_value()) {
+          worker.kill_reason = absl::StrCat(
+              "rank ", worker.rank, " set the key ", ClipKey(message->key), " of ", bytes,
+              " bytes while the job's store held ", held, "; the caps are ",
+              launch_.store.max_entry_bytes, " bytes a key and ", launch_.store.max_job_bytes,
+              " a job, so it was killed: check that the worker and the agent come from one "
+              "release");
+          worker.process->Kill();
+        }
+        break;
+      }
+      PutLocked(message->key, message->value);
       published_.push_back(StoreEntry{message->key, message->value});
+      published_bytes_ += bytes;
       Answer(message->key, message->value);
       break;
+    }
     case protocol::WorkerVerb::kGet: {
       auto found = store_.find(message->key);
       if (found != store_.end()) {
@@ -276,7 +363,7 @@ void CollectiveJob::HandleStderrLine(Worker& worker, const std::string& line) {
 }
 
 void CollectiveJob::ReadStream(Worker& worker, bool is_stdout, bool until_eof) {
-  WorkerProcess& process = *worker.process;
+  process::ChildProcess& process = *worker.process;
   const int fd = is_stdout ? process.stdout_fd() : process.stderr_fd();
   if (fd < 0) return;
   std::string& partial = is_stdout ? worker.stdout_partial : worker.stderr_partial;
@@ -324,7 +411,7 @@ void CollectiveJob::ReadStream(Worker& worker, bool is_stdout, bool until_eof) {
 }
 
 void CollectiveJob::Finalize(Worker& worker) {
-  const WorkerExit exit = *worker.process->TryReap();
+  const process::ChildExit exit = *worker.process->TryReap();
   // Everything the worker wrote before it exited is in the pipes by now;
   // grandchildren still holding them must not keep the rank open.
   ReadStream(worker, /*is_stdout=*/true, /*until_eof=*/true);
@@ -346,6 +433,7 @@ void CollectiveJob::Finalize(Worker& worker) {
 
   if (exit.exit_code == 0 && worker.said_done && !worker.fail_text.has_value()) {
     report.state = RankState::kDone;
+    spdlog::info("collective job {}: {} done (exit code 0)", PrintableText(launch_.name), rank);
     return;
   }
   report.state = RankState::kFailed;
@@ -355,7 +443,7 @@ void CollectiveJob::Finalize(Worker& worker) {
     report.error = *worker.fail_text;
   } else if (exit.signal > 0) {
     report.error = absl::StrCat(rank, " was killed by signal ", exit.signal, " (",
-                                SignalName(exit.signal), ")", last_line);
+                                process::SignalName(exit.signal), ")", last_line);
   } else if (exit.exit_code < 0) {
     report.error = absl::StrCat(rank,
                                 " ended but its exit status was lost (reaped elsewhere): check "
@@ -368,6 +456,9 @@ void CollectiveJob::Finalize(Worker& worker) {
     report.error =
         absl::StrCat(rank, " exited with code ", exit.exit_code, " without saying done", last_line);
   }
+  spdlog::warn("collective job {}: {} failed (exit code {}, signal {}): {}",
+               PrintableText(launch_.name), rank, exit.exit_code, exit.signal,
+               PrintableText(report.error, 512));
 }
 
 void CollectiveJob::Loop(std::promise<absl::Status>* started) {
@@ -377,11 +468,17 @@ void CollectiveJob::Loop(std::promise<absl::Status>* started) {
   {
     std::lock_guard<std::mutex> lock(mutex_);
     for (const auto& launch : launch_.workers) {
-      auto process = WorkerProcess::Spawn(launch.executable, launch.args, launch.env);
+      auto process = spawner_.Spawn(launch.executable, launch.args, launch.env);
       if (!process.ok()) {
-        started->set_value(absl::Status(
-            process.status().code(), absl::StrCat("collective job ", launch_.name, ", rank ",
-                                                  launch.rank, ": ", process.status().message())));
+        // The agent resolved the path from --worker-dir: a missing worker
+        // means an incomplete build or install, or the wrong directory.
+        const char* fix = absl::IsNotFound(process.status())
+                              ? "; build it (bash scripts/build.sh) or pass --worker-dir"
+                              : "";
+        started->set_value(
+            absl::Status(process.status().code(),
+                         absl::StrCat("collective job ", launch_.name, ", rank ", launch.rank, ": ",
+                                      process.status().message(), fix)));
         return;  // the destructor kills and reaps the ranks already started
       }
       auto worker = std::make_unique<Worker>();
@@ -427,7 +524,7 @@ void CollectiveJob::Loop(std::promise<absl::Status>* started) {
       bool needs_reap_timer = false;
       for (auto& worker : workers_) {
         if (worker->report.state != RankState::kRunning) continue;
-        WorkerProcess& process = *worker->process;
+        process::ChildProcess& process = *worker->process;
         if (process.exit_fd() < 0) {
           if (process.TryReap().has_value()) {
             Finalize(*worker);
@@ -446,7 +543,10 @@ void CollectiveJob::Loop(std::promise<absl::Status>* started) {
         add(process.exit_fd(), POLLIN, Source::kExit);
         if (process.HasPendingStdin()) add(process.stdin_fd(), POLLOUT, Source::kStdin);
       }
-      if (!running) return;  // every rank is reaped and reported
+      if (!running) {  // every rank is reaped and reported
+        FreeStoreLocked();
+        return;
+      }
       if (deadline_armed) {
         auto left = std::chrono::ceil<std::chrono::milliseconds>(deadline - SteadyClock::now());
         timeout_ms = static_cast<int>(std::clamp<int64_t>(left.count(), 0, 60'000));
@@ -474,6 +574,7 @@ void CollectiveJob::Loop(std::promise<absl::Status>* started) {
         worker->process->Wait();  // SIGKILLed: returns at once
         Finalize(*worker);
       }
+      FreeStoreLocked();
       return;
     }
     if (ready <= 0) continue;

@@ -4,7 +4,7 @@
 // controller placed here, the job's share of the rendezvous store, and what
 // the workers report. Plain class; the gRPC handlers convert around it.
 //
-// Each worker is a child process (agent/collective/worker_process.h) speaking
+// Each worker is a child process (common/process/child_process.h) speaking
 // collective/worker_protocol.h on its stdin/stdout; its stderr is kept as its
 // log. A worker's `get` is answered as soon as the key is in the job's store,
 // whether a local worker set it or the controller delivered it.
@@ -33,6 +33,7 @@
 
 #include "absl/status/statusor.h"
 #include "absl/time/time.h"
+#include "common/process/process_spawner.h"
 
 namespace clustercert::agent::collective {
 
@@ -43,10 +44,21 @@ struct WorkerLaunch {
   std::map<std::string, std::string> env;  // added to the agent's environment
 };
 
+// The job's share of the rendezvous store, bounded: what the controller
+// delivers and what local workers set is kept in the agent's memory, so a
+// caller relaying without end (or a worker gone wrong) must hit a wall.
+// gloo and NCCL keys are a few hundred bytes each and a job holds a few per
+// rank, far below both caps.
+struct StoreLimits {
+  size_t max_entry_bytes = size_t{1} << 20;  // one key plus its value
+  size_t max_job_bytes = size_t{16} << 20;   // the store plus keys published, not yet taken
+};
+
 struct JobLaunch {
   std::string name;  // the controller's name, for logs
   std::vector<WorkerLaunch> workers;
   absl::Duration timeout;  // every worker is killed this long after start
+  StoreLimits store = {};
 };
 
 enum class RankState { kRunning, kDone, kFailed };
@@ -77,13 +89,21 @@ class CollectiveJob {
  public:
   static constexpr int kMaxLogLines = 2000;
 
-  // Spawns every worker. Fails (and leaves no process behind) when one
-  // cannot start, with a sentence naming the executable.
-  static absl::StatusOr<std::unique_ptr<CollectiveJob>> Start(JobLaunch launch);
+  // Spawns every worker through `spawner` (a test's fake; by default the live
+  // one). Fails (and leaves no process behind) when one cannot start, with a
+  // sentence naming the executable.
+  static absl::StatusOr<std::unique_ptr<CollectiveJob>> Start(
+      JobLaunch launch, process::ProcessSpawner& spawner = process::LiveSpawner());
   ~CollectiveJob();  // kills and reaps what still runs
 
-  // Keys from other nodes, relayed by the controller.
-  void Deliver(const std::vector<StoreEntry>& entries);
+  // Keys from other nodes, relayed by the controller. Refused whole
+  // (InvalidArgument for an entry over StoreLimits::max_entry_bytes,
+  // ResourceExhausted past max_job_bytes) before any is stored; ignored once
+  // the job has finished, when nothing will read them.
+  absl::Status Deliver(const std::vector<StoreEntry>& entries);
+  // Bytes the store and the untaken published keys hold. Both are freed when
+  // the job finishes (the store) or the controller takes them (published).
+  size_t StoreBytes() const;
   // Keys set by this node's workers since the last call.
   std::vector<StoreEntry> TakePublished();
   // Rows reported since the last call.
@@ -100,7 +120,7 @@ class CollectiveJob {
  private:
   struct Worker;  // one rank's process, line buffers and report
 
-  explicit CollectiveJob(JobLaunch launch);
+  CollectiveJob(JobLaunch launch, process::ProcessSpawner& spawner);
   // The loop thread's body: spawns the workers, reports how that went through
   // `started`, then serves them until every one is reaped or the job stops.
   void Loop(std::promise<absl::Status>* started);
@@ -109,17 +129,25 @@ class CollectiveJob {
   void HandleStdoutLine(Worker& worker, const std::string& line);
   void HandleStderrLine(Worker& worker, const std::string& line);
   void Answer(const std::string& key, const std::vector<char>& value);
+  // Under mutex_: stores a key, keeping store_bytes_ right.
+  void PutLocked(const std::string& key, const std::vector<char>& value);
+  // Under mutex_, once every worker is reaped: nothing reads the store any more.
+  void FreeStoreLocked();
   void Finalize(Worker& worker);
 
   const JobLaunch launch_;
+  process::ProcessSpawner& spawner_;
   int wake_read_ = -1;
   int wake_write_ = -1;
 
   mutable std::mutex mutex_;
   std::vector<std::unique_ptr<Worker>> workers_;
   std::map<std::string, std::vector<char>> store_;
+  size_t store_bytes_ = 0;  // keys plus values in store_
   std::map<std::string, std::vector<Worker*>> pending_gets_;
   std::vector<StoreEntry> published_;
+  size_t published_bytes_ = 0;
+  bool finished_ = false;  // every worker reaped; the store is freed
   std::vector<RowReport> rows_;
   bool stopping_ = false;
 

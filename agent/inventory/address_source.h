@@ -9,8 +9,8 @@ namespace clustercert::inventory {
 
 // One address configured on one local netdev.
 struct InterfaceAddress {
-  std::string netdev;   // "eno1"
-  std::string address;  // "10.0.0.5", "fe80::1" (no prefix length, no scope)
+  std::string netdev;      // "eno1"
+  std::string address;     // "10.0.0.5", "fe80::1" (no prefix length, no scope)
   int prefix_length = -1;  // from the netmask; -1 when unknown
 };
 

@@ -56,7 +56,17 @@ absl::StatusOr<ClockReading> AdjtimexClockSource::Read() {
   tx.modes = 0;
   int rc = ::adjtimex(&tx);
   if (rc < 0) {
-    return absl::UnavailableError(absl::StrCat("adjtimex: ", std::strerror(errno)));
+    const int err = errno;
+    // modes=0 only reads, which the kernel allows every user: EPERM here
+    // comes from a seccomp filter, not from a missing capability.
+    if (err == EPERM) {
+      return absl::PermissionDeniedError(
+          "adjtimex(2) with modes=0, a read-only query any user may make, was refused (EPERM): a "
+          "seccomp filter denies it, as systemd's ProtectClock=yes or a SystemCallFilter= without "
+          "adjtimex does; the shipped unit (deploy/clustercert-agent.service) sets neither, so "
+          "remove the drop-in that does (systemctl cat clustercert-agent)");
+    }
+    return absl::UnavailableError(absl::StrCat("adjtimex: ", std::strerror(err)));
   }
   AdjtimexResult result;
   result.return_code = rc;

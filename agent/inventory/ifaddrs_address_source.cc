@@ -56,12 +56,12 @@ absl::StatusOr<std::vector<InterfaceAddress>> IfaddrsAddressSource::List() {
     if (const sockaddr* mask = entry->ifa_netmask; mask != nullptr) {
       if (mask->sa_family == AF_INET) {
         const auto* v4 = reinterpret_cast<const sockaddr_in*>(mask);
-        prefix_length = PrefixLengthOfMask(
-            reinterpret_cast<const unsigned char*>(&v4->sin_addr), sizeof(v4->sin_addr));
+        prefix_length = PrefixLengthOfMask(reinterpret_cast<const unsigned char*>(&v4->sin_addr),
+                                           sizeof(v4->sin_addr));
       } else if (mask->sa_family == AF_INET6) {
         const auto* v6 = reinterpret_cast<const sockaddr_in6*>(mask);
-        prefix_length = PrefixLengthOfMask(
-            reinterpret_cast<const unsigned char*>(&v6->sin6_addr), sizeof(v6->sin6_addr));
+        prefix_length = PrefixLengthOfMask(reinterpret_cast<const unsigned char*>(&v6->sin6_addr),
+                                           sizeof(v6->sin6_addr));
       }
     }
     addresses.push_back(InterfaceAddress{entry->ifa_name, std::move(text), prefix_length});

@@ -20,13 +20,13 @@
 #include "agent/inventory/pci_topology.h"
 #include "agent/inventory/pci_vpd.h"
 #include "agent/inventory/pcie_acs_collector.h"
-#include "agent/inventory/process_command_runner.h"
 #include "agent/inventory/qos_collector.h"
 #include "agent/inventory/rdma_collector.h"
 #include "agent/inventory/stack_collector.h"
 #include "agent/inventory/unknowns.h"
 #include "agent/inventory/verbs_port_attribute_source.h"
 #include "common/ip_subnet.h"
+#include "common/process/process_command_runner.h"
 
 namespace clustercert::inventory {
 namespace {
@@ -207,7 +207,7 @@ class HostInventorySource final : public InventorySource {
   AdjtimexClockSource clock_;
   IfaddrsAddressSource addresses_;
   GetaddrinfoHostResolver resolver_;
-  ProcessCommandRunner commands_;
+  process::ProcessCommandRunner commands_;
   std::unique_ptr<GpuSource> gpus_;
   std::unique_ptr<DcbSource> dcb_;
   InventoryCollector collector_;

@@ -5,11 +5,11 @@
 
 #include "agent/inventory/address_source.h"
 #include "agent/inventory/clock_source.h"
-#include "agent/inventory/command_runner.h"
 #include "agent/inventory/dcb_source.h"
 #include "agent/inventory/gpu_source.h"
 #include "agent/inventory/inventory_source.h"
 #include "agent/inventory/port_attribute_source.h"
+#include "common/process/command_runner.h"
 #include "common/sysfs_view.h"
 
 namespace clustercert::inventory {
@@ -23,7 +23,7 @@ struct InventoryProbes {
   GpuSource* gpus = nullptr;
   AddressSource* addresses = nullptr;
   HostResolver* resolver = nullptr;
-  CommandRunner* commands = nullptr;
+  process::CommandRunner* commands = nullptr;
 };
 
 // Assembles one host's Inventory from every collector, in dependency order:

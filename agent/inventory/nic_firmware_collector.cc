@@ -21,6 +21,24 @@ constexpr size_t kMaxLines = 4096;
 constexpr size_t kMaxValueChars = 64;
 constexpr size_t kMaxQuotedChars = 120;
 
+// mstflint reports a refused open with the errno's words ("-E- Failed to
+// open device: 0000:19:00.0. Permission denied"); a read-only /sys (the
+// unit's ProtectKernelTunables) reads "Read-only file system".
+bool SaysPermissionDenied(absl::string_view output) {
+  output = output.substr(0, kMaxOutputBytes);
+  for (absl::string_view words :
+       {"Permission denied", "Operation not permitted", "Read-only file system"}) {
+    if (absl::StrContains(output, words)) return true;
+  }
+  return false;
+}
+
+constexpr char kNeedsRoot[] =
+    ": the tool needs root to open the NIC's configuration gateway (read-write PCI config space "
+    "under /sys), which the shipped unit (deploy/clustercert-agent.service) withholds on purpose, "
+    "since that access can also rewrite the firmware; run `node-agent --capture DIR` as root "
+    "once and certify from the capture, or run the query by hand as root";
+
 std::string Quoted(absl::string_view text) {
   if (text.size() > kMaxQuotedChars)
     return absl::StrCat("'", text.substr(0, kMaxQuotedChars), "…'");
@@ -140,9 +158,14 @@ NicFirmwareCollector::Query NicFirmwareCollector::RunTool(const std::string& pci
     } else if (result->exit_code != 0) {
       std::string said = FirstLine(result->stderr_text);
       if (said.empty()) said = FirstLine(result->stdout_text);
-      query.text =
-          absl::UnavailableError(absl::StrCat(tool, " -d ", pci_address, " q exited with status ",
-                                              result->exit_code, ": ", Quoted(said)));
+      std::string message = absl::StrCat(tool, " -d ", pci_address, " q exited with status ",
+                                         result->exit_code, ": ", Quoted(said));
+      if (SaysPermissionDenied(result->stderr_text) || SaysPermissionDenied(result->stdout_text)) {
+        absl::StrAppend(&message, kNeedsRoot);
+        query.text = absl::PermissionDeniedError(message);
+      } else {
+        query.text = absl::UnavailableError(message);
+      }
     } else {
       query.text = std::move(result->stdout_text);
     }
@@ -212,6 +235,11 @@ std::vector<v1::NicFirmwareConfig> NicFirmwareCollector::Collect(
     } else if (view_.is_live() && absl::IsNotFound(query.text.status())) {
       config.set_error(kNotInstalled);
       give_up = kNotInstalled;
+    } else if (view_.is_live() && absl::IsPermissionDenied(query.text.status())) {
+      // Every other NIC would be refused the same way.
+      config.set_error(std::string(query.text.status().message()));
+      give_up = absl::StrCat("not queried, since ", device.pci_address(),
+                             " was refused: ", query.text.status().message());
     } else if (absl::IsDeadlineExceeded(query.text.status())) {
       config.set_error(absl::StrCat(query.tool, " -d ", device.pci_address(),
                                     " q: ", query.text.status().message()));

@@ -6,8 +6,8 @@
 #include "absl/status/statusor.h"
 #include "absl/strings/string_view.h"
 #include "absl/time/time.h"
-#include "agent/inventory/command_runner.h"
 #include "clustercert/v1/inventory.pb.h"
+#include "common/process/command_runner.h"
 #include "common/sysfs_view.h"
 
 namespace clustercert::inventory {
@@ -46,7 +46,7 @@ class NicFirmwareCollector {
   static constexpr absl::Duration kQueryTimeout = absl::Seconds(20);
 
   // `runner` is used only when `view.is_live()`; both must outlive the collector.
-  NicFirmwareCollector(const SysfsView& view, CommandRunner& runner)
+  NicFirmwareCollector(const SysfsView& view, process::CommandRunner& runner)
       : view_(view), runner_(runner) {}
 
   std::vector<v1::NicFirmwareConfig> Collect(const std::vector<v1::RdmaDevice>& devices) const;
@@ -60,7 +60,7 @@ class NicFirmwareCollector {
   Query ReadCapture(const std::string& pci_address) const;
 
   const SysfsView& view_;
-  CommandRunner& runner_;
+  process::CommandRunner& runner_;
 };
 
 }  // namespace clustercert::inventory

@@ -145,8 +145,19 @@ absl::StatusOr<std::string> NvidiaSmiIdentity::QueryText(std::string* origin) co
     const std::string said = FirstLine(result->stderr_text).empty()
                                  ? FirstLine(result->stdout_text)
                                  : FirstLine(result->stderr_text);
-    return absl::UnavailableError(
-        absl::StrCat("exited with status ", result->exit_code, ": ", Quoted(said)));
+    std::string message =
+        absl::StrCat("exited with status ", result->exit_code, ": ", Quoted(said));
+    // NVML's words when /dev/nvidiactl or /dev/nvidiaN would not open for this user.
+    if (absl::StrContains(said, "Insufficient Permissions") ||
+        absl::StrContains(said, "Permission denied")) {
+      return absl::PermissionDeniedError(absl::StrCat(
+          message,
+          ": the agent's user cannot open /dev/nvidiactl and /dev/nvidia*; the driver makes them "
+          "0666 unless NVreg_DeviceFileMode/NVreg_DeviceFileGID narrowed them, so add the "
+          "clustercert user to the owning group (ls -l /dev/nvidia*; usermod -aG GROUP "
+          "clustercert) and keep DeviceAllow=char-nvidia* in deploy/clustercert-agent.service"));
+    }
+    return absl::UnavailableError(message);
   }
   return std::move(result->stdout_text);
 }

@@ -6,8 +6,8 @@
 #include "absl/status/statusor.h"
 #include "absl/strings/string_view.h"
 #include "absl/time/time.h"
-#include "agent/inventory/command_runner.h"
 #include "clustercert/v1/inventory.pb.h"
+#include "common/process/command_runner.h"
 #include "common/sysfs_view.h"
 
 namespace clustercert::inventory {
@@ -49,7 +49,8 @@ class NvidiaSmiIdentity {
 
   // `runner` may be null (nothing is run on a live view then); both must
   // outlive the object.
-  NvidiaSmiIdentity(const SysfsView& view, CommandRunner* runner) : view_(view), runner_(runner) {}
+  NvidiaSmiIdentity(const SysfsView& view, process::CommandRunner* runner)
+      : view_(view), runner_(runner) {}
 
   void Fill(v1::Inventory& inventory) const;
 
@@ -57,7 +58,7 @@ class NvidiaSmiIdentity {
   absl::StatusOr<std::string> QueryText(std::string* origin) const;
 
   const SysfsView& view_;
-  CommandRunner* runner_;
+  process::CommandRunner* runner_;
 };
 
 }  // namespace clustercert::inventory

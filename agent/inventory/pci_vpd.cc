@@ -1,5 +1,7 @@
 #include "agent/inventory/pci_vpd.h"
 
+#include <unistd.h>
+
 #include <cstdint>
 
 #include "absl/status/status.h"
@@ -140,8 +142,21 @@ void FillVpdIdentity(const SysfsView& view, absl::string_view sysfs_dir,
       return;
     }
     std::string reason = ReasonOf(bytes.status());
-    if (absl::IsPermissionDenied(bytes.status())) {
-      absl::StrAppend(&reason, " (vpd is readable by root only: run the agent as root)");
+    if (absl::IsPermissionDenied(bytes.status()) && view.is_live()) {
+      // The kernel creates every vpd file 0600 root; the hardened unit runs
+      // the agent as its own user, which reads VPD only through the udev rule.
+      absl::StrAppend(&reason,
+                      " (the kernel makes vpd readable by root only, and this agent runs "
+                      "as uid ",
+                      ::geteuid(),
+                      ": install deploy/99-clustercert-vpd.rules "
+                      "so the clustercert group may read NIC and GPU VPD (step 3 in "
+                      "deploy/clustercert-agent.service), or run `node-agent --capture "
+                      "DIR` as root once and certify from the capture)");
+    } else if (absl::IsPermissionDenied(bytes.status())) {
+      absl::StrAppend(&reason,
+                      " (the captured file is not readable by this agent's user: "
+                      "chmod -R a+rX the capture)");
     }
     function.set_identity_source(absl::StrCat("VPD unreadable: ", reason));
     AddUnknown(function, "serial_number", path, reason);

@@ -118,18 +118,26 @@ absl::StatusOr<AcsState> ParseAcs(absl::string_view config) {
         absl::StrCat("config holds more than ", kPciConfigSpaceBytes,
                      " bytes (a PCIe config space), so it is not one"));
   }
+  // The kernel decides the length by capability, not by file mode (config is
+  // 0644): a reader without CAP_SYS_ADMIN gets 64 bytes (128 on a CardBus
+  // bridge), one with it gets the function's whole config space, which is 256
+  // bytes when the kernel has no extended config access to the function.
   if (config.size() < kConventionalConfigBytes) {
     return absl::FailedPreconditionError(absl::StrCat(
         "only ", config.size(),
-        " bytes of config space are readable: the kernel shows the extended capabilities, where "
-        "ACS lives, to root only; run the agent as root"));
+        " bytes of config space are readable: ACS lives in the extended capabilities from 0x100 "
+        "on, which the kernel shows only to a reader with CAP_SYS_ADMIN, and this agent does not "
+        "hold it; the shipped unit (deploy/clustercert-agent.service) grants it with "
+        "AmbientCapabilities=CAP_SYS_ADMIN, so restore that line if a drop-in removed it "
+        "(systemctl cat clustercert-agent), or run `node-agent --capture DIR` as root once and "
+        "certify from the capture"));
   }
   if (config.size() < kPciConfigSpaceBytes) {
     return absl::FailedPreconditionError(absl::StrCat(
         "only ", config.size(),
-        " bytes of config space are readable, and ACS lives in the extended capabilities from "
-        "0x100 on: run the agent as root (as root, this means the kernel has no extended config "
-        "access to the bridge: check MMCONFIG/ECAM in dmesg)"));
+        " bytes of config space are readable, with CAP_SYS_ADMIN (without it the kernel gives 64): "
+        "the kernel has no extended config access to this function, where ACS lives from 0x100 "
+        "on; check MMCONFIG/ECAM in dmesg and the firmware's PCIe settings"));
   }
   AcsState state;
   std::bitset<kPciConfigSpaceBytes / 4> visited;

@@ -38,8 +38,8 @@ struct AcsState {
 // (`/sys/bus/pci/devices/BDF/config`). Walks the extended capability chain
 // from 0x100 with bounds: at most 64 entries, every offset >= 0x100 and
 // inside the buffer, no offset visited twice. Errors, each a sentence:
-//   FailedPrecondition  fewer than 4096 bytes (the kernel returns 64 to a
-//                       non-root reader, 256 when no extended space is exposed)
+//   FailedPrecondition  fewer than 4096 bytes (the kernel returns 64 to a reader
+//                       without CAP_SYS_ADMIN, 256 when no extended space is exposed)
 //   InvalidArgument     more than 4096 bytes, or a broken chain (a loop, an
 //                       offset out of range, an all-ones header, too many entries)
 absl::StatusOr<AcsState> ParseAcs(absl::string_view config);

@@ -321,7 +321,7 @@ absl::StatusOr<std::string> LoadedLibibverbsPath() {
   return std::string(real.get());
 }
 
-StackCollector::StackCollector(const SysfsView& view, CommandRunner& runner)
+StackCollector::StackCollector(const SysfsView& view, process::CommandRunner& runner)
     : view_(view), runner_(runner) {}
 
 v1::Stack StackCollector::Collect() const {

@@ -7,8 +7,8 @@
 #include "absl/status/statusor.h"
 #include "absl/strings/string_view.h"
 #include "absl/time/time.h"
-#include "agent/inventory/command_runner.h"
 #include "clustercert/v1/inventory.pb.h"
+#include "common/process/command_runner.h"
 #include "common/sysfs_view.h"
 
 namespace clustercert::inventory {
@@ -98,7 +98,7 @@ class StackCollector {
   static constexpr absl::Duration kOfedInfoTimeout = absl::Seconds(10);
 
   // `runner` is used only when `view.is_live()`; both must outlive the collector.
-  StackCollector(const SysfsView& view, CommandRunner& runner);
+  StackCollector(const SysfsView& view, process::CommandRunner& runner);
 
   v1::Stack Collect() const;
 
@@ -115,7 +115,7 @@ class StackCollector {
   void CollectNccl(v1::Stack& stack) const;
 
   const SysfsView& view_;
-  CommandRunner& runner_;
+  process::CommandRunner& runner_;
 };
 
 }  // namespace clustercert::inventory

@@ -1,7 +1,5 @@
 #include "agent/inventory/verbs_port_attribute_source.h"
 
-#include "common/ib_mtu.h"
-
 #include <infiniband/verbs.h>
 
 #include <cerrno>
@@ -10,6 +8,7 @@
 
 #include "absl/status/status.h"
 #include "absl/strings/str_cat.h"
+#include "common/ib_mtu.h"
 
 namespace clustercert::inventory {
 namespace {
@@ -36,7 +35,6 @@ std::string LinkLayerName(uint8_t link_layer) {
 }
 
 }  // namespace
-
 
 absl::StatusOr<PortAttributes> VerbsPortAttributeSource::Query(const std::string& device,
                                                                uint32_t port) {
@@ -74,6 +72,15 @@ absl::StatusOr<PortAttributes> VerbsPortAttributeSource::Query(const std::string
   Context context(ibv_open_device(found));
   if (context == nullptr) {
     const int err = errno == 0 ? EIO : errno;
+    if (err == EACCES || err == EPERM) {
+      // EACCES: the file mode; EPERM: the unit's device cgroup (DevicePolicy=closed).
+      return absl::PermissionDeniedError(absl::StrCat(
+          "ibv_open_device(", device, ") failed: ", std::strerror(err),
+          ": the agent's user cannot open its /dev/infiniband/uverbs* file; rdma-core's udev rule "
+          "makes it 0666, so where a site rule narrowed it add the clustercert user to the owning "
+          "group (ls -l /dev/infiniband), and keep DeviceAllow=char-infiniband_verbs in "
+          "deploy/clustercert-agent.service"));
+    }
     return absl::UnavailableError(absl::StrCat("ibv_open_device(", device,
                                                ") failed: ", std::strerror(err),
                                                "; check /dev/infiniband permissions"));

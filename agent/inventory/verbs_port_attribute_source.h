@@ -8,7 +8,6 @@
 
 namespace clustercert::inventory {
 
-
 // PortAttributeSource backed by libibverbs: opens the named device, asks
 // ibv_query_port and closes it again, so no verbs context outlives one call.
 // It exists because the active MTU of an InfiniBand port is not in sysfs.

@@ -3,13 +3,26 @@
 #include <vector>
 
 #include "absl/strings/str_cat.h"
+#include "common/grpc_status.h"
+#include "common/host_port.h"
+#include "common/printable.h"
+#include "common/random_id.h"
+#include "spdlog/spdlog.h"
 
 namespace clustercert::peer {
 namespace {
 
+// The busy key; the request's own text, so clipped before it is kept or quoted.
 std::string DeviceOf(const v1::PeerTestSpec& spec) {
-  if (spec.engine() == "tcp") return absl::StrCat("tcp ", spec.data_ip());
-  return spec.device();
+  if (spec.engine() == "tcp") return absl::StrCat("tcp ", ClipValue(spec.data_ip()));
+  return ClipValue(spec.device());
+}
+
+absl::Status NoSuchEndpoint(const std::string& endpoint_id) {
+  return absl::NotFoundError(absl::StrCat(
+      "no endpoint ", ClipValue(endpoint_id),
+      " on this agent for this caller: it was closed, or its lease ran out (the controller took "
+      "too long between calls)"));
 }
 
 absl::Duration Millis(uint32_t ms, absl::Duration fallback) {
@@ -22,17 +35,10 @@ EndpointRegistry::EndpointRegistry(std::map<std::string, PeerEngine*> engines,
                                    std::function<absl::Time()> now, EndpointLimits limits)
     : engines_(std::move(engines)), now_(std::move(now)), limits_(limits) {}
 
-EndpointRegistry::~EndpointRegistry() {
-  {
-    std::lock_guard<std::mutex> lock(reaper_mutex_);
-    stopping_ = true;
-  }
-  reaper_wake_.notify_all();
-  if (reaper_.joinable()) reaper_.join();
-}
+EndpointRegistry::~EndpointRegistry() { reaper_.Stop(); }
 
 absl::StatusOr<v1::PrepareEndpointResponse> EndpointRegistry::Prepare(
-    const v1::PrepareEndpointRequest& request) {
+    const v1::PrepareEndpointRequest& request, const std::string& caller) {
   const v1::PeerTestSpec& spec = request.spec();
   auto engine = engines_.find(spec.engine());
   if (engine == engines_.end()) {
@@ -40,69 +46,79 @@ absl::StatusOr<v1::PrepareEndpointResponse> EndpointRegistry::Prepare(
     for (const auto& [name, unused] : engines_)
       absl::StrAppend(&known, known.empty() ? "" : ", ", name);
     return absl::InvalidArgumentError(absl::StrCat(
-        "engine '", spec.engine(), "' is not available on this agent; it has: ", known));
+        "engine '", ClipValue(spec.engine()), "' is not available on this agent; it has: ", known));
+  }
+  if (spec.queue_depth() > limits_.max_queue_depth) {
+    return absl::InvalidArgumentError(absl::StrCat("queue_depth is ", spec.queue_depth(),
+                                                   "; it must be 0 (the engine's default) to ",
+                                                   limits_.max_queue_depth));
   }
   const absl::Duration lease = absl::Seconds(request.lease_s());
   if (lease < limits_.min_lease || lease > limits_.max_lease) {
     return absl::InvalidArgumentError(absl::StrCat(
         "lease_s is ", request.lease_s(), "; it must be from ",
-        absl::ToInt64Seconds(limits_.min_lease), " to ", absl::ToInt64Seconds(limits_.max_lease)));
+        absl::ToInt64Seconds(limits_.min_lease), " to ", absl::ToInt64Seconds(limits_.max_lease),
+        " (the controller renews it with every call)"));
   }
   const std::string device = DeviceOf(spec);
+  // The holder's endpoint id is named only to its own caller: ids are the
+  // capability to drive an endpoint.
+  auto busy = [&](const std::string& id, const Entry& entry, const char* verb) {
+    return absl::ResourceExhaustedError(absl::StrCat(
+        "busy: ", device, " ", verb, " test '", entry.value.test_id, "'",
+        entry.owner == caller ? absl::StrCat(" (endpoint ", id, ")") : " (another caller's)",
+        "; one test at a time per device: wait for it or close it"));
+  };
   {
     std::lock_guard<std::mutex> lock(mutex_);
-    for (const auto& [id, entry] : entries_) {
-      if (entry.device == device) {
-        return absl::ResourceExhaustedError(
-            absl::StrCat("busy: ", device, " is in test '", entry.test_id, "' (endpoint ", id,
-                         "); one test at a time per device: wait for it or close it"));
-      }
+    for (const auto& [id, entry] : table_.entries()) {
+      if (entry.value.device == device) return busy(id, entry, "is in");
     }
-    if (entries_.size() >= limits_.max_endpoints) {
-      return absl::ResourceExhaustedError(absl::StrCat(
-          "busy: ", entries_.size(), " endpoints are open, the most this agent holds"));
+    if (table_.size() >= limits_.max_endpoints) {
+      return absl::ResourceExhaustedError(
+          absl::StrCat("busy: ", table_.size(),
+                       " endpoints are open, the most this agent holds: close finished tests' "
+                       "endpoints, or wait for their leases to run out"));
     }
   }
+  absl::StatusOr<std::string> id = RandomId("ep-");
+  if (!id.ok()) return id.status();
   // The engine allocates outside the lock; the device is re-checked after.
   auto endpoint = engine->second->Prepare(spec);
   if (!endpoint.ok()) return endpoint.status();
 
   std::lock_guard<std::mutex> lock(mutex_);
-  for (const auto& [id, entry] : entries_) {
-    if (entry.device == device) {
-      return absl::ResourceExhaustedError(
-          absl::StrCat("busy: ", device, " was taken by test '", entry.test_id, "' meanwhile"));
-    }
+  for (const auto& [held, entry] : table_.entries()) {
+    if (entry.value.device == device) return busy(held, entry, "was taken meanwhile by");
   }
-  const std::string id = absl::StrCat("ep-", next_id_++);
+  if (table_.size() >= limits_.max_endpoints) {
+    return absl::ResourceExhaustedError(
+        absl::StrCat("busy: ", table_.size(),
+                     " endpoints were opened meanwhile, the most this agent holds: close "
+                     "finished tests' endpoints, or wait for their leases to run out"));
+  }
   v1::PrepareEndpointResponse response;
-  response.set_endpoint_id(id);
+  response.set_endpoint_id(*id);
   *response.mutable_info() = (*endpoint)->local_info();
-  Entry entry;
-  entry.endpoint = std::shared_ptr<PeerEndpoint>(std::move(*endpoint));
-  entry.device = device;
-  entry.test_id = request.test_id();
-  entry.lease = lease;
-  entry.expires = now_() + lease;
-  entries_.emplace(id, std::move(entry));
+  Held held{std::shared_ptr<PeerEndpoint>(std::move(*endpoint)), device,
+            ClipValue(request.test_id())};
+  spdlog::info("endpoint {} prepared for {} on {} (test {}, lease {} s)", *id,
+               PrintableText(caller), PrintableText(held.device), PrintableText(held.test_id),
+               absl::ToInt64Seconds(lease));
+  table_.Add(*std::move(id), std::move(held), caller, lease, now_());
   return response;
 }
 
 absl::StatusOr<std::shared_ptr<PeerEndpoint>> EndpointRegistry::Touch(
-    const std::string& endpoint_id, Entry** entry) {
-  auto it = entries_.find(endpoint_id);
-  if (it == entries_.end()) {
-    return absl::NotFoundError(absl::StrCat(
-        "no endpoint ", endpoint_id,
-        " on this agent: it was closed, or its lease ran out (the controller took too long "
-        "between calls)"));
-  }
-  it->second.expires = std::max(it->second.expires, now_() + it->second.lease);
-  if (entry) *entry = &it->second;
-  return it->second.endpoint;
+    const std::string& endpoint_id, const std::string& caller, Entry** entry) {
+  Entry* found = table_.Touch(endpoint_id, caller, now_());
+  if (found == nullptr) return NoSuchEndpoint(endpoint_id);
+  if (entry) *entry = found;
+  return found->value.endpoint;
 }
 
-absl::Status EndpointRegistry::Connect(const v1::ConnectEndpointRequest& request) {
+absl::Status EndpointRegistry::Connect(const v1::ConnectEndpointRequest& request,
+                                       const std::string& caller) {
   std::shared_ptr<PeerEndpoint> endpoint;
   const absl::Duration timeout = Millis(request.timeout_ms(), absl::Seconds(10));
   if (timeout > limits_.max_connect) {
@@ -110,16 +126,29 @@ absl::Status EndpointRegistry::Connect(const v1::ConnectEndpointRequest& request
                                                    "; the most is ",
                                                    absl::ToInt64Milliseconds(limits_.max_connect)));
   }
+  // The peer's address is dialled from this host: an IP literal and a port,
+  // never a name to resolve or text an engine might pass on.
+  const v1::EndpointInfo& peer = request.peer();
+  if (!peer.address().empty() && !IsIpAddress(peer.address())) {
+    return absl::InvalidArgumentError(
+        absl::StrCat("the peer's address is '", ClipValue(peer.address()),
+                     "'; it must be the peer's data IP as a literal (e.g. 10.0.0.2 or fd00::2)"));
+  }
+  if (peer.tcp_port() > 65535) {
+    return absl::InvalidArgumentError(
+        absl::StrCat("the peer's tcp_port is ", peer.tcp_port(), "; it must be 1 to 65535"));
+  }
   {
     std::lock_guard<std::mutex> lock(mutex_);
-    auto touched = Touch(request.endpoint_id(), nullptr);
+    auto touched = Touch(request.endpoint_id(), caller, nullptr);
     if (!touched.ok()) return touched.status();
     endpoint = *touched;
   }
   return endpoint->Connect(request.peer(), now_() + timeout);
 }
 
-absl::StatusOr<v1::PeerTestResult> EndpointRegistry::Run(const v1::RunEndpointRequest& request) {
+absl::StatusOr<v1::PeerTestResult> EndpointRegistry::Run(const v1::RunEndpointRequest& request,
+                                                         const std::string& caller) {
   const absl::Duration timeout = Millis(request.timeout_ms(), absl::Minutes(1));
   if (timeout > limits_.max_run) {
     return absl::InvalidArgumentError(absl::StrCat("timeout_ms is ", request.timeout_ms(),
@@ -131,46 +160,52 @@ absl::StatusOr<v1::PeerTestResult> EndpointRegistry::Run(const v1::RunEndpointRe
   {
     std::lock_guard<std::mutex> lock(mutex_);
     Entry* entry = nullptr;
-    auto touched = Touch(request.endpoint_id(), &entry);
+    auto touched = Touch(request.endpoint_id(), caller, &entry);
     if (!touched.ok()) return touched.status();
-    if (entry->running) {
+    if (entry->value.running) {
       return absl::FailedPreconditionError(
-          absl::StrCat("endpoint ", request.endpoint_id(),
+          absl::StrCat("endpoint ", ClipValue(request.endpoint_id()),
                        " is already running: wait for that run's result or close the endpoint"));
     }
-    entry->running = true;
+    entry->value.running = true;
     entry->expires = std::max(entry->expires, deadline + limits_.run_grace);
     endpoint = *touched;
   }
   auto result = endpoint->Run(deadline);
   std::lock_guard<std::mutex> lock(mutex_);
-  auto it = entries_.find(request.endpoint_id());
-  if (it != entries_.end()) {
-    it->second.running = false;
-    it->second.expires = now_() + it->second.lease;
+  if (Entry* entry = table_.Find(request.endpoint_id(), caller); entry != nullptr) {
+    entry->value.running = false;
+    entry->expires = now_() + entry->lease;  // the run's extension ends with the run
   }
   return result;
 }
 
-absl::Status EndpointRegistry::Close(const std::string& endpoint_id) {
+absl::Status EndpointRegistry::Close(const std::string& endpoint_id, const std::string& caller) {
   std::shared_ptr<PeerEndpoint> released;  // destroyed outside the lock
   std::lock_guard<std::mutex> lock(mutex_);
-  auto it = entries_.find(endpoint_id);
-  if (it == entries_.end()) {
-    return absl::NotFoundError(absl::StrCat("no endpoint ", endpoint_id,
-                                            " to close: it was closed already or its lease ran "
-                                            "out, so nothing is left to free"));
+  Entry removed;
+  if (!table_.Remove(endpoint_id, caller, &removed)) {
+    return absl::NotFoundError(absl::StrCat("no endpoint ", ClipValue(endpoint_id),
+                                            " to close for this caller: it was closed already or "
+                                            "its lease ran out, so nothing is left to free"));
   }
-  released = std::move(it->second.endpoint);
-  entries_.erase(it);
+  released = std::move(removed.value.endpoint);
+  if (removed.value.running) {
+    spdlog::info("endpoint {} on {} closed while running: its run is cancelled", endpoint_id,
+                 PrintableText(removed.value.device));
+  }
+  // A Run in progress holds its own reference and would go on to its
+  // deadline; closing means "stop now".
+  released->Cancel();
   return absl::OkStatus();
 }
 
-absl::StatusOr<v1::PeerTestProgress> EndpointRegistry::Progress(const std::string& endpoint_id) {
+absl::StatusOr<v1::PeerTestProgress> EndpointRegistry::Progress(const std::string& endpoint_id,
+                                                                const std::string& caller) {
   std::shared_ptr<PeerEndpoint> endpoint;
   {
     std::lock_guard<std::mutex> lock(mutex_);
-    auto touched = Touch(endpoint_id, nullptr);
+    auto touched = Touch(endpoint_id, caller, nullptr);
     if (!touched.ok()) return touched.status();
     endpoint = *touched;
   }
@@ -178,38 +213,28 @@ absl::StatusOr<v1::PeerTestProgress> EndpointRegistry::Progress(const std::strin
 }
 
 int EndpointRegistry::ReapExpired() {
-  std::vector<std::shared_ptr<PeerEndpoint>> released;  // destroyed outside the lock
+  std::vector<std::pair<std::string, Entry>> expired;  // destroyed outside the lock
   {
     std::lock_guard<std::mutex> lock(mutex_);
-    const absl::Time now = now_();
-    for (auto it = entries_.begin(); it != entries_.end();) {
-      if (it->second.expires <= now) {
-        released.push_back(std::move(it->second.endpoint));
-        it = entries_.erase(it);
-      } else {
-        ++it;
-      }
-    }
+    expired = table_.TakeExpired(now_());
   }
-  return static_cast<int>(released.size());
+  for (const auto& [id, entry] : expired) {
+    spdlog::warn(
+        "endpoint {} on {} (test {}, prepared by {}) freed: its {} s lease ran out without a "
+        "call from the controller",
+        id, PrintableText(entry.value.device), PrintableText(entry.value.test_id),
+        PrintableText(entry.owner), absl::ToInt64Seconds(entry.lease));
+  }
+  return static_cast<int>(expired.size());
 }
 
 void EndpointRegistry::StartReaper(absl::Duration period) {
-  reaper_ = std::thread([this, period] {
-    std::unique_lock<std::mutex> lock(reaper_mutex_);
-    while (!stopping_) {
-      reaper_wake_.wait_for(lock, absl::ToChronoMilliseconds(period));
-      if (stopping_) break;
-      lock.unlock();
-      ReapExpired();
-      lock.lock();
-    }
-  });
+  reaper_.Start(period, [this] { ReapExpired(); });
 }
 
 size_t EndpointRegistry::active() const {
   std::lock_guard<std::mutex> lock(mutex_);
-  return entries_.size();
+  return table_.size();
 }
 
 }  // namespace clustercert::peer

@@ -6,23 +6,30 @@
 #include <memory>
 #include <mutex>
 #include <string>
-#include <thread>
 
 #include "absl/status/statusor.h"
 #include "absl/time/time.h"
 #include "agent/peer/peer_endpoint.h"
 #include "clustercert/v1/node_agent.pb.h"
+#include "common/lease_table.h"
+#include "common/periodic_thread.h"
 
 namespace clustercert::peer {
 
 struct EndpointLimits {
+  // The controller asks for 60 s and renews it with every call; ten minutes
+  // is room for a slow controller, and the longest an endpoint nobody uses
+  // holds its device, sockets and memory.
   absl::Duration min_lease = absl::Seconds(1);
-  absl::Duration max_lease = absl::Hours(1);
+  absl::Duration max_lease = absl::Seconds(600);
   absl::Duration max_connect = absl::Minutes(2);
   absl::Duration max_run = absl::Hours(1) + absl::Minutes(5);
   // After a run, the lease covers this much more so the controller can close.
   absl::Duration run_grace = absl::Seconds(30);
   size_t max_endpoints = 64;
+  // The verbs engine's own cap (VerbsTestOptions::kMaxQueueDepth), held for
+  // every engine: a value no engine can use is refused before one sees it.
+  uint32_t max_queue_depth = 4096;
 };
 
 // The agent's peer-test endpoints, by id, each under a lease.
@@ -34,17 +41,25 @@ struct EndpointLimits {
 // Prepare for a busy device is refused with the holder's test id. Run blocks
 // its caller for the test's duration and is never done under the registry
 // lock, so Close and other calls stay responsive.
+//
+// Ids are 128 random bits ("ep-" + 32 hex digits, common/random_id.h), and
+// each endpoint belongs to the caller that prepared it (`caller`, from
+// agent/service/caller_identity.h): another caller's Connect, Run, Close or
+// Progress gets the same NotFound as an id that never existed.
 class EndpointRegistry {
  public:
   EndpointRegistry(std::map<std::string, PeerEngine*> engines, std::function<absl::Time()> now,
                    EndpointLimits limits = {});
   ~EndpointRegistry();
 
-  absl::StatusOr<v1::PrepareEndpointResponse> Prepare(const v1::PrepareEndpointRequest& request);
-  absl::Status Connect(const v1::ConnectEndpointRequest& request);
-  absl::StatusOr<v1::PeerTestResult> Run(const v1::RunEndpointRequest& request);
-  absl::Status Close(const std::string& endpoint_id);
-  absl::StatusOr<v1::PeerTestProgress> Progress(const std::string& endpoint_id);
+  absl::StatusOr<v1::PrepareEndpointResponse> Prepare(const v1::PrepareEndpointRequest& request,
+                                                      const std::string& caller);
+  absl::Status Connect(const v1::ConnectEndpointRequest& request, const std::string& caller);
+  absl::StatusOr<v1::PeerTestResult> Run(const v1::RunEndpointRequest& request,
+                                         const std::string& caller);
+  absl::Status Close(const std::string& endpoint_id, const std::string& caller);
+  absl::StatusOr<v1::PeerTestProgress> Progress(const std::string& endpoint_id,
+                                                const std::string& caller);
 
   // Destroys endpoints whose lease has run out; returns how many.
   int ReapExpired();
@@ -54,30 +69,27 @@ class EndpointRegistry {
   size_t active() const;
 
  private:
-  struct Entry {
+  struct Held {
     std::shared_ptr<PeerEndpoint> endpoint;
-    std::string device;  // "mlx5_0" or "tcp 10.0.0.1": the busy key
-    std::string test_id;
-    absl::Duration lease;
-    absl::Time expires;
+    std::string device;   // "mlx5_0" or "tcp 10.0.0.1": the busy key
+    std::string test_id;  // clipped for messages
     bool running = false;
   };
+  using Entry = LeaseTable<Held>::Entry;
 
+  // Under mutex_: the caller's endpoint, its lease renewed; NotFound alike
+  // for a missing id and another caller's.
   absl::StatusOr<std::shared_ptr<PeerEndpoint>> Touch(const std::string& endpoint_id,
-                                                      Entry** entry);
+                                                      const std::string& caller, Entry** entry);
 
   std::map<std::string, PeerEngine*> engines_;
   std::function<absl::Time()> now_;
   EndpointLimits limits_;
 
   mutable std::mutex mutex_;
-  std::map<std::string, Entry> entries_;
-  uint64_t next_id_ = 1;
+  LeaseTable<Held> table_;
 
-  std::mutex reaper_mutex_;
-  std::condition_variable reaper_wake_;
-  bool stopping_ = false;
-  std::thread reaper_;
+  PeriodicThread reaper_;  // last: stopped before the rest goes
 };
 
 }  // namespace clustercert::peer

@@ -111,6 +111,12 @@ absl::StatusOr<uint32_t> StatsCount(const IoctlSocket& socket, const std::string
 
 }  // namespace
 
+bool IsValidNetdevName(const std::string& name) {
+  if (name.empty() || name.size() >= IFNAMSIZ || name == "." || name == "..") return false;
+  return std::all_of(name.begin(), name.end(),
+                     [](char c) { return c > 0x20 && c < 0x7f && c != '/' && c != ':'; });
+}
+
 bool IsKeptEthtoolStat(const std::string& name) {
   // The mlx5 physical-port link health counters (kernel
   // Documentation/networking/device_drivers/ethernet/mellanox/mlx5/counters.rst):
@@ -125,9 +131,11 @@ bool IsKeptEthtoolStat(const std::string& name) {
 
 absl::StatusOr<std::map<std::string, uint64_t>> IoctlEthtoolStatsSource::Read(
     const std::string& netdev) {
-  if (netdev.empty() || netdev.size() >= IFNAMSIZ) {
-    return absl::InvalidArgumentError(
-        absl::StrCat("'", netdev, "' is not a netdev name (1..", IFNAMSIZ - 1, " characters)"));
+  if (!IsValidNetdevName(netdev)) {
+    // Not echoed: it failed the very check that makes a name safe to print.
+    return absl::InvalidArgumentError(absl::StrCat(
+        "a ", netdev.size(), "-byte text is not a netdev name (1..", IFNAMSIZ - 1,
+        " printable characters, no '/', ':' or space): give an interface of this host"));
   }
   auto socket = IoctlSocket::Open();
   if (!socket.ok()) return socket.status();

@@ -28,12 +28,17 @@ class EthtoolStatsSource {
 // rx_pcs_symbol_err_phy, rx_crc_errors_phy, rx_corrected_bits_phy and
 // rx_bits_phy. Errors: NotFound for an unknown netdev (ENODEV),
 // Unimplemented when the driver has no statistics (lo, some virtual
-// devices), PermissionDenied, InvalidArgument for a name longer than
-// IFNAMSIZ, Unavailable otherwise.
+// devices), PermissionDenied, InvalidArgument for a name that is not an
+// interface name (IsValidNetdevName), Unavailable otherwise.
 class IoctlEthtoolStatsSource : public EthtoolStatsSource {
  public:
   absl::StatusOr<std::map<std::string, uint64_t>> Read(const std::string& netdev) override;
 };
+
+// The kernel's rule for an interface name (dev_valid_name): 1 to IFNAMSIZ-1
+// characters, not "." or "..", no '/', ':' or whitespace; printable ASCII
+// only here, so a name is safe in a path and in a message.
+bool IsValidNetdevName(const std::string& name);
 
 // True for the ethtool statistic names IoctlEthtoolStatsSource keeps.
 bool IsKeptEthtoolStat(const std::string& name);

@@ -9,6 +9,7 @@
 #include "absl/status/status.h"
 #include "absl/strings/str_cat.h"
 #include "agent/peer/verbs_resources.h"
+#include "common/errno_text.h"
 
 namespace clustercert::peer {
 namespace {

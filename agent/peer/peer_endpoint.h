@@ -30,6 +30,14 @@ class PeerEndpoint {
   // How far a running test has got, callable from another thread while Run
   // runs. Engines that cannot tell return the default (running = false).
   virtual v1::PeerTestProgress Progress() const { return {}; }
+
+  // Ends a running Run early (callable from another thread): Run returns
+  // Cancelled within its next check, well under a second. The controller
+  // closes the surviving end of a pair when the other end fails: a verbs
+  // endpoint cannot learn that its peer's QP went to error and would poll
+  // until its deadline. TCP needs nothing here: the failed end's sockets
+  // close, and the survivor's next read or write fails at once.
+  virtual void Cancel() {}
 };
 
 // Makes endpoints of one engine (verbs, tcp). Rejects a spec it cannot honour

@@ -1,11 +1,15 @@
 #include "agent/peer/port_counters.h"
 
+#include <algorithm>
 #include <charconv>
 #include <utility>
 
+#include "absl/strings/ascii.h"
 #include "absl/strings/str_cat.h"
+#include "absl/strings/str_join.h"
 #include "agent/inventory/unknowns.h"
 #include "common/counter_deltas.h"
+#include "common/printable.h"
 
 namespace clustercert::peer {
 namespace {
@@ -13,6 +17,25 @@ namespace {
 constexpr char kCounters[] = "counters";
 constexpr char kHwCounters[] = "hw_counters";
 constexpr char kEthtool[] = "ethtool";
+constexpr char kClassInfiniband[] = "/sys/class/infiniband";
+constexpr char kClassNet[] = "/sys/class/net";
+constexpr size_t kMaxDeviceChars = 64;
+// How many of the host's names an error lists before "...".
+constexpr size_t kMaxNamesListed = 16;
+// A garbled counter is quoted only when it is this short and made of
+// characters a counter file could plausibly hold: anything else might be
+// some other file's contents and is described by its size instead.
+constexpr size_t kMaxQuotedChars = 24;
+
+std::string Quoted(const std::string& text) {
+  const bool plain =
+      text.size() <= kMaxQuotedChars && std::all_of(text.begin(), text.end(), [](char c) {
+        return absl::ascii_isalnum(static_cast<unsigned char>(c)) || c == ' ' || c == '-' ||
+               c == '+' || c == '.' || c == '_';
+      });
+  if (plain) return absl::StrCat("'", text, "'");
+  return absl::StrCat("a ", text.size(), "-byte text");
+}
 
 // A strict unsigned decimal: digits only (sysfs' trailing newline is already
 // stripped by SysfsView).
@@ -24,13 +47,38 @@ absl::StatusOr<uint64_t> ParseCounter(const std::string& text) {
   auto [end, ec] = std::from_chars(text.data(), text.data() + text.size(), value, 10);
   if (ec == std::errc::result_out_of_range) {
     return absl::InvalidArgumentError(
-        absl::StrCat("unparsable: '", text, "' is larger than a 64-bit counter"));
+        absl::StrCat("unparsable: ", Quoted(text), " is larger than a 64-bit counter"));
   }
   if (ec != std::errc() || end != text.data() + text.size() || text.front() == '-') {
     return absl::InvalidArgumentError(
-        absl::StrCat("unparsable: '", text.substr(0, 64), "' is not a decimal counter"));
+        absl::StrCat("unparsable: ", Quoted(text), " is not a decimal counter"));
   }
   return value;
+}
+
+// A request's value in a message: printable ASCII only, bounded.
+std::string Shown(const std::string& value) { return PrintableText(value, kMaxDeviceChars); }
+
+bool IsValidDeviceName(const std::string& device) {
+  if (device.empty() || device.size() > kMaxDeviceChars || device == "." || device == "..") {
+    return false;
+  }
+  return std::all_of(device.begin(), device.end(), [](char c) {
+    return absl::ascii_isalnum(static_cast<unsigned char>(c)) || c == '_' || c == '.' || c == '-';
+  });
+}
+
+// "mlx5_0, mlx5_1" from a listing of the view's own class directory; "none"
+// when it has none or cannot be listed.
+std::string Known(const absl::StatusOr<std::vector<std::string>>& names) {
+  if (!names.ok() || names->empty()) return "none";
+  if (names->size() <= kMaxNamesListed) return absl::StrJoin(*names, ", ");
+  return absl::StrCat(absl::StrJoin(names->begin(), names->begin() + kMaxNamesListed, ", "),
+                      ", ...");
+}
+
+bool Lists(const absl::StatusOr<std::vector<std::string>>& names, const std::string& name) {
+  return names.ok() && std::binary_search(names->begin(), names->end(), name);
 }
 
 }  // namespace
@@ -39,20 +87,68 @@ PortCounterReader::PortCounterReader(const SysfsView& sysfs, EthtoolStatsSource*
                                      std::function<absl::Time()> now)
     : sysfs_(sysfs), ethtool_(ethtool), now_(std::move(now)) {}
 
-v1::PortCounters PortCounterReader::Read(const std::string& device, uint32_t port,
-                                         const std::string& netdev) const {
+absl::Status PortCounterReader::CheckDevice(const std::string& device, uint32_t port) const {
+  if (device.empty()) {
+    if (port == 0) return absl::OkStatus();
+    return absl::InvalidArgumentError(
+        absl::StrCat("port ", port,
+                     " is given without a device: name the RDMA device (e.g. mlx5_0), or give "
+                     "port 0 to read only the netdev's ethtool statistics"));
+  }
+  const auto devices = sysfs_.ListDir(kClassInfiniband);
+  if (!IsValidDeviceName(device)) {
+    return absl::InvalidArgumentError(absl::StrCat(
+        "device '", Shown(device), "' is not an RDMA device name (1 to ", kMaxDeviceChars,
+        " of A-Z a-z 0-9 _ . -): give one this host has (", Known(devices), ")"));
+  }
+  if (!Lists(devices, device)) {
+    return absl::NotFoundError(absl::StrCat("device ", device, " is not in ", kClassInfiniband,
+                                            " on this host: give one it has (", Known(devices),
+                                            ")"));
+  }
+  const std::string ports_dir = absl::StrCat(kClassInfiniband, "/", device, "/ports");
+  const auto ports = sysfs_.ListDir(ports_dir);
+  if (port < 1 || port > kMaxPort) {
+    return absl::InvalidArgumentError(absl::StrCat("port ", port, " of ", device, " is outside 1..",
+                                                   kMaxPort, ": give one of its ports (",
+                                                   Known(ports), ")"));
+  }
+  if (!Lists(ports, absl::StrCat(port))) {
+    return absl::NotFoundError(absl::StrCat(device, " has no port ", port, " in ", ports_dir,
+                                            ": give one of its ports (", Known(ports), ")"));
+  }
+  return absl::OkStatus();
+}
+
+absl::Status PortCounterReader::CheckNetdev(const std::string& netdev) const {
+  if (netdev.empty()) return absl::OkStatus();
+  const auto netdevs = sysfs_.ListDir(kClassNet);
+  if (!IsValidNetdevName(netdev)) {
+    return absl::InvalidArgumentError(
+        absl::StrCat("netdev '", Shown(netdev),
+                     "' is not an interface name (1 to 15 printable characters, no '/', ':' or "
+                     "space): give one this host has (",
+                     Known(netdevs), ")"));
+  }
+  if (!Lists(netdevs, netdev)) {
+    return absl::NotFoundError(absl::StrCat("netdev ", netdev, " is not in ", kClassNet,
+                                            " on this host: give one it has (", Known(netdevs),
+                                            ")"));
+  }
+  return absl::OkStatus();
+}
+
+absl::StatusOr<v1::PortCounters> PortCounterReader::Read(const std::string& device, uint32_t port,
+                                                         const std::string& netdev) const {
+  if (absl::Status valid = CheckDevice(device, port); !valid.ok()) return valid;
+  if (absl::Status valid = CheckNetdev(netdev); !valid.ok()) return valid;
   v1::PortCounters out;
   out.set_device(device);
   out.set_port(port);
   out.set_netdev(netdev);
   out.set_read_unix_us(absl::ToUnixMicros(now_()));
-  const std::string base = absl::StrCat("/sys/class/infiniband/", device, "/ports/", port);
-  if (!sysfs_.Exists(base)) {
-    // Without this an unknown device would read as a port with no counters.
-    inventory::AddUnknown(out, "port", base,
-                          absl::StrCat("no such RDMA port: ", device, " port ", port,
-                                       " is not in /sys/class/infiniband"));
-  } else {
+  if (!device.empty()) {
+    const std::string base = absl::StrCat(kClassInfiniband, "/", device, "/ports/", port);
     ReadDirectory(base + "/" + kCounters, kCounters, out);
     ReadDirectory(base + "/" + kHwCounters, kHwCounters, out);
   }

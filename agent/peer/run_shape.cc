@@ -27,6 +27,14 @@ absl::StatusOr<RunShape> ParseRunShape(const v1::PeerTestSpec& spec, bool latenc
   }
   shape.bidirectional = spec.bidirectional();
 
+  const double quiet = spec.no_progress_s();
+  if (std::isnan(quiet) || quiet < 0 || quiet > kMaxDurationSeconds) {
+    return absl::InvalidArgumentError(absl::StrCat(
+        "no_progress_s ", quiet, " is outside 0 < no_progress_s <= ", kMaxDurationSeconds,
+        " (0 selects the default, ", kDefaultNoProgressSeconds, " s)"));
+  }
+  shape.no_progress = absl::Seconds(quiet > 0 ? quiet : kDefaultNoProgressSeconds);
+
   const double seconds = spec.duration_s();
   if (std::isnan(seconds) || seconds < 0 || seconds > kMaxDurationSeconds) {
     return absl::InvalidArgumentError(

@@ -18,6 +18,8 @@ struct RunShape {
   bool bidirectional = false;
   absl::Duration duration = absl::ZeroDuration();  // > 0: duration mode
   uint64_t iterations = 0;                         // otherwise
+  // A side that sees its data move ends the run once none moved for this long.
+  absl::Duration no_progress = absl::Seconds(10);
 };
 
 // Bounds every engine shares.
@@ -26,6 +28,8 @@ inline constexpr double kMaxDurationSeconds = 3600;
 inline constexpr uint64_t kMaxIterations = 100'000'000;
 // Latency keeps every sample for its percentiles (8 bytes each).
 inline constexpr uint64_t kMaxLatencySamples = 10'000'000;
+// no_progress_s when the spec leaves it 0 (a controller that predates it).
+inline constexpr double kDefaultNoProgressSeconds = 10;
 
 // What differs between engines.
 struct RunShapeLimits {

@@ -37,6 +37,7 @@ absl::StatusOr<Stream> TcpClientEndpoint::Open(const SocketAddress& server, Stre
                      "that nothing filters port ",
                      server.port()));
   }
+  socket->set_no_progress_limit(options_.no_progress);
   if (kind == StreamKind::kPingPong) {
     if (absl::Status nodelay = socket->SetNoDelay(); !nodelay.ok()) return nodelay;
   }

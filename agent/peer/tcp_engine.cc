@@ -90,6 +90,7 @@ absl::StatusOr<TcpTestOptions> TcpTestOptions::FromSpec(const v1::PeerTestSpec& 
   options.bidirectional = shape->bidirectional;
   options.duration = shape->duration;
   options.iterations = shape->iterations;
+  options.no_progress = shape->no_progress;
   return options;
 }
 

@@ -29,6 +29,7 @@ struct TcpTestOptions {
   uint32_t streams = 1;
   absl::Duration duration = absl::ZeroDuration();  // > 0: duration mode
   uint64_t iterations = 0;                         // when duration is zero
+  absl::Duration no_progress = absl::Seconds(10);  // a socket wait this long ends the run
   bool bidirectional = false;
 
   // InvalidArgument naming the field, the value and the allowed range.

@@ -27,6 +27,13 @@ absl::Status StreamFailure(const absl::Status& status, absl::string_view peer,
                                                  after, ": ", status.message(), " (", stream,
                                                  "); check that the peer agent is alive"));
     case absl::StatusCode::kDeadlineExceeded:
+      if (IsNoProgress(status)) {
+        return absl::DeadlineExceededError(absl::StrCat(
+            "the tcp test with peer ", peer, " stalled: ", status.message(), " (after ", after,
+            ", ", stream,
+            "): the link or the peer stalled; check the interfaces' drop and error counters and "
+            "the peer's result (pairwise.no_progress_s sets how long a run may stall)"));
+      }
       return absl::DeadlineExceededError(absl::StrCat(
           "the tcp test with peer ", peer, " reached its deadline after ", after, " (", stream,
           "): the deadline must exceed duration_s, or the peer stopped reading or writing"));

@@ -109,6 +109,7 @@ absl::Status TcpServerEndpoint::AcceptStreams(absl::Time deadline,
           options_.bidirectional ? ", bidirectional" : "",
           ": the controller must give both sides the same spec"));
     }
+    socket->set_no_progress_limit(options_.no_progress);
     Stream stream{*std::move(socket), from->ToString()};
     if (latency) {
       if (absl::Status nodelay = stream.socket.SetNoDelay(); !nodelay.ok()) return nodelay;
@@ -197,8 +198,7 @@ absl::StatusOr<v1::PeerTestResult> TcpServerEndpoint::RunBandwidth(
   // Each stream's own rate, so one flow's share shows against the aggregate.
   for (const StreamTally& stream : received) {
     const double seconds = std::chrono::duration<double>(stream.last - stream.first).count();
-    result.add_stream_gbps(seconds > 0 ? static_cast<double>(stream.bytes) * 8 / seconds / 1e9
-                                       : 0);
+    result.add_stream_gbps(seconds > 0 ? static_cast<double>(stream.bytes) * 8 / seconds / 1e9 : 0);
   }
   result.set_detail(
       absl::StrCat(StreamCount(options_), ", receiver side (client->server)",

@@ -12,16 +12,16 @@
 #include <cstring>
 #include <utility>
 
+#include "absl/strings/cord.h"
 #include "absl/strings/str_cat.h"
+#include "absl/strings/str_format.h"
+#include "common/errno_text.h"
 
 namespace clustercert::peer {
 namespace {
 
-std::string ErrnoText(int err) {
-  char buffer[256];
-  // GNU strerror_r returns the message, which may not be `buffer`.
-  return std::string(strerror_r(err, buffer, sizeof(buffer)));
-}
+// Marks the status of a wait that its no-progress limit ended.
+constexpr char kNoProgressPayload[] = "clustercert.dev/tcp-no-progress";
 
 // Errors that mean the peer (or the path to it) is gone, not a local fault.
 bool IsPeerGone(int err) {
@@ -157,15 +157,31 @@ absl::StatusOr<TcpSocket> TcpSocket::Connect(const SocketAddress& local,
   return socket;
 }
 
+absl::Status NoProgressError(absl::Duration quiet) {
+  absl::Status stalled = absl::DeadlineExceededError(
+      absl::StrFormat("no data moved for %.1f s", absl::ToDoubleSeconds(quiet)));
+  stalled.SetPayload(kNoProgressPayload, absl::Cord());
+  return stalled;
+}
+
+bool IsNoProgress(const absl::Status& status) {
+  return status.GetPayload(kNoProgressPayload).has_value();
+}
+
 absl::Status TcpSocket::Wait(short events, absl::Time deadline,
                              const std::atomic<bool>* stop) const {
+  const absl::Time waiting_since = absl::Now();
   for (;;) {
     if (stop != nullptr && stop->load(std::memory_order_relaxed)) {
       return absl::CancelledError("stopped because another stream of the test failed");
     }
-    const absl::Duration left = deadline - absl::Now();
+    const absl::Time now = absl::Now();
+    const absl::Duration left = deadline - now;
     if (left <= absl::ZeroDuration()) return absl::DeadlineExceededError("the deadline passed");
-    const absl::Duration slice = stop != nullptr ? std::min(left, kStopCheckInterval) : left;
+    const absl::Duration quiet = now - waiting_since;
+    if (quiet >= no_progress_limit_) return NoProgressError(quiet);
+    absl::Duration slice = std::min(left, no_progress_limit_ - quiet);
+    if (stop != nullptr) slice = std::min(slice, kStopCheckInterval);
     // Round up so a sub-millisecond remainder still waits instead of spinning.
     const int64_t ms = absl::ToInt64Milliseconds(slice + absl::Microseconds(999));
     pollfd entry{fd_.get(), events, 0};

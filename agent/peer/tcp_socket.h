@@ -97,6 +97,13 @@ class TcpSocket {
   absl::StatusOr<size_t> ReceiveExact(void* data, size_t size, absl::Time deadline,
                                       const std::atomic<bool>* stop);
 
+  // A wait for data to move (send, receive) that lasts `limit` ends the call
+  // with DeadlineExceeded marked IsNoProgress: the peer or the link stalled.
+  // Waits are where a socket cannot move data, so this bounds the time a
+  // stream may move nothing. Unset: only the deadline bounds a wait.
+  void set_no_progress_limit(absl::Duration limit) { no_progress_limit_ = limit; }
+  absl::Duration no_progress_limit() const { return no_progress_limit_; }
+
   absl::Status ShutdownWrite();
   absl::Status SetNoDelay();
 
@@ -109,6 +116,12 @@ class TcpSocket {
   absl::Status Wait(short events, absl::Time deadline, const std::atomic<bool>* stop) const;
 
   UniqueFd fd_;
+  absl::Duration no_progress_limit_ = absl::InfiniteDuration();
 };
+
+// The status of a wait that the no-progress limit ended: DeadlineExceeded
+// "no data moved for 10.0 s", marked so IsNoProgress tells it from the deadline.
+absl::Status NoProgressError(absl::Duration quiet);
+bool IsNoProgress(const absl::Status& status);
 
 }  // namespace clustercert::peer

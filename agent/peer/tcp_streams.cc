@@ -171,12 +171,18 @@ constexpr absl::Duration kPollSlice = absl::Milliseconds(50);
 
 // Waits for `events` on the sockets still in play, at most one poll slice.
 // Returns the pollfd array's revents per socket index (0 when not polled).
+// `last_moved`: when any of the streams last moved data, for the sockets'
+// no-progress limit (TcpSocket::set_no_progress_limit), which they share.
 absl::StatusOr<std::vector<short>> PollSockets(const std::vector<TcpSocket*>& sockets,
                                                const std::vector<bool>& active, short events,
-                                               absl::Time deadline, const std::atomic<bool>& stop) {
+                                               absl::Time deadline, const std::atomic<bool>& stop,
+                                               absl::Time last_moved) {
   if (stop.load()) return absl::AbortedError("stopped: another stream of this test failed");
   const absl::Time now = absl::Now();
   if (now >= deadline) return absl::DeadlineExceededError("the test ran out of time");
+  if (now - last_moved >= sockets.front()->no_progress_limit()) {
+    return NoProgressError(now - last_moved);
+  }
   std::vector<pollfd> fds;
   std::vector<size_t> index;
   for (size_t i = 0; i < sockets.size(); ++i) {
@@ -214,6 +220,7 @@ absl::Status SendStreams(const std::vector<TcpSocket*>& sockets, const AlignedBu
   std::vector<bool> active(n, true);
   for (auto& tally : *tallies) tally.first = plan.start;
   size_t remaining = n;
+  absl::Time last_moved = absl::Now();
   while (remaining > 0) {
     // A stream stops at a message boundary once the plan is done.
     for (size_t i = 0; i < n; ++i) {
@@ -223,7 +230,7 @@ absl::Status SendStreams(const std::vector<TcpSocket*>& sockets, const AlignedBu
       }
     }
     if (remaining == 0) break;
-    auto ready = PollSockets(sockets, active, POLLOUT, deadline, stop);
+    auto ready = PollSockets(sockets, active, POLLOUT, deadline, stop, last_moved);
     if (!ready.ok()) {
       *failed = 0;
       for (size_t i = 0; i < n; ++i) {
@@ -241,6 +248,7 @@ absl::Status SendStreams(const std::vector<TcpSocket*>& sockets, const AlignedBu
         return SocketError("send failed");
       }
       offset[i] += static_cast<size_t>(sent);
+      last_moved = absl::Now();
       if (offset[i] == plan.message_bytes) {
         offset[i] = 0;
         (*tallies)[i].bytes += plan.message_bytes;
@@ -268,8 +276,9 @@ absl::Status ReceiveStreams(const std::vector<TcpSocket*>& sockets, const Aligne
   tallies->assign(n, StreamTally{});
   std::vector<bool> active(n, true);
   size_t remaining = n;
+  absl::Time last_moved = absl::Now();
   while (remaining > 0) {
-    auto ready = PollSockets(sockets, active, POLLIN, deadline, stop);
+    auto ready = PollSockets(sockets, active, POLLIN, deadline, stop, last_moved);
     if (!ready.ok()) {
       *failed = 0;
       for (size_t i = 0; i < n; ++i) {
@@ -287,6 +296,7 @@ absl::Status ReceiveStreams(const std::vector<TcpSocket*>& sockets, const Aligne
         return SocketError("receive failed");
       }
       if (got > 0) {
+        last_moved = absl::Now();
         if (tally.bytes == 0) tally.first = SteadyClock::now();
         tally.bytes += static_cast<uint64_t>(got);
         if (moved != nullptr)

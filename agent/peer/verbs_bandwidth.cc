@@ -55,7 +55,8 @@ class BandwidthRun {
         depth_(options_.tx_depth()),
         every_(SignalEvery(depth_)),
         per_qp_(options_.duration_mode() ? 0 : options_.iterations),
-        peak_(uint64_t{depth_} * path.qps.size()) {}
+        peak_(uint64_t{depth_} * path.qps.size()),
+        watch_(path, sending_ || receives_data_, Clock::now()) {}
 
   absl::StatusOr<v1::PeerTestResult> Run();
 
@@ -80,6 +81,7 @@ class BandwidthRun {
   const uint64_t per_qp_;  // 0: duration mode
 
   PeakTracker peak_;
+  ProgressWatch watch_;
   Clock::time_point first_post_;
   Clock::time_point last_completion_;
   uint64_t completed_ = 0;
@@ -128,6 +130,7 @@ absl::Status BandwidthRun::Handle(const ibv_wc& wc, Clock::time_point now) {
       }
       qp.completed = id->count;
       last_completion_ = now;
+      watch_.Moved(now);
       if (per_qp_ != 0) peak_.Record(completed_, now);
     }
     if (id->kind == WorkId::Kind::kEnd) qp.end_done = true;
@@ -165,6 +168,7 @@ absl::Status BandwidthRun::Handle(const ibv_wc& wc, Clock::time_point now) {
   }
   if (!first_receive_.has_value()) first_receive_ = now;
   last_receive_ = now;
+  watch_.Moved(now);
   return path_.PostReceive(id->qp);
 }
 
@@ -218,15 +222,15 @@ absl::StatusOr<v1::PeerTestResult> BandwidthRun::Run() {
   first_post_ = start;
   last_completion_ = start;
   last_receive_ = start;  // the stall nap measures silence from here
+  watch_.Moved(start);
   if (per_qp_ != 0) peak_.Record(0, start);
   const bool passive = !sending_ && !receives_data_;
   ibv_wc wcs[kPollBatch];
   while (!Done()) {
     const Clock::time_point now = Clock::now();
-    if (now >= path_.deadline) {
-      const std::string doing = Waiting();
+    if (absl::Status go_on = watch_.Check(now, [&] { return Waiting(); }); !go_on.ok()) {
       AbortSends();
-      return path_.Overrun(doing);
+      return go_on;
     }
     if (sending_) {
       if (absl::Status posted = PostSends(now >= stop_at); !posted.ok()) return posted;

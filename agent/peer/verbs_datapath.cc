@@ -7,6 +7,7 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
 #include "agent/peer/verbs_resources.h"
+#include "common/errno_text.h"
 
 namespace clustercert::peer {
 namespace {
@@ -111,6 +112,29 @@ absl::Status DataPath::Overrun(const std::string& doing) const {
   return absl::DeadlineExceededError(absl::StrFormat(
       "the verbs %s run on %s reached its deadline after %.1f s while %s: the deadline must "
       "exceed duration_s, or the peer stopped (check the peer's result)",
+      options->test, device, std::chrono::duration<double>(Clock::now() - started).count(), doing));
+}
+
+absl::Status DataPath::NoProgress(const std::string& doing, Clock::duration quiet) const {
+  return absl::DeadlineExceededError(absl::StrFormat(
+      "the verbs %s run on %s moved no data for %.1f s (after %.1f s, while %s): the link "
+      "stopped carrying it (drops past the RC retries, a flapping port) or the peer froze; "
+      "check both ports' error counters and the peer's result (pairwise.no_progress_s sets "
+      "how long a run may stall)",
+      options->test, device, std::chrono::duration<double>(quiet).count(),
+      std::chrono::duration<double>(Clock::now() - started).count(), doing));
+}
+
+bool DataPath::MustStop(Clock::time_point now) const {
+  return now >= deadline || (cancelled != nullptr && cancelled->load(std::memory_order_relaxed));
+}
+
+absl::Status DataPath::Stopped(const std::string& doing) const {
+  if (cancelled == nullptr || !cancelled->load(std::memory_order_relaxed)) return Overrun(doing);
+  return absl::CancelledError(absl::StrFormat(
+      "the verbs %s run on %s was stopped by the controller after %.1f s while %s: it closes a "
+      "running end when the other end of the pair failed first or the run was interrupted, so "
+      "the cause is in the peer's result or the controller's output",
       options->test, device, std::chrono::duration<double>(Clock::now() - started).count(), doing));
 }
 

@@ -11,6 +11,7 @@
 
 #include "absl/status/status.h"
 #include "absl/status/statusor.h"
+#include "absl/time/time.h"
 #include "agent/peer/verbs_options.h"
 #include "agent/peer/verbs_protocol.h"
 #include "clustercert/v1/peer.pb.h"
@@ -38,6 +39,10 @@ struct DataPath {
   std::atomic<uint64_t>* bytes = nullptr;  // live progress: bytes sent or received so far
   Clock::time_point started;               // the run's start, for "after 1.2 s"
   Clock::time_point deadline;              // the run's deadline on the steady clock
+  // Set from another thread when the controller stops the run (its peer's
+  // side failed first: an RC peer whose QP went to error never sends again,
+  // and this side would otherwise poll until its deadline). nullptr: never.
+  const std::atomic<bool>* cancelled = nullptr;
 
   uint64_t receive_offset() const { return ReceiveOffset(options->message_bytes); }
 
@@ -53,6 +58,50 @@ struct DataPath {
   absl::Status Failure(const ibv_wc& wc) const;
   // DeadlineExceeded: "... reached its deadline after 1.2 s while <doing>".
   absl::Status Overrun(const std::string& doing) const;
+  // True when the run must end now: past its deadline, or cancelled.
+  bool MustStop() const { return MustStop(Clock::now()); }
+  bool MustStop(Clock::time_point now) const;
+  // Why it must: Cancelled ("... was stopped by the controller after 1.2 s
+  // while <doing> ...") or Overrun(doing).
+  absl::Status Stopped(const std::string& doing) const;
+  // DeadlineExceeded: "... moved no data for 10.0 s ... while <doing>".
+  absl::Status NoProgress(const std::string& doing, Clock::duration quiet) const;
+};
+
+// Ends a run that stopped moving data (a link dropping past RC's retries, a
+// peer that froze) after options.no_progress instead of at its deadline,
+// which is duration_s plus the controller's margin. Only a side that sees its
+// data move judges: a sender by its completions, a receiver of sends by its
+// receives, a ping-pong by its echoes; the target of writes or reads sees
+// nothing until the end signal and relies on the controller closing it once
+// the active side failed. A QP that goes to error needs no watch: its posted
+// receives and requests flush with the error status, which the loops poll.
+class ProgressWatch {
+ public:
+  ProgressWatch(const DataPath& path, bool sees_progress, DataPath::Clock::time_point start)
+      : path_(path),
+        sees_progress_(sees_progress),
+        limit_(absl::ToChronoNanoseconds(path.options->no_progress)),
+        last_moved_(start) {}
+
+  void Moved(DataPath::Clock::time_point now) { last_moved_ = now; }
+
+  // OK while the run may go on; otherwise why it ends now (stopped, past its
+  // deadline, or no progress). `doing()` names the wait, built only then.
+  template <typename Doing>
+  absl::Status Check(DataPath::Clock::time_point now, Doing doing) const {
+    if (path_.MustStop(now)) return path_.Stopped(doing());
+    if (sees_progress_ && now - last_moved_ >= limit_) {
+      return path_.NoProgress(doing(), now - last_moved_);
+    }
+    return absl::OkStatus();
+  }
+
+ private:
+  const DataPath& path_;
+  const bool sees_progress_;
+  const DataPath::Clock::duration limit_;
+  DataPath::Clock::time_point last_moved_;
 };
 
 // Both expect a connected endpoint whose receives (ReceiveDepth) are posted.

@@ -273,6 +273,7 @@ absl::StatusOr<v1::PeerTestResult> VerbsEndpoint::Run(absl::Time deadline) {
 
   progress_.Start();
   path.bytes = progress_.counter();
+  path.cancelled = &cancelled_;
   absl::StatusOr<v1::PeerTestResult> result =
       options_.latency() ? RunLatency(path) : RunBandwidth(path);
   progress_.Stop();

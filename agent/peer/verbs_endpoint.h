@@ -32,6 +32,7 @@ class VerbsEndpoint : public PeerEndpoint {
   absl::StatusOr<v1::PeerTestResult> Run(absl::Time deadline) override;
   // Bandwidth tests count bytes as they complete (a one-sided server sees none).
   v1::PeerTestProgress Progress() const override { return progress_.Snapshot(); }
+  void Cancel() override { cancelled_.store(true, std::memory_order_relaxed); }
 
  private:
   // Member order is construction order; C++ destroys in reverse, so QPs go
@@ -60,6 +61,7 @@ class VerbsEndpoint : public PeerEndpoint {
   v1::EndpointInfo peer_;
   State state_ = State::kPrepared;
   RunProgress progress_;
+  std::atomic<bool> cancelled_{false};
 };
 
 }  // namespace clustercert::peer

@@ -55,6 +55,14 @@ class LatencyRun {
                    "waiting for a send completion");
   }
   absl::Status Post(uint64_t n);
+  // OK while the run may go on (ProgressWatch); `doing` names the wait.
+  template <typename Doing>
+  absl::Status GoOn(Doing doing) const {
+    return watch_->Check(Clock::now(), [&] { return std::string(doing()); });
+  }
+  absl::Status GoOn(const char* doing) const {
+    return GoOn([doing] { return doing; });
+  }
 
   const DataPath& path_;
   const VerbsTestOptions& options_;
@@ -63,12 +71,14 @@ class LatencyRun {
   uint64_t pending_receives_ = 0;
   bool end_done_ = false;
   bool peer_ended_ = false;
+  std::optional<ProgressWatch> watch_;  // from Run()
 };
 
 absl::Status LatencyRun::PollOnce() {
   ibv_wc wcs[kPollBatch];
   absl::StatusOr<int> found = path_.Poll(wcs, kPollBatch);
   if (!found.ok()) return found.status();
+  if (*found > 0) watch_->Moved(Clock::now());
   for (int i = 0; i < *found; ++i) {
     const ibv_wc& wc = wcs[i];
     if (wc.status != IBV_WC_SUCCESS) return path_.Failure(wc);
@@ -110,7 +120,7 @@ absl::Status LatencyRun::PollOnce() {
 template <typename Ready>
 absl::Status LatencyRun::WaitFor(Ready ready, const char* doing, bool nap) {
   while (!ready()) {
-    if (Clock::now() >= path_.deadline) return path_.Overrun(doing);
+    if (absl::Status go_on = GoOn(doing); !go_on.ok()) return go_on;
     if (absl::Status polled = PollOnce(); !polled.ok()) return polled;
     if (nap && !ready()) std::this_thread::sleep_for(kPassiveNap);
   }
@@ -141,10 +151,11 @@ absl::StatusOr<v1::PeerTestResult> LatencyRun::RunClient() {
   rtt_us.reserve(options_.duration_mode() ? 1 << 16 : limit);
 
   for (uint64_t n = 1; n <= limit; ++n) {
-    const Clock::time_point now = Clock::now();
-    if (now >= stop_at) break;
+    if (Clock::now() >= stop_at) break;
     // Checked per iteration too: a fast echo may never reach a spin check.
-    if (now >= path_.deadline) return path_.Overrun(absl::StrCat("at iteration ", n));
+    if (absl::Status go_on = GoOn([n] { return absl::StrCat("at iteration ", n); }); !go_on.ok()) {
+      return go_on;
+    }
     if (absl::Status slot = WaitForSendSlot(); !slot.ok()) return slot;
     if (post_byte != nullptr) *post_byte = static_cast<uint8_t>(n);
     const Clock::time_point sent = Clock::now();
@@ -155,9 +166,10 @@ absl::StatusOr<v1::PeerTestResult> LatencyRun::RunClient() {
         uint32_t spins = 0;
         while (*poll_byte != static_cast<uint8_t>(n)) {
           if (++spins % kSpinsPerPoll != 0) continue;
-          if (Clock::now() >= path_.deadline) return path_.Overrun("waiting for the echo");
+          if (absl::Status go_on = GoOn("waiting for the echo"); !go_on.ok()) return go_on;
           if (absl::Status polled = PollOnce(); !polled.ok()) return polled;
         }
+        watch_->Moved(Clock::now());
         break;
       }
       case Operation::kSend:
@@ -207,18 +219,16 @@ absl::Status LatencyRun::RunServer() {
       volatile uint8_t* poll_byte = path_.host + path_.receive_offset() + message - 1;
       volatile uint8_t* post_byte = path_.host + message - 1;
       for (uint64_t n = 1;; ++n) {
-        if (Clock::now() >= path_.deadline) {
-          return path_.Overrun(absl::StrCat("waiting for ping ", n));
-        }
+        auto doing = [n] { return absl::StrCat("waiting for ping ", n); };
+        if (absl::Status go_on = GoOn(doing); !go_on.ok()) return go_on;
         uint32_t spins = 0;
         while (*poll_byte != static_cast<uint8_t>(n)) {
           if (++spins % kSpinsPerPoll != 0) continue;
-          if (Clock::now() >= path_.deadline) {
-            return path_.Overrun(absl::StrCat("waiting for ping ", n));
-          }
+          if (absl::Status go_on = GoOn(doing); !go_on.ok()) return go_on;
           if (absl::Status polled = PollOnce(); !polled.ok()) return polled;
           if (peer_ended_) return absl::OkStatus();
         }
+        watch_->Moved(Clock::now());
         if (absl::Status slot = WaitForSendSlot(); !slot.ok()) return slot;
         *post_byte = static_cast<uint8_t>(n);
         if (absl::Status posted = path_.PostData(0, n, true); !posted.ok()) return posted;
@@ -248,11 +258,16 @@ absl::StatusOr<v1::PeerTestResult> LatencyRun::Run() {
     return absl::FailedPreconditionError(
         "write_lat polls the buffer from the CPU, and this buffer is not host memory");
   }
+  // The read_lat server is the target of reads: it sees nothing move.
+  const bool sees_progress = !options_.server || options_.operation != Operation::kRead;
+  watch_.emplace(path_, sees_progress, Clock::now());
   if (!options_.server) {
     absl::StatusOr<v1::PeerTestResult> result = RunClient();
-    // Best effort: a client out of time tells the server, which would otherwise wait for its
-    // own deadline. A QP that failed cannot carry it, and needs not.
-    if (result.status().code() == absl::StatusCode::kDeadlineExceeded && !end_done_) {
+    // Best effort: a client out of time (or stopped) tells the server, which would otherwise
+    // wait for its own deadline. A QP that failed cannot carry it, and needs not.
+    const absl::StatusCode code = result.status().code();
+    if ((code == absl::StatusCode::kDeadlineExceeded || code == absl::StatusCode::kCancelled) &&
+        !end_done_) {
       path_.PostEnd(0, posted_, EndReason::kAborted).IgnoreError();
     }
     return result;

@@ -113,6 +113,7 @@ absl::StatusOr<VerbsTestOptions> VerbsTestOptions::FromSpec(const v1::PeerTestSp
   options.bidirectional = shape->bidirectional;
   options.duration = shape->duration;
   options.iterations = shape->iterations;
+  options.no_progress = shape->no_progress;
   return options;
 }
 

@@ -42,6 +42,7 @@ struct VerbsTestOptions {
   uint32_t streams = 1;                            // RC QPs
   absl::Duration duration = absl::ZeroDuration();  // > 0: duration mode
   uint64_t iterations = 0;                         // per QP, when duration is zero
+  absl::Duration no_progress = absl::Seconds(10);  // see RunWatch (verbs_datapath.h)
   bool bidirectional = false;
 
   // InvalidArgument naming the field, the value and the allowed range.

@@ -144,7 +144,7 @@ std::string QpName(absl::string_view device, uint32_t qp_num) {
   return absl::StrFormat("%s QP 0x%x", device, qp_num);
 }
 
-std::string WcStatusName(ibv_wc_status status) {
+std::string WcStatusName(int status) {
   static constexpr std::array<const char*, 24> kNames = {
       "IBV_WC_SUCCESS",
       "IBV_WC_LOC_LEN_ERR",
@@ -171,17 +171,18 @@ std::string WcStatusName(ibv_wc_status status) {
       "IBV_WC_TM_ERR",
       "IBV_WC_TM_RNDV_INCOMPLETE",
   };
-  const auto index = static_cast<size_t>(status);
-  if (index < kNames.size()) return kNames[index];
-  return absl::StrCat("IBV_WC status ", index);
+  if (status >= 0 && static_cast<size_t>(status) < kNames.size()) {
+    return kNames[static_cast<size_t>(status)];
+  }
+  return absl::StrCat("IBV_WC status ", status);
 }
 
 absl::Status CompletionFailure(absl::string_view device, uint32_t qp_num, ibv_wc_status status,
                                uint32_t vendor_err, absl::Duration after, absl::string_view test) {
-  return absl::UnavailableError(
-      absl::StrFormat("%s: %s (%s, vendor error 0x%x) after %.1f s of %s: %s",
-                      QpName(device, qp_num), WcStatusName(status), ibv_wc_status_str(status),
-                      vendor_err, absl::ToDoubleSeconds(after), test, WcStatusHint(status)));
+  return absl::UnavailableError(absl::StrFormat(
+      "%s: %s (%s, vendor error 0x%x) after %.1f s of %s: %s", QpName(device, qp_num),
+      WcStatusName(static_cast<int>(status)), ibv_wc_status_str(status), vendor_err,
+      absl::ToDoubleSeconds(after), test, WcStatusHint(status)));
 }
 
 absl::Status CheckPeerInfo(const VerbsTestOptions& options, const v1::EndpointInfo& local,

@@ -107,8 +107,11 @@ class PeakTracker {
 
 // "mlx5_0 QP 0x11".
 std::string QpName(absl::string_view device, uint32_t qp_num);
-// "IBV_WC_RETRY_EXC_ERR".
-std::string WcStatusName(ibv_wc_status status);
+// "IBV_WC_RETRY_EXC_ERR"; "IBV_WC status 99" for a code this build's
+// rdma-core does not name. An int, not ibv_wc_status: a newer provider may
+// return a code past the enum's range, and holding that in the enum type is
+// undefined behaviour.
+std::string WcStatusName(int status);
 // Unavailable: "mlx5_0 QP 0x11: IBV_WC_RETRY_EXC_ERR (transport retry counter
 // exceeded, vendor error 0x81) after 1.2 s of write_bw: the peer stopped
 // answering — check the path MTU end to end and the peer's port".

@@ -7,6 +7,8 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
 #include "absl/strings/str_join.h"
+#include "common/errno_text.h"
+#include "spdlog/spdlog.h"
 
 namespace clustercert::peer {
 namespace {
@@ -19,9 +21,35 @@ std::string QpName(const std::string& device, uint32_t qp_num) {
   return absl::StrFormat("%s QP 0x%x", device, qp_num);
 }
 
+// The verbs teardown calls return an errno (ibv_close_device: -1 and errno).
+// A failure leaves the resource with the driver until the agent exits, so an
+// operator chasing leaked QPs or pinned memory needs the line.
+void LogTeardownFailure(const char* call, int rc) {
+  if (rc == 0) return;
+  const int err = rc == -1 ? errno : rc;
+  spdlog::warn(
+      "verbs teardown: {} failed: {}; the device keeps the resource until node-agent exits "
+      "(dmesg has the driver's reason)",
+      call, ErrnoText(err));
+}
+
 }  // namespace
 
-std::string ErrnoText(int err) { return std::strerror(err != 0 ? err : EIO); }
+void Context::Deleter::operator()(ibv_context* context) const {
+  LogTeardownFailure("ibv_close_device", ibv_close_device(context));
+}
+void ProtectionDomain::Deleter::operator()(ibv_pd* pd) const {
+  LogTeardownFailure("ibv_dealloc_pd", ibv_dealloc_pd(pd));
+}
+void MemoryRegion::Deleter::operator()(ibv_mr* mr) const {
+  LogTeardownFailure("ibv_dereg_mr", ibv_dereg_mr(mr));
+}
+void CompletionQueue::Deleter::operator()(ibv_cq* cq) const {
+  LogTeardownFailure("ibv_destroy_cq", ibv_destroy_cq(cq));
+}
+void QueuePair::Deleter::operator()(ibv_qp* qp) const {
+  LogTeardownFailure("ibv_destroy_qp", ibv_destroy_qp(qp));
+}
 
 void DeviceList::Deleter::operator()(ibv_device** list) const {
   if (list != nullptr) ibv_free_device_list(list);

@@ -63,7 +63,7 @@ class Context {
 
  private:
   struct Deleter {
-    void operator()(ibv_context* context) const { ibv_close_device(context); }
+    void operator()(ibv_context* context) const;
   };
   Context(ibv_context* context, std::string name) : context_(context), name_(std::move(name)) {}
 
@@ -82,7 +82,7 @@ class ProtectionDomain {
 
  private:
   struct Deleter {
-    void operator()(ibv_pd* pd) const { ibv_dealloc_pd(pd); }
+    void operator()(ibv_pd* pd) const;
   };
   explicit ProtectionDomain(ibv_pd* pd) : pd_(pd) {}
 
@@ -112,7 +112,7 @@ class MemoryRegion {
 
  private:
   struct Deleter {
-    void operator()(ibv_mr* mr) const { ibv_dereg_mr(mr); }
+    void operator()(ibv_mr* mr) const;
   };
   explicit MemoryRegion(ibv_mr* mr) : mr_(mr) {}
 
@@ -132,7 +132,7 @@ class CompletionQueue {
 
  private:
   struct Deleter {
-    void operator()(ibv_cq* cq) const { ibv_destroy_cq(cq); }
+    void operator()(ibv_cq* cq) const;
   };
   explicit CompletionQueue(ibv_cq* cq) : cq_(cq) {}
 
@@ -180,7 +180,7 @@ class QueuePair {
 
  private:
   struct Deleter {
-    void operator()(ibv_qp* qp) const { ibv_destroy_qp(qp); }
+    void operator()(ibv_qp* qp) const;
   };
   QueuePair(ibv_qp* qp, std::string device, uint32_t max_inline_data)
       : qp_(qp), device_(std::move(device)), max_inline_data_(max_inline_data) {}
@@ -190,9 +190,5 @@ class QueuePair {
   std::string device_;
   uint32_t max_inline_data_ = 0;
 };
-
-// "Cannot allocate memory" for an errno, or for a verbs call that returned a
-// positive errno itself (errno 0 is reported as EIO, "Input/output error").
-std::string ErrnoText(int err);
 
 }  // namespace clustercert::peer

@@ -3,6 +3,8 @@
 #include <filesystem>
 
 #include "absl/strings/str_cat.h"
+#include "agent/service/peer_authorizer.h"
+#include "common/host_port.h"
 
 namespace clustercert::agent {
 
@@ -58,6 +60,28 @@ absl::StatusOr<AgentOptions> ValidateAgentFlags(const AgentFlags& flags,
         "mutual TLS needs all of --tls-cert, --tls-key and --tls-ca (deploy/pki.sh makes them); "
         "for loopback development pass --insecure instead");
   }
+  if (flags.insecure && !IsLoopbackHost(options.listen.host)) {
+    // Plaintext carries no caller identity, so anyone who reaches the port
+    // would drive a root daemon: only the host itself may reach it.
+    return absl::InvalidArgumentError(absl::StrCat(
+        "--insecure serves plaintext gRPC with no caller identity, so it only listens on "
+        "loopback (127.0.0.0/8, ::1, localhost), and --listen ",
+        flags.listen,
+        " is not: give this agent its certificate from deploy/pki.sh (--tls-cert, --tls-key, "
+        "--tls-ca), or listen on 127.0.0.1 for development"));
+  }
+  if (flags.insecure && !flags.allow_roles.empty()) {
+    return absl::InvalidArgumentError(
+        "--allow-roles was given with --insecure, which has no caller identity to check roles "
+        "against: use mutual TLS (--tls-cert, --tls-key, --tls-ca) or drop --allow-roles");
+  }
+  auto roles = ParseRoleList(flags.allow_roles.empty() ? "controller" : flags.allow_roles);
+  if (!roles.ok()) {
+    return absl::InvalidArgumentError(
+        absl::StrCat("--allow-roles ", flags.allow_roles, ": ", roles.status().message(),
+                     "; write ROLE[,ROLE], e.g. --allow-roles controller"));
+  }
+  options.allow_roles = std::move(*roles);
   options.insecure = flags.insecure;
   options.tls = TlsPaths{flags.tls_ca, flags.tls_cert, flags.tls_key};
   options.port_file = flags.port_file;
@@ -66,6 +90,12 @@ absl::StatusOr<AgentOptions> ValidateAgentFlags(const AgentFlags& flags,
         absl::StrCat("--worker-threads is ", flags.worker_threads, "; give a number from 1 to 64"));
   }
   options.worker_threads = flags.worker_threads;
+  // Each long call holds a thread (and a device or sockets) for its whole run.
+  if (flags.max_long_calls < 1 || flags.max_long_calls > 256) {
+    return absl::InvalidArgumentError(absl::StrCat("--max-long-calls is ", flags.max_long_calls,
+                                                   "; give a number from 1 to 256"));
+  }
+  options.max_long_calls = flags.max_long_calls;
   return options;
 }
 

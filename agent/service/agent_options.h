@@ -1,6 +1,7 @@
 #pragma once
 
 #include <string>
+#include <vector>
 
 #include "absl/status/statusor.h"
 #include "common/host_port.h"
@@ -17,8 +18,10 @@ struct AgentFlags {
   std::string tls_key;
   std::string tls_ca;
   bool insecure = false;
+  std::string allow_roles;  // --allow-roles ROLE[,ROLE]; empty: not given (controller)
   std::string port_file;
   int worker_threads = 2;
+  int max_long_calls = 32;  // RunEndpoint/RunUplinkFlows at once
 };
 
 // The validated form the daemon runs with.
@@ -29,12 +32,16 @@ struct AgentOptions {
   std::string sysfs_root;
   bool insecure = false;
   TlsPaths tls;
+  // The certificate roles that may call this agent over mutual TLS.
+  std::vector<std::string> allow_roles;
   std::string port_file;
   int worker_threads = 2;
+  int max_long_calls = 32;
 };
 
 // Checks the flags together; every error says which flag and how to fix it.
-// `hostname` fills --node-name when it is not given.
+// `hostname` fills --node-name when it is not given. --insecure is refused
+// unless --listen is a loopback address: plaintext has no caller identity.
 absl::StatusOr<AgentOptions> ValidateAgentFlags(const AgentFlags& flags,
                                                 const std::string& hostname);
 

@@ -2,10 +2,13 @@
 
 #include <unistd.h>
 
+#include <algorithm>
 #include <filesystem>
+#include <set>
 
 #include "absl/strings/str_cat.h"
 #include "collective/worker_options.h"
+#include "common/grpc_status.h"
 #include "common/worker_env.h"
 
 namespace clustercert::agent {
@@ -17,6 +20,11 @@ namespace core = ::clustercert::collective;
 
 constexpr uint32_t kDefaultLeaseS = 30;
 constexpr uint32_t kDefaultTimeoutMs = 600'000;
+// A day, as the plan's collectives.timeout_s allows.
+constexpr uint32_t kMaxTimeoutMs = 86'400'000;
+constexpr size_t kMaxJobNameBytes = 128;
+// The plan's env plus what the controller derives for NCCL is a dozen or two.
+constexpr int kMaxWorkerEnvVariables = 64;
 
 const char* StateName(collective::RankState state) {
   switch (state) {
@@ -40,28 +48,66 @@ std::string ExecutableDirectory() {
 }
 
 absl::StatusOr<collective::JobLaunch> JobLaunchFor(const v1::StartCollectiveRequest& request,
-                                                   const std::string& worker_dir) {
+                                                   const std::string& worker_dir, int node_gpus) {
   const v1::CollectiveJobSpec& spec = request.spec();
   if (spec.backend() != "gloo" && spec.backend() != "nccl") {
-    return absl::InvalidArgumentError(absl::StrCat("collective backend is \"", spec.backend(),
-                                                   "\"; this agent runs gloo or nccl"));
+    return absl::InvalidArgumentError(absl::StrCat(
+        "collective backend is \"", ClipValue(spec.backend()), "\"; this agent runs gloo or nccl"));
+  }
+  // The name is quoted in logs and in every rank's errors.
+  if (request.name().size() > kMaxJobNameBytes ||
+      !std::all_of(request.name().begin(), request.name().end(),
+                   [](char c) { return c >= 0x20 && c < 0x7f; })) {
+    return absl::InvalidArgumentError(
+        absl::StrCat("collective job name \"", ClipValue(request.name()),
+                     "\" must be printable text of at most ", kMaxJobNameBytes,
+                     " bytes (the controller's scope name, e.g. collectives/2-node)"));
   }
   // The workers run as the agent does (root): only the allow-listed
   // variables reach them (common/worker_env.h), checked again here because
   // a caller need not be our controller.
+  if (spec.env_size() > kMaxWorkerEnvVariables) {
+    return absl::InvalidArgumentError(absl::StrCat("collectives.env has ", spec.env_size(),
+                                                   " variables; the workers take at most ",
+                                                   kMaxWorkerEnvVariables));
+  }
   for (const auto& [name, value] : spec.env()) {
     if (absl::Status allowed = CheckWorkerEnv(name, value); !allowed.ok()) return allowed;
   }
-  if (spec.world_size() < 1 || spec.world_size() > 65536) {
-    return absl::InvalidArgumentError(
-        absl::StrCat("collective world_size is ", spec.world_size(), "; it must be 1 to 65536"));
+  if (spec.world_size() < 1 || spec.world_size() > core::kMaxWorldSize) {
+    return absl::InvalidArgumentError(absl::StrCat("collective world_size is ", spec.world_size(),
+                                                   "; it must be 1 to ", core::kMaxWorldSize));
   }
   if (spec.ranks_size() == 0) {
     return absl::InvalidArgumentError("the collective job places no rank on this node");
   }
+  if (spec.ranks_size() > core::kMaxRanksPerNode) {
+    return absl::InvalidArgumentError(absl::StrCat(
+        "the collective job places ", spec.ranks_size(), " ranks on this node; the most is ",
+        core::kMaxRanksPerNode, ": lower collectives.ranks_per_node"));
+  }
+  const bool nccl = spec.backend() == "nccl";
+  if (nccl && spec.ranks_size() > node_gpus) {
+    return absl::FailedPreconditionError(absl::StrCat(
+        "the nccl job places ", spec.ranks_size(), " ranks on this node, which has ", node_gpus,
+        " GPU", node_gpus == 1 ? "" : "s",
+        " the CUDA runtime sees: one rank per GPU at most; lower collectives.ranks_per_node or "
+        "check the node's GPUs (controller inventory)"));
+  }
   if (spec.backend() == "gloo" && spec.transport() != "tcp" && spec.transport() != "ibverbs") {
-    return absl::InvalidArgumentError(
-        absl::StrCat("gloo transport is \"", spec.transport(), "\"; it must be tcp or ibverbs"));
+    return absl::InvalidArgumentError(absl::StrCat(
+        "gloo transport is \"", ClipValue(spec.transport()), "\"; it must be tcp or ibverbs"));
+  }
+  if (spec.timeout_ms() > kMaxTimeoutMs) {
+    return absl::InvalidArgumentError(absl::StrCat("collective timeout_ms is ", spec.timeout_ms(),
+                                                   "; it must be at most ", kMaxTimeoutMs,
+                                                   " (a day; collectives.timeout_s)"));
+  }
+  // Checked as sent, before the conversion to the worker's int could wrap it.
+  if (spec.ib_port() > static_cast<uint32_t>(core::kMaxIbPort)) {
+    return absl::InvalidArgumentError(absl::StrCat("collective ib_port is ", spec.ib_port(),
+                                                   "; it must be 1 to ", core::kMaxIbPort,
+                                                   " (0: port 1)"));
   }
   core::SweepSpec sweep;
   sweep.min_bytes = spec.sweep().min_bytes();
@@ -73,26 +119,32 @@ absl::StatusOr<collective::JobLaunch> JobLaunchFor(const v1::StartCollectiveRequ
   if (std::string problem = core::ValidateSweepSpec(sweep); !problem.empty()) {
     return absl::InvalidArgumentError(problem);
   }
-  const std::string executable =
-      (std::filesystem::path(worker_dir) / ("collective-worker-" + spec.backend())).string();
-  if (::access(executable.c_str(), X_OK) != 0) {
-    return absl::FailedPreconditionError(absl::StrCat(
-        "this node-agent has no ", spec.backend(), " worker (", executable, " is missing)",
-        spec.backend() == "nccl"
-            ? ": it was built without CUDA and NCCL; build it on a host with /usr/local/cuda "
-              "(bash scripts/build.sh), or use collectives.backend: gloo"
-            : ": build it with bash scripts/build.sh (it needs libgloo-dev), or pass "
-              "node-agent --worker-dir"));
-  }
   const uint32_t timeout_ms = spec.timeout_ms() > 0 ? spec.timeout_ms() : kDefaultTimeoutMs;
 
   collective::JobLaunch launch;
   launch.name = request.name();
   launch.timeout = absl::Milliseconds(timeout_ms);
+  std::set<int> local_ranks;
+  std::set<int> gpus;
   for (const v1::CollectiveRank& rank : spec.ranks()) {
     if (rank.rank() < 0 || rank.rank() >= spec.world_size()) {
       return absl::InvalidArgumentError(
           absl::StrCat("collective rank ", rank.rank(), " is outside 0..", spec.world_size() - 1));
+    }
+    if (rank.local_rank() < 0 || rank.local_rank() >= spec.ranks_size() ||
+        !local_ranks.insert(rank.local_rank()).second) {
+      return absl::InvalidArgumentError(absl::StrCat(
+          "collective rank ", rank.rank(), " has local_rank ", rank.local_rank(),
+          "; the ranks on this node must have distinct local ranks 0..", spec.ranks_size() - 1));
+    }
+    if (nccl) {
+      const int gpu = rank.cuda_device() == -1 ? rank.local_rank() : rank.cuda_device();
+      if (gpu < 0 || gpu >= node_gpus || !gpus.insert(gpu).second) {
+        return absl::InvalidArgumentError(absl::StrCat(
+            "collective rank ", rank.rank(), " asks for cuda_device ", rank.cuda_device(), " (GPU ",
+            gpu, "); this node's ranks need distinct GPUs 0..", node_gpus - 1,
+            ", or -1 for the local rank"));
+      }
     }
     core::WorkerOptions options;
     options.rank = rank.rank();
@@ -110,30 +162,53 @@ absl::StatusOr<collective::JobLaunch> JobLaunchFor(const v1::StartCollectiveRequ
     // job's, so a rank waiting on a dead peer fails with gloo's/NCCL's reason
     // before the agent has to kill it.
     options.timeout_s = std::max(1.0, timeout_ms / 1000.0 * 0.9);
+    // The same check the worker makes of its command line, made here so a
+    // bad value never reaches a process running as root.
+    if (std::string problem = core::ValidateWorkerOptions(options); !problem.empty()) {
+      return absl::InvalidArgumentError(
+          absl::StrCat("collective rank ", rank.rank(), ": ", problem));
+    }
     collective::WorkerLaunch worker;
     worker.rank = rank.rank();
-    worker.executable = executable;
     worker.args = core::FormatWorkerArgs(options);
     worker.env = {spec.env().begin(), spec.env().end()};
     launch.workers.push_back(std::move(worker));
   }
+
+  const std::string executable =
+      (std::filesystem::path(worker_dir) / ("collective-worker-" + spec.backend())).string();
+  if (::access(executable.c_str(), X_OK) != 0) {
+    return absl::FailedPreconditionError(absl::StrCat(
+        "this node-agent has no ", spec.backend(), " worker (", executable, " is missing)",
+        spec.backend() == "nccl"
+            ? ": it was built without CUDA and NCCL; build it on a host with /usr/local/cuda "
+              "(bash scripts/build.sh), or use collectives.backend: gloo"
+            : ": build it with bash scripts/build.sh (it needs libgloo-dev), or pass "
+              "node-agent --worker-dir"));
+  }
+  for (collective::WorkerLaunch& worker : launch.workers) worker.executable = executable;
   return launch;
 }
 
 CollectiveHandlers::CollectiveHandlers(collective::CollectiveRegistry& registry,
-                                       std::string worker_dir)
-    : registry_(registry), worker_dir_(std::move(worker_dir)) {}
+                                       std::string worker_dir, inventory::GpuSource& gpus)
+    : registry_(registry), worker_dir_(std::move(worker_dir)), gpus_(gpus) {}
 
 absl::StatusOr<v1::StartCollectiveResponse> CollectiveHandlers::Start(
-    const v1::StartCollectiveRequest& request) {
-  absl::StatusOr<collective::JobLaunch> launch = JobLaunchFor(request, worker_dir_);
-  if (!launch.ok()) return launch.status();
-  if (request.lease_s() > 3600) {
-    return absl::InvalidArgumentError(
-        absl::StrCat("collective lease_s is ", request.lease_s(), "; it must be 1 to 3600"));
+    const v1::StartCollectiveRequest& request, const std::string& caller) {
+  const int64_t max_lease_s = absl::ToInt64Seconds(collective::CollectiveRegistry::kMaxLease);
+  if (request.lease_s() > max_lease_s) {
+    return absl::InvalidArgumentError(absl::StrCat("collective lease_s is ", request.lease_s(),
+                                                   "; it must be 1 to ", max_lease_s,
+                                                   " (0: ", kDefaultLeaseS, ")"));
   }
+  // Only nccl places ranks on GPUs; gloo runs on host memory anywhere.
+  const int node_gpus = request.spec().backend() == "nccl" ? gpus_.Read().gpus_size() : 0;
+  absl::StatusOr<collective::JobLaunch> launch = JobLaunchFor(request, worker_dir_, node_gpus);
+  if (!launch.ok()) return launch.status();
   const uint32_t lease_s = request.lease_s() > 0 ? request.lease_s() : kDefaultLeaseS;
-  absl::StatusOr<std::string> id = registry_.Start(*std::move(launch), absl::Seconds(lease_s));
+  absl::StatusOr<std::string> id =
+      registry_.Start(*std::move(launch), absl::Seconds(lease_s), caller);
   if (!id.ok()) return id.status();
   v1::StartCollectiveResponse response;
   response.set_job_id(*id);
@@ -141,12 +216,13 @@ absl::StatusOr<v1::StartCollectiveResponse> CollectiveHandlers::Start(
 }
 
 absl::StatusOr<v1::PollCollectiveResponse> CollectiveHandlers::Poll(
-    const v1::PollCollectiveRequest& request) {
+    const v1::PollCollectiveRequest& request, const std::string& caller) {
   std::vector<collective::StoreEntry> deliveries;
   for (const v1::StoreEntry& entry : request.deliveries()) {
     deliveries.push_back({entry.key(), {entry.value().begin(), entry.value().end()}});
   }
-  absl::StatusOr<collective::CollectivePoll> poll = registry_.Poll(request.job_id(), deliveries);
+  absl::StatusOr<collective::CollectivePoll> poll =
+      registry_.Poll(request.job_id(), caller, deliveries);
   if (!poll.ok()) return poll.status();
   v1::PollCollectiveResponse response;
   for (const auto& entry : poll->published) {
@@ -176,8 +252,9 @@ absl::StatusOr<v1::PollCollectiveResponse> CollectiveHandlers::Poll(
   return response;
 }
 
-absl::Status CollectiveHandlers::Stop(const v1::StopCollectiveRequest& request) {
-  return registry_.Stop(request.job_id());
+absl::Status CollectiveHandlers::Stop(const v1::StopCollectiveRequest& request,
+                                      const std::string& caller) {
+  return registry_.Stop(request.job_id(), caller);
 }
 
 }  // namespace clustercert::agent

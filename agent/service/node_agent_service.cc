@@ -1,24 +1,45 @@
 #include "agent/service/node_agent_service.h"
 
+#include "agent/service/caller_identity.h"
 #include "common/grpc_status.h"
+#include "common/printable.h"
+#include "spdlog/spdlog.h"
 
 namespace clustercert::agent {
+namespace {
+
+std::string CallerOf(grpc::CallbackServerContext* context) {
+  return CallerIdentity(context->auth_context().get());
+}
+
+// Ends the call. A refusal or failure is logged, one line with the method,
+// the caller and the reason, so an operator can reconstruct what the
+// controller asked and what it was told (the text may echo what the caller
+// sent: control characters are escaped and it is cut at 512 characters).
+void Finish(grpc::ServerUnaryReactor* reactor, const char* method, const std::string& caller,
+            const absl::Status& status) {
+  if (!status.ok()) {
+    spdlog::warn("{} for {} failed: {}: {}", method, PrintableText(caller),
+                 absl::StatusCodeToString(status.code()), PrintableText(status.message(), 512));
+  }
+  reactor->Finish(ToGrpcStatus(status));
+}
+
+}  // namespace
 
 NodeAgentService::NodeAgentService(AgentHandlers& handlers, peer::EndpointRegistry& endpoints,
                                    const peer::PortCounterReader& counters,
                                    CollectiveHandlers& collectives, UplinkHandlers& uplink,
-                                   WorkerPool& pool)
+                                   WorkerPool& pool, size_t max_long_calls)
     : handlers_(handlers),
       endpoints_(endpoints),
       counters_(counters),
       collectives_(collectives),
       uplink_(uplink),
-      pool_(pool) {}
+      pool_(pool),
+      long_calls_(max_long_calls) {}
 
-NodeAgentService::~NodeAgentService() {
-  std::lock_guard<std::mutex> lock(runs_mutex_);
-  for (auto& run : runs_) run.thread.join();
-}
+NodeAgentService::~NodeAgentService() = default;
 
 grpc::ServerUnaryReactor* NodeAgentService::GetVersion(grpc::CallbackServerContext* context,
                                                        const v1::GetVersionRequest* request,
@@ -33,10 +54,10 @@ grpc::ServerUnaryReactor* NodeAgentService::GetInventory(grpc::CallbackServerCon
                                                          const v1::GetInventoryRequest* request,
                                                          v1::GetInventoryResponse* response) {
   auto* reactor = context->DefaultReactor();
-  pool_.Submit([this, reactor, request, response] {
+  pool_.Submit([this, reactor, request, response, caller = CallerOf(context)] {
     auto result = handlers_.GetInventory(*request);
     if (result.ok()) *response = std::move(*result);
-    reactor->Finish(ToGrpcStatus(result.status()));
+    Finish(reactor, "GetInventory", caller, result.status());
   });
   return reactor;
 }
@@ -45,10 +66,10 @@ grpc::ServerUnaryReactor* NodeAgentService::PrepareEndpoint(
     grpc::CallbackServerContext* context, const v1::PrepareEndpointRequest* request,
     v1::PrepareEndpointResponse* response) {
   auto* reactor = context->DefaultReactor();
-  pool_.Submit([this, reactor, request, response] {
-    auto result = endpoints_.Prepare(*request);
+  pool_.Submit([this, reactor, request, response, caller = CallerOf(context)] {
+    auto result = endpoints_.Prepare(*request, caller);
     if (result.ok()) *response = std::move(*result);
-    reactor->Finish(ToGrpcStatus(result.status()));
+    Finish(reactor, "PrepareEndpoint", caller, result.status());
   });
   return reactor;
 }
@@ -57,8 +78,9 @@ grpc::ServerUnaryReactor* NodeAgentService::ConnectEndpoint(
     grpc::CallbackServerContext* context, const v1::ConnectEndpointRequest* request,
     v1::ConnectEndpointResponse*) {
   auto* reactor = context->DefaultReactor();
-  pool_.Submit(
-      [this, reactor, request] { reactor->Finish(ToGrpcStatus(endpoints_.Connect(*request))); });
+  pool_.Submit([this, reactor, request, caller = CallerOf(context)] {
+    Finish(reactor, "ConnectEndpoint", caller, endpoints_.Connect(*request, caller));
+  });
   return reactor;
 }
 
@@ -66,31 +88,14 @@ grpc::ServerUnaryReactor* NodeAgentService::RunEndpoint(grpc::CallbackServerCont
                                                         const v1::RunEndpointRequest* request,
                                                         v1::RunEndpointResponse* response) {
   auto* reactor = context->DefaultReactor();
-  StartLongRun([this, reactor, request, response] {
-    auto result = endpoints_.Run(*request);
-    if (result.ok()) *response->mutable_result() = std::move(*result);
-    reactor->Finish(ToGrpcStatus(result.status()));
-  });
+  absl::Status started =
+      long_calls_.Start([this, reactor, request, response, caller = CallerOf(context)] {
+        auto result = endpoints_.Run(*request, caller);
+        if (result.ok()) *response->mutable_result() = std::move(*result);
+        Finish(reactor, "RunEndpoint", caller, result.status());
+      });
+  if (!started.ok()) Finish(reactor, "RunEndpoint", CallerOf(context), started);
   return reactor;
-}
-
-void NodeAgentService::StartLongRun(std::function<void()> run) {
-  std::lock_guard<std::mutex> lock(runs_mutex_);
-  // Join the runs that have finished, so a long-lived agent keeps no dead threads.
-  for (auto it = runs_.begin(); it != runs_.end();) {
-    if (it->done->load()) {
-      it->thread.join();
-      it = runs_.erase(it);
-    } else {
-      ++it;
-    }
-  }
-  auto done = std::make_shared<std::atomic<bool>>(false);
-  runs_.push_back({std::thread([run = std::move(run), done] {
-                     run();
-                     done->store(true);
-                   }),
-                   done});
 }
 
 grpc::ServerUnaryReactor* NodeAgentService::ExchangeTime(grpc::CallbackServerContext* context,
@@ -104,16 +109,18 @@ grpc::ServerUnaryReactor* NodeAgentService::ExchangeTime(grpc::CallbackServerCon
   return reactor;
 }
 
-grpc::ServerUnaryReactor* NodeAgentService::RunUplinkFlows(
-    grpc::CallbackServerContext* context, const v1::RunUplinkFlowsRequest* request,
-    v1::RunUplinkFlowsResponse* response) {
+grpc::ServerUnaryReactor* NodeAgentService::RunUplinkFlows(grpc::CallbackServerContext* context,
+                                                           const v1::RunUplinkFlowsRequest* request,
+                                                           v1::RunUplinkFlowsResponse* response) {
   auto* reactor = context->DefaultReactor();
   // As long as the flows run: a thread of its own, like a peer test's run.
-  StartLongRun([this, reactor, request, response] {
-    auto result = uplink_.Run(*request);
-    if (result.ok()) *response = std::move(*result);
-    reactor->Finish(ToGrpcStatus(result.status()));
-  });
+  absl::Status started =
+      long_calls_.Start([this, reactor, request, response, caller = CallerOf(context)] {
+        auto result = uplink_.Run(*request);
+        if (result.ok()) *response = std::move(*result);
+        Finish(reactor, "RunUplinkFlows", caller, result.status());
+      });
+  if (!started.ok()) Finish(reactor, "RunUplinkFlows", CallerOf(context), started);
   return reactor;
 }
 
@@ -121,8 +128,8 @@ grpc::ServerUnaryReactor* NodeAgentService::CloseEndpoint(grpc::CallbackServerCo
                                                           const v1::CloseEndpointRequest* request,
                                                           v1::CloseEndpointResponse*) {
   auto* reactor = context->DefaultReactor();
-  pool_.Submit([this, reactor, request] {
-    reactor->Finish(ToGrpcStatus(endpoints_.Close(request->endpoint_id())));
+  pool_.Submit([this, reactor, request, caller = CallerOf(context)] {
+    Finish(reactor, "CloseEndpoint", caller, endpoints_.Close(request->endpoint_id(), caller));
   });
   return reactor;
 }
@@ -132,9 +139,9 @@ grpc::ServerUnaryReactor* NodeAgentService::GetEndpointProgress(
     v1::GetEndpointProgressResponse* response) {
   auto* reactor = context->DefaultReactor();
   // Atomic reads only: answered on the gRPC thread.
-  auto progress = endpoints_.Progress(request->endpoint_id());
+  auto progress = endpoints_.Progress(request->endpoint_id(), CallerOf(context));
   if (progress.ok()) *response->mutable_progress() = *progress;
-  reactor->Finish(ToGrpcStatus(progress.status()));
+  Finish(reactor, "GetEndpointProgress", CallerOf(context), progress.status());
   return reactor;
 }
 
@@ -142,10 +149,10 @@ grpc::ServerUnaryReactor* NodeAgentService::ReadPortCounters(
     grpc::CallbackServerContext* context, const v1::ReadPortCountersRequest* request,
     v1::ReadPortCountersResponse* response) {
   auto* reactor = context->DefaultReactor();
-  pool_.Submit([this, reactor, request, response] {
-    *response->mutable_counters() =
-        counters_.Read(request->device(), request->port(), request->netdev());
-    reactor->Finish(grpc::Status::OK);
+  pool_.Submit([this, reactor, request, response, caller = CallerOf(context)] {
+    auto counters = counters_.Read(request->device(), request->port(), request->netdev());
+    if (counters.ok()) *response->mutable_counters() = *std::move(counters);
+    Finish(reactor, "ReadPortCounters", caller, counters.status());
   });
   return reactor;
 }
@@ -154,10 +161,11 @@ grpc::ServerUnaryReactor* NodeAgentService::StartCollective(
     grpc::CallbackServerContext* context, const v1::StartCollectiveRequest* request,
     v1::StartCollectiveResponse* response) {
   auto* reactor = context->DefaultReactor();
-  pool_.Submit([this, reactor, request, response] {  // spawns processes: off the gRPC thread
-    auto result = collectives_.Start(*request);
+  // Spawns processes: off the gRPC thread.
+  pool_.Submit([this, reactor, request, response, caller = CallerOf(context)] {
+    auto result = collectives_.Start(*request, caller);
     if (result.ok()) *response = std::move(*result);
-    reactor->Finish(ToGrpcStatus(result.status()));
+    Finish(reactor, "StartCollective", caller, result.status());
   });
   return reactor;
 }
@@ -168,9 +176,9 @@ grpc::ServerUnaryReactor* NodeAgentService::PollCollective(grpc::CallbackServerC
   auto* reactor = context->DefaultReactor();
   // No I/O: the job's own thread reads the workers; this only takes what it
   // gathered, so it is answered on the gRPC thread.
-  auto result = collectives_.Poll(*request);
+  auto result = collectives_.Poll(*request, CallerOf(context));
   if (result.ok()) *response = std::move(*result);
-  reactor->Finish(ToGrpcStatus(result.status()));
+  Finish(reactor, "PollCollective", CallerOf(context), result.status());
   return reactor;
 }
 
@@ -178,8 +186,8 @@ grpc::ServerUnaryReactor* NodeAgentService::StopCollective(grpc::CallbackServerC
                                                            const v1::StopCollectiveRequest* request,
                                                            v1::StopCollectiveResponse*) {
   auto* reactor = context->DefaultReactor();
-  pool_.Submit([this, reactor, request] {  // kills and reaps: off the gRPC thread
-    reactor->Finish(ToGrpcStatus(collectives_.Stop(*request)));
+  pool_.Submit([this, reactor, request, caller = CallerOf(context)] {  // kills and reaps
+    Finish(reactor, "StopCollective", caller, collectives_.Stop(*request, caller));
   });
   return reactor;
 }

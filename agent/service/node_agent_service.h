@@ -1,16 +1,12 @@
 #pragma once
 
-#include <atomic>
-#include <functional>
-#include <memory>
-#include <mutex>
-#include <thread>
-#include <vector>
+#include <cstddef>
 
 #include "agent/peer/endpoint_registry.h"
 #include "agent/peer/port_counters.h"
 #include "agent/service/agent_handlers.h"
 #include "agent/service/collective_handlers.h"
+#include "agent/service/long_calls.h"
 #include "agent/service/uplink_handlers.h"
 #include "clustercert/v1/node_agent.grpc.pb.h"
 #include "common/worker_pool.h"
@@ -19,13 +15,15 @@ namespace clustercert::agent {
 
 // The gRPC adapter: each call is handed to the worker pool (so a slow sysfs
 // or verbs read never blocks a gRPC thread) and finished from there. A peer
-// test's run, which lasts as long as the test, gets a thread of its own, joined
-// when the service is destroyed.
+// test's run or uplink flows, which last as long as the test, get a thread of
+// their own (LongCalls, at most `max_long_calls` at once). Endpoints and
+// collective jobs belong to the caller that made them (CallerIdentity).
 class NodeAgentService final : public v1::NodeAgent::CallbackService {
  public:
   NodeAgentService(AgentHandlers& handlers, peer::EndpointRegistry& endpoints,
                    const peer::PortCounterReader& counters, CollectiveHandlers& collectives,
-                   UplinkHandlers& uplink, WorkerPool& pool);
+                   UplinkHandlers& uplink, WorkerPool& pool,
+                   size_t max_long_calls = LongCalls::kDefaultMaxRunning);
   ~NodeAgentService() override;
 
   grpc::ServerUnaryReactor* GetVersion(grpc::CallbackServerContext* context,
@@ -69,22 +67,13 @@ class NodeAgentService final : public v1::NodeAgent::CallbackService {
                                            v1::RunUplinkFlowsResponse* response) override;
 
  private:
-  // Runs `run` on a thread of its own, joined when it has finished (at the
-  // next long run) or when the service is destroyed.
-  void StartLongRun(std::function<void()> run);
-
   AgentHandlers& handlers_;
   peer::EndpointRegistry& endpoints_;
   const peer::PortCounterReader& counters_;
   CollectiveHandlers& collectives_;
   UplinkHandlers& uplink_;
   WorkerPool& pool_;
-  struct RunThread {
-    std::thread thread;
-    std::shared_ptr<std::atomic<bool>> done;
-  };
-  std::mutex runs_mutex_;
-  std::vector<RunThread> runs_;
+  LongCalls long_calls_;  // last: its destructor joins runs that use the members above
 };
 
 }  // namespace clustercert::agent

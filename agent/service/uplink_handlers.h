@@ -23,16 +23,32 @@ struct UplinkFlowRunners {
 
 // RunUplinkFlows as a plain class: checks the request, turns it into a
 // FlowSpec with a deadline on the injected clock, runs the flows and
-// converts the figures. InvalidArgument names the field and its range.
+// converts the figures.
+//
+// Anyone who reaches the agent can send this request, so it is checked as
+// hostile before anything connects: the target by ParseUplinkUrl (http and
+// https only) or ParseUplinkTcpAddress (a literal IP and port), flows at
+// most kMaxUplinkFlows, duration_s at most kMaxUplinkDurationS, timeout_ms
+// at most the duration plus kMaxTimeoutSlack; InvalidArgument names the
+// field, the value and the limit. One run at a time: a second request while
+// one runs is ResourceExhausted, so concurrent calls cannot multiply the
+// sockets and threads the limits bound.
 class UplinkHandlers {
  public:
+  // How much longer than the flows a call may be given to finish (probing
+  // the object, connecting); the controller gives 15 s.
+  static constexpr absl::Duration kMaxTimeoutSlack = absl::Seconds(60);
+
   UplinkHandlers(UplinkFlowRunners runners, std::function<absl::Time()> now);
 
   absl::StatusOr<v1::RunUplinkFlowsResponse> Run(const v1::RunUplinkFlowsRequest& request);
 
  private:
+  absl::StatusOr<uplink::FlowSpec> CheckRequest(const v1::RunUplinkFlowsRequest& request) const;
+
   UplinkFlowRunners runners_;
   std::function<absl::Time()> now_;
+  std::atomic<bool> running_{false};
 };
 
 }  // namespace clustercert::agent

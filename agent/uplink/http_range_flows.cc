@@ -1,6 +1,7 @@
 #include "agent/uplink/http_range_flows.h"
 
 #include <curl/curl.h>
+#include <sys/socket.h>
 
 #include <algorithm>
 #include <memory>
@@ -15,8 +16,10 @@
 #include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
 #include "absl/time/clock.h"
+#include "common/printable.h"
+#include "common/uplink_target.h"
 
-namespace clustercert::uplink {
+namespace clustercert::agent::uplink {
 namespace {
 
 // Bodies land in curl's receive buffer (one per flow) and are dropped. A
@@ -30,7 +33,10 @@ constexpr long kAllBuffersBytes = 64L * 1024 * 1024;
 constexpr absl::Duration kProbeTimeout = absl::Seconds(15);
 // How often a worker looks at the clock and at the other workers' failures.
 constexpr absl::Duration kPollSlice = absl::Milliseconds(50);
-constexpr long kMaxRedirects = 5;
+// The only protocols libcurl may speak, for the URL and (were a redirect
+// ever followed) its target: file://, gopher://, dict:// and the rest would
+// let a caller read this host's files or write raw bytes to internal services.
+constexpr char kProtocols[] = "http,https";
 
 struct EasyCleanup {
   void operator()(CURL* easy) const { curl_easy_cleanup(easy); }
@@ -109,13 +115,20 @@ std::string StatusText(long code, absl::string_view status_line) {
 // `what` is "GET <url>" plus whatever places the request.
 absl::Status HttpStatusError(absl::string_view what, long code, absl::string_view status_line) {
   const std::string answered = absl::StrCat(what, " answered ", StatusText(code, status_line));
+  if (code >= 300 && code < 400) {
+    // Following would let a server the plan names send the agent anywhere.
+    return absl::FailedPreconditionError(
+        absl::StrCat(answered,
+                     ", a redirect, which the agent does not follow: give the final URL of the "
+                     "object in uplink.targets[].url"));
+  }
   if (code == 404 || code == 410) {
     return absl::NotFoundError(
         absl::StrCat(answered, ": check the object path on the storage server"));
   }
   if (code == 401 || code == 403) {
     return absl::PermissionDeniedError(absl::StrCat(
-        answered, ": check the credentials in the URL or the object's read permission"));
+        answered, ": the agent sends no credentials; make the object readable without them"));
   }
   if (code == 429 || code >= 500) {
     return absl::UnavailableError(absl::StrCat(
@@ -161,10 +174,6 @@ absl::Status CurlError(absl::string_view what, CURLcode code, const char* error,
       return absl::FailedPreconditionError(
           absl::StrCat(what, " failed its TLS handshake (", why,
                        "): check the server's certificate and the node's CA bundle"));
-    case CURLE_TOO_MANY_REDIRECTS:
-      return absl::FailedPreconditionError(
-          absl::StrCat(what, " was redirected more than ", kMaxRedirects,
-                       " times: point the target URL at the object itself"));
     case CURLE_GOT_NOTHING:
     case CURLE_RECV_ERROR:
     case CURLE_SEND_ERROR:
@@ -181,10 +190,41 @@ absl::Status CurlError(absl::string_view what, CURLcode code, const char* error,
   }
 }
 
-// Options every handle shares. `error` (CURL_ERROR_SIZE bytes) must outlive
-// the handle's transfers.
+// Why the last connection of a handle was refused before it was made: a
+// DNS name may resolve to an address the URL rules refuse as a literal.
+struct AddressGuard {
+  std::string refused;  // CheckDestination's clause; empty when none was refused
+};
+
+curl_socket_t OpenCheckedSocket(void* user, curlsocktype purpose, curl_sockaddr* address) {
+  auto* guard = static_cast<AddressGuard*>(user);
+  if (purpose == CURLSOCKTYPE_IPCXN) {
+    if (absl::Status allowed = CheckDestination(&address->addr); !allowed.ok()) {
+      guard->refused = std::string(allowed.message());
+      return CURL_SOCKET_BAD;
+    }
+  }
+  // What libcurl's own opener does, plus close-on-exec: the agent starts
+  // worker processes, which must not inherit flows' sockets.
+  const int fd = socket(address->family, address->socktype | SOCK_CLOEXEC, address->protocol);
+  return fd < 0 ? CURL_SOCKET_BAD : fd;
+}
+
+// A failed transfer's status; a connection the guard refused says so.
+absl::Status TransferError(absl::string_view what, CURLcode code, const char* error,
+                           const AddressGuard& guard, absl::Duration allowed) {
+  if (code == CURLE_COULDNT_CONNECT && !guard.refused.empty()) {
+    return absl::InvalidArgumentError(absl::StrCat(
+        what, " was not connected: the host name resolved to an address the agent refuses (",
+        guard.refused, "); fix uplink.targets[].url or the name's DNS record"));
+  }
+  return CurlError(what, code, error, allowed);
+}
+
+// Options every handle shares. `error` (CURL_ERROR_SIZE bytes) and `guard`
+// must outlive the handle's transfers.
 absl::Status Configure(CURL* easy, const std::string& url, const std::string& interface,
-                       long buffer_bytes, char* error) {
+                       long buffer_bytes, char* error, AddressGuard* guard) {
   CURLcode code = CURLE_OK;
   auto set = [&](CURLoption option, auto value) {
     if (code == CURLE_OK) code = curl_easy_setopt(easy, option, value);
@@ -195,15 +235,20 @@ absl::Status Configure(CURL* easy, const std::string& url, const std::string& in
   // Cleanup must not wait for a resolver thread stuck on a dead DNS server.
   set(CURLOPT_QUICK_EXIT, 1L);
   set(CURLOPT_ERRORBUFFER, error);
-  set(CURLOPT_FOLLOWLOCATION, 1L);
-  set(CURLOPT_MAXREDIRS, kMaxRedirects);
+  // RunHttpRangeFlows refused other schemes already; libcurl enforces it again.
+  set(CURLOPT_PROTOCOLS_STR, kProtocols);
+  set(CURLOPT_REDIR_PROTOCOLS_STR, kProtocols);
+  // A 3xx is answered with an error (HttpStatusError), never followed.
+  set(CURLOPT_FOLLOWLOCATION, 0L);
+  set(CURLOPT_OPENSOCKETFUNCTION, OpenCheckedSocket);
+  set(CURLOPT_OPENSOCKETDATA, guard);
   set(CURLOPT_BUFFERSIZE, buffer_bytes);
   // "host!" makes curl take the text as an address, never an interface name.
   if (!interface.empty()) set(CURLOPT_INTERFACE, interface.c_str());
   if (code == CURLE_OK) return absl::OkStatus();
-  return absl::InvalidArgumentError(absl::StrCat("libcurl refused the options for GET ", url, " (",
-                                                 curl_easy_strerror(code),
-                                                 "): check the URL and bind_ip"));
+  return absl::InvalidArgumentError(
+      absl::StrCat("libcurl refused the options for GET ", url, " (", curl_easy_strerror(code),
+                   "): check the URL and bind_ip; libcurl 7.85 or newer is needed"));
 }
 
 absl::StatusOr<EasyHandle> NewEasy() {
@@ -250,8 +295,9 @@ absl::StatusOr<ProbeAnswer> Probe(const std::string& url, const std::string& int
   absl::StatusOr<EasyHandle> easy = NewEasy();
   if (!easy.ok()) return easy.status();
   char error[CURL_ERROR_SIZE] = {};
+  AddressGuard guard;
   if (absl::Status configured =
-          Configure(easy->get(), url, interface, kMinReceiveBufferBytes, error);
+          Configure(easy->get(), url, interface, kMinReceiveBufferBytes, error, &guard);
       !configured.ok()) {
     return configured;
   }
@@ -270,7 +316,7 @@ absl::StatusOr<ProbeAnswer> Probe(const std::string& url, const std::string& int
   }
   const CURLcode code = curl_easy_perform(handle);
   if (code != CURLE_OK && !(code == CURLE_WRITE_ERROR && body.cut)) {
-    return CurlError(what, code, error, allowed);
+    return TransferError(what, code, error, guard, allowed);
   }
   curl_easy_getinfo(handle, CURLINFO_RESPONSE_CODE, &answer.code);
   curl_easy_getinfo(handle, CURLINFO_CONTENT_LENGTH_DOWNLOAD_T, &answer.content_length);
@@ -348,6 +394,7 @@ struct HttpFlow {
   std::string what;                // "GET <url> (flow 2 of 4, bytes 0-99)"
   EasyHandle easy;
   char error[CURL_ERROR_SIZE] = {};
+  AddressGuard guard;
   ResponseHead head;
   std::atomic<uint64_t>* moved = nullptr;
   SteadyClock::time_point end;  // the duration's end: the body callback stops here
@@ -381,7 +428,7 @@ absl::Status PrepareFlow(HttpFlow& flow, const std::string& url, const std::stri
   if (!easy.ok()) return easy.status();
   flow.easy = *std::move(easy);
   if (absl::Status configured =
-          Configure(flow.easy.get(), url, interface, buffer_bytes, flow.error);
+          Configure(flow.easy.get(), url, interface, buffer_bytes, flow.error, &flow.guard);
       !configured.ok()) {
     return configured;
   }
@@ -400,7 +447,9 @@ absl::Status PrepareFlow(HttpFlow& flow, const std::string& url, const std::stri
 
 // Whether the answer to one of the flow's GETs is one to keep reading.
 absl::Status CheckAnswer(HttpFlow& flow, CURLcode result, int flow_count, absl::Duration duration) {
-  if (result != CURLE_OK) return CurlError(flow.what, result, flow.error, duration);
+  if (result != CURLE_OK) {
+    return TransferError(flow.what, result, flow.error, flow.guard, duration);
+  }
   long code = 0;
   curl_easy_getinfo(flow.easy.get(), CURLINFO_RESPONSE_CODE, &code);
   if (code == 206) return absl::OkStatus();
@@ -557,6 +606,12 @@ absl::StatusOr<uint64_t> ParseContentRangeTotal(absl::string_view value) {
 
 absl::StatusOr<FlowsResult> RunHttpRangeFlows(const std::string& url, const FlowSpec& spec,
                                               std::atomic<uint64_t>* moved) {
+  // Before libcurl sees it: libcurl would fetch file://, gopher:// and more.
+  if (absl::StatusOr<UplinkUrl> parsed = ParseUplinkUrl(url); !parsed.ok()) {
+    return absl::InvalidArgumentError(absl::StrCat(
+        "uplink http target \"", PrintableText(url, 256), "\" is refused: ",
+        parsed.status().message(), "; give an http:// or https:// URL in uplink.targets[].url"));
+  }
   if (absl::Status valid = ValidateFlowSpec(spec, url); !valid.ok()) return valid;
   const std::string what = absl::StrCat("uplink GET ", url, " with ", spec.flows, " flows");
   if (absl::Status fits = CheckDurationFits(spec, absl::Now(), what); !fits.ok()) return fits;
@@ -603,10 +658,9 @@ absl::StatusOr<FlowsResult> RunHttpRangeFlows(const std::string& url, const Flow
   std::vector<HttpFlow*> running;
   for (const std::unique_ptr<HttpFlow>& flow : flows) running.push_back(flow.get());
   std::atomic<bool> stop{false};
-  absl::Status failure =
-      RunOnWorkers(running, stop, [&](const std::vector<HttpFlow*>& share) {
-        return RunWorker(share, end, flow_count, spec.duration, stop);
-      });
+  absl::Status failure = RunOnWorkers(running, stop, [&](const std::vector<HttpFlow*>& share) {
+    return RunWorker(share, end, flow_count, spec.duration, stop);
+  });
   if (!failure.ok()) return failure;
 
   FlowsResult result;
@@ -649,4 +703,4 @@ absl::StatusOr<FlowsResult> RunHttpRangeFlows(const std::string& url, const Flow
   return result;
 }
 
-}  // namespace clustercert::uplink
+}  // namespace clustercert::agent::uplink

@@ -17,7 +17,7 @@
 // Each flow re-requests its part (keep-alive) until the duration ends, so a
 // small object still yields a duration-long measurement, and the duration
 // stops flows mid-transfer: the bytes received so far count.
-namespace clustercert::uplink {
+namespace clustercert::agent::uplink {
 
 // An inclusive byte range, as in "Range: bytes=first-last".
 struct ByteRange {
@@ -38,9 +38,13 @@ std::vector<ByteRange> SplitRanges(uint64_t object_bytes, int flows);
 // that form or the size is unknown ("bytes 0-0/*").
 absl::StatusOr<uint64_t> ParseContentRangeTotal(absl::string_view value);
 
-// Runs spec.flows range-GET flows against `url` (http or https, anything
-// libcurl fetches) for spec.duration, adding received bytes to `moved` (may
-// be null) as they arrive. Errors: InvalidArgument for a bad spec or URL,
+// Runs spec.flows range-GET flows against `url` for spec.duration, adding
+// received bytes to `moved` (may be null) as they arrive. Only what
+// ParseUplinkUrl accepts is fetched (http or https, no credentials, a valid
+// host and port), libcurl may speak nothing else, redirects are not
+// followed, and every connection's address passes CheckDestination, also
+// when a DNS name resolved to it. Errors: InvalidArgument for a bad spec or
+// URL or a refused address, FailedPrecondition for a 3xx answer,
 // Unavailable when the server cannot be reached or drops a flow,
 // DeadlineExceeded when the deadline cannot hold the duration or the server
 // does not answer in time, FailedPrecondition for an empty object or a
@@ -49,4 +53,4 @@ absl::StatusOr<uint64_t> ParseContentRangeTotal(absl::string_view value);
 absl::StatusOr<FlowsResult> RunHttpRangeFlows(const std::string& url, const FlowSpec& spec,
                                               std::atomic<uint64_t>* moved);
 
-}  // namespace clustercert::uplink
+}  // namespace clustercert::agent::uplink

@@ -16,13 +16,14 @@
 #include <vector>
 
 #include "absl/status/status.h"
-#include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/string_view.h"
-#include "absl/strings/strip.h"
 #include "absl/time/clock.h"
+#include "common/errno_text.h"
+#include "common/printable.h"
+#include "common/uplink_target.h"
 
-namespace clustercert::uplink {
+namespace clustercert::agent::uplink {
 namespace {
 
 // One buffer, sent over and over by every flow: big enough that the syscall
@@ -59,12 +60,6 @@ class Fd {
  private:
   int fd_;
 };
-
-std::string ErrnoText(int err) {
-  char buffer[256];
-  // GNU strerror_r returns the message, which may not be `buffer`.
-  return std::string(strerror_r(err, buffer, sizeof(buffer)));
-}
 
 int PollMs(absl::Duration left) {
   const int64_t ms = absl::ToInt64Milliseconds(absl::Ceil(left, absl::Milliseconds(1)));
@@ -105,30 +100,22 @@ std::optional<Endpoint> FromLiteral(const std::string& ip, uint16_t port) {
   return std::nullopt;
 }
 
-absl::StatusOr<Endpoint> ParseHostPort(absl::string_view host_port) {
-  const absl::Status bad = absl::InvalidArgumentError(
-      absl::StrCat("uplink tcp target \"", host_port,
-                   "\" is not a literal IP address and port (10.0.0.9:5201 or [fd00::9]:5201): fix "
-                   "uplink.targets[].address"));
-  absl::string_view ip;
-  absl::string_view port_text;
-  if (absl::ConsumePrefix(&host_port, "[")) {
-    const size_t close = host_port.find("]:");
-    if (close == absl::string_view::npos) return bad;
-    ip = host_port.substr(0, close);
-    port_text = host_port.substr(close + 2);
-  } else {
-    const size_t colon = host_port.rfind(':');
-    if (colon == absl::string_view::npos) return bad;
-    ip = host_port.substr(0, colon);
-    // A bare IPv6 address is ambiguous about where the port starts.
-    if (ip.find(':') != absl::string_view::npos) return bad;
-    port_text = host_port.substr(colon + 1);
+// The target as a socket address, by ParseUplinkTcpAddress's rules and then
+// CheckDestination's (this host's broadcast addresses).
+absl::StatusOr<Endpoint> ParseTarget(absl::string_view host_port) {
+  auto refused = [&](absl::string_view why) {
+    return absl::InvalidArgumentError(
+        absl::StrCat("uplink tcp target \"", PrintableText(host_port, 128), "\" is refused: ", why,
+                     "; give a literal IP address and port (10.0.0.9:5201 or [fd00::9]:5201) in "
+                     "uplink.targets[].address"));
+  };
+  absl::StatusOr<HostPort> parsed = ParseUplinkTcpAddress(host_port);
+  if (!parsed.ok()) return refused(parsed.status().message());
+  std::optional<Endpoint> endpoint = FromLiteral(parsed->host, static_cast<uint16_t>(parsed->port));
+  if (!endpoint) return refused("the address does not parse");
+  if (absl::Status allowed = CheckDestination(endpoint->get()); !allowed.ok()) {
+    return refused(allowed.message());
   }
-  uint32_t port = 0;
-  if (!absl::SimpleAtoi(port_text, &port) || port == 0 || port > 65535) return bad;
-  std::optional<Endpoint> endpoint = FromLiteral(std::string(ip), static_cast<uint16_t>(port));
-  if (!endpoint) return bad;
   return *std::move(endpoint);
 }
 
@@ -261,7 +248,7 @@ absl::Status SendWorker(const std::vector<TcpFlow*>& flows, const std::vector<ch
 absl::StatusOr<FlowsResult> RunTcpSendFlows(const std::string& host_port, const FlowSpec& spec,
                                             std::atomic<uint64_t>* moved) {
   if (absl::Status valid = ValidateFlowSpec(spec, host_port); !valid.ok()) return valid;
-  absl::StatusOr<Endpoint> remote = ParseHostPort(host_port);
+  absl::StatusOr<Endpoint> remote = ParseTarget(host_port);
   if (!remote.ok()) return remote.status();
   std::optional<Endpoint> local;
   if (!spec.bind_ip.empty()) {
@@ -316,4 +303,4 @@ absl::StatusOr<FlowsResult> RunTcpSendFlows(const std::string& host_port, const 
   return result;
 }
 
-}  // namespace clustercert::uplink
+}  // namespace clustercert::agent::uplink

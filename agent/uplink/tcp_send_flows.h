@@ -13,10 +13,11 @@
 // server side of ours: it isolates what the network path carries from what a
 // storage server serves. A flow's bytes are the bytes send() accepted; its
 // window runs from just before its first send to the return of its last.
-namespace clustercert::uplink {
+namespace clustercert::agent::uplink {
 
 // Runs spec.flows sending flows to `host_port` ("10.0.0.9:5201" or
-// "[fd00::9]:5201": literal addresses only, never names) for spec.duration,
+// "[fd00::9]:5201": literal addresses only, never names, and none that
+// ParseUplinkTcpAddress or CheckDestination refuses) for spec.duration,
 // adding sent bytes to `moved` (may be null). Errors: InvalidArgument for a
 // bad spec or address, Unavailable when the sink refuses or drops a flow,
 // DeadlineExceeded when connecting does not finish in time or the deadline
@@ -24,4 +25,4 @@ namespace clustercert::uplink {
 absl::StatusOr<FlowsResult> RunTcpSendFlows(const std::string& host_port, const FlowSpec& spec,
                                             std::atomic<uint64_t>* moved);
 
-}  // namespace clustercert::uplink
+}  // namespace clustercert::agent::uplink

@@ -1,15 +1,18 @@
 #include "agent/uplink/uplink_flows.h"
 
 #include <arpa/inet.h>
+#include <ifaddrs.h>
+#include <net/if.h>
 #include <netinet/in.h>
 
 #include <algorithm>
+#include <memory>
 #include <optional>
 #include <thread>
 
 #include "absl/strings/str_cat.h"
 
-namespace clustercert::uplink {
+namespace clustercert::agent::uplink {
 
 double FlowGbps(const FlowTally& tally) {
   if (tally.seconds <= 0) return 0;
@@ -43,10 +46,11 @@ absl::Status ValidateFlowSpec(const FlowSpec& spec, absl::string_view target) {
     return absl::InvalidArgumentError(absl::StrCat("uplink test of ", target, " asks for ",
                                                    spec.flows, " flows: use 1 to ", kMaxFlows));
   }
-  if (spec.duration <= absl::ZeroDuration() || spec.duration == absl::InfiniteDuration()) {
-    return absl::InvalidArgumentError(absl::StrCat("uplink test of ", target, " has duration ",
-                                                   absl::FormatDuration(spec.duration),
-                                                   ": give a finite positive duration such as 5s"));
+  if (spec.duration <= absl::ZeroDuration() || spec.duration > kMaxDuration) {
+    return absl::InvalidArgumentError(
+        absl::StrCat("uplink test of ", target, " has duration ",
+                     absl::FormatDuration(spec.duration), ": give a positive duration of at most ",
+                     absl::FormatDuration(kMaxDuration), " such as 5s"));
   }
   if (!spec.bind_ip.empty()) {
     in6_addr scratch;
@@ -56,6 +60,32 @@ absl::Status ValidateFlowSpec(const FlowSpec& spec, absl::string_view target) {
           "uplink test of ", target, " binds to \"", spec.bind_ip,
           "\", which is not a literal IPv4 or IPv6 address: give the node's data-plane IP "
           "or leave it empty"));
+    }
+  }
+  return absl::OkStatus();
+}
+
+absl::Status CheckDestination(const sockaddr* address) {
+  if (absl::Status allowed = CheckUplinkSockaddr(address); !allowed.ok()) return allowed;
+  if (address->sa_family != AF_INET) return absl::OkStatus();
+  const in_addr target = reinterpret_cast<const sockaddr_in*>(address)->sin_addr;
+  ifaddrs* list = nullptr;
+  // Without the interface list only the fixed rules above apply; the
+  // kernel still refuses a TCP connect to a broadcast address.
+  if (getifaddrs(&list) != 0) return absl::OkStatus();
+  std::unique_ptr<ifaddrs, void (*)(ifaddrs*)> owned(list, freeifaddrs);
+  for (const ifaddrs* entry = list; entry != nullptr; entry = entry->ifa_next) {
+    if ((entry->ifa_flags & IFF_BROADCAST) == 0 || entry->ifa_broadaddr == nullptr ||
+        entry->ifa_broadaddr->sa_family != AF_INET) {
+      continue;
+    }
+    if (reinterpret_cast<const sockaddr_in*>(entry->ifa_broadaddr)->sin_addr.s_addr ==
+        target.s_addr) {
+      char text[INET_ADDRSTRLEN] = {};
+      inet_ntop(AF_INET, &target, text, sizeof(text));
+      return absl::InvalidArgumentError(
+          absl::StrCat("the address ", text, " is the broadcast address of ", entry->ifa_name,
+                       " on this node; give the storage server's own address"));
     }
   }
   return absl::OkStatus();
@@ -76,4 +106,4 @@ int WorkerCount(int flows) {
   return std::clamp(flows, 1, cores);
 }
 
-}  // namespace clustercert::uplink
+}  // namespace clustercert::agent::uplink

@@ -13,6 +13,7 @@
 #include "absl/strings/string_view.h"
 #include "absl/time/time.h"
 #include "absl/types/span.h"
+#include "common/uplink_target.h"
 
 // Uplink throughput: bytes between this host and a storage target over one
 // flow, then over N flows at once. One TCP flow is pinned to one NIC (and one
@@ -20,14 +21,15 @@
 // parallel flows — what dataloaders such as DALI or WebDataset open as
 // parallel range GETs — show the aggregate the node can really reach. The
 // types here are shared by the http and tcp flavours of the measurement.
-namespace clustercert::uplink {
+namespace clustercert::agent::uplink {
 
-inline constexpr int kMaxFlows = 1024;
+inline constexpr int kMaxFlows = kMaxUplinkFlows;
+inline constexpr absl::Duration kMaxDuration = absl::Seconds(kMaxUplinkDurationS);
 
 // What to run: how many flows, for how long, before when, from where.
 struct FlowSpec {
   int flows = 1;                                 // parallel flows, 1..kMaxFlows
-  absl::Duration duration = absl::Seconds(5);    // how long the flows run (> 0)
+  absl::Duration duration = absl::Seconds(5);    // how long the flows run, (0, kMaxDuration]
   absl::Time deadline = absl::InfiniteFuture();  // hard stop for everything, probes included
   std::string bind_ip;                           // local data-plane address; empty: any
 };
@@ -68,17 +70,23 @@ double FlowGbps(const FlowTally& tally);
 // that moved bytes) and aggregate_gbps.
 void Summarise(FlowsResult& result, absl::Span<const FlowWindow> windows);
 
-// InvalidArgument unless flows is in 1..kMaxFlows, duration is finite and
-// positive and bind_ip is empty or a literal IPv4/IPv6 address. `target`
-// names the URL or address in the message.
+// InvalidArgument unless flows is in 1..kMaxFlows, duration is positive and
+// at most kMaxDuration and bind_ip is empty or a literal IPv4/IPv6 address.
+// `target` names the URL or address in the message.
 absl::Status ValidateFlowSpec(const FlowSpec& spec, absl::string_view target);
+
+// Refuses (InvalidArgument, with a clause) a destination the agent must not
+// connect to: what CheckUplinkSockaddr refuses, and the directed broadcast
+// address of one of this host's interfaces (10.10.9.255 on a /24), which
+// only the host knows. Checked for every connection, after name resolution.
+absl::Status CheckDestination(const sockaddr* address);
 
 // DeadlineExceeded when flows started at `now` for spec.duration would end
 // after spec.deadline. `what` names the measurement ("GET http://…").
 absl::Status CheckDurationFits(const FlowSpec& spec, absl::Time now, absl::string_view what);
 
 // The threads that share `flows` flows: one per core, never more than flows.
-// Each thread multiplexes its flows, so 1024 flows do not need 1024 threads.
+// Each thread multiplexes its flows, so 64 flows do not need 64 threads.
 int WorkerCount(int flows);
 
 // Splits `flows` round-robin over WorkerCount threads, runs work(share) on
@@ -108,4 +116,4 @@ absl::Status RunOnWorkers(const std::vector<Flow*>& flows, std::atomic<bool>& st
   return failure;
 }
 
-}  // namespace clustercert::uplink
+}  // namespace clustercert::agent::uplink

@@ -15,6 +15,14 @@ namespace clustercert::controller {
 
 std::vector<std::string> VerdictReasons(const v1::Certificate& certificate) {
   std::vector<std::string> reasons;
+  // A stopped run measured part of the plan at most, whatever that part says.
+  if (certificate.has_interrupted()) {
+    const v1::Interrupted& stop = certificate.interrupted();
+    reasons.push_back(absl::StrCat("the run was interrupted by ", stop.signal(), " at ", stop.at(),
+                                   " during the ", stop.phase(),
+                                   " phase: only part of the plan was measured; run it again to "
+                                   "completion"));
+  }
   for (const auto& node : certificate.nodes()) {
     if (!node.reachable()) reasons.push_back(absl::StrCat(node.name(), " was unreachable"));
   }
@@ -122,6 +130,7 @@ v1::Certificate BuildCertificate(const plan::Plan& plan, const std::vector<NodeS
   if (record.baseline) *certificate.mutable_baseline() = *record.baseline;
   for (const auto& pair : record.pairs) *certificate.add_pairs() = pair;
   if (record.uplink) *certificate.mutable_uplink() = *record.uplink;
+  if (record.interrupted) *certificate.mutable_interrupted() = *record.interrupted;
   for (const auto& suspect : record.suspects) *certificate.add_suspects() = suspect;
   for (const auto& sweep : record.collectives) *certificate.add_collectives() = sweep;
 

@@ -31,7 +31,8 @@ struct RunRecord {
   // inventory was taken over from it.
   std::optional<v1::Baseline> baseline;
   std::map<std::string, v1::Carried> carried_nodes;
-  std::optional<v1::Uplink> uplink;  // set when the uplink phase ran
+  std::optional<v1::Uplink> uplink;            // set when the uplink phase ran
+  std::optional<v1::Interrupted> interrupted;  // set when a signal stopped the run
 };
 
 // The schema version certificate.json is written in (docs/certificate.md).
@@ -41,8 +42,9 @@ v1::Certificate BuildCertificate(const plan::Plan& plan, const std::vector<NodeS
                                  const RunRecord& record);
 
 // Why a certificate is not certified (empty: certified), from its nodes,
-// checks and phases: an unreachable node, a blocking check, a phase the plan
-// asks for that did not run. `controller verify` recomputes it the same way.
+// checks and phases: an interrupted run, an unreachable node, a blocking
+// check, a phase the plan asks for that did not run. `controller verify` recomputes it the same
+// way.
 std::vector<std::string> VerdictReasons(const v1::Certificate& certificate);
 
 // Sets each finding's stable key (FindingKey unless one is set), making

@@ -12,10 +12,10 @@
 #include "absl/strings/str_format.h"
 #include "absl/strings/str_join.h"
 #include "controller/certificate/collective_diff.h"
-#include "controller/certificate/uplink_diff.h"
 #include "controller/certificate/diff_support.h"
 #include "controller/certificate/inventory_diff.h"
 #include "controller/certificate/result_keys.h"
+#include "controller/certificate/uplink_diff.h"
 
 namespace clustercert::controller {
 namespace {

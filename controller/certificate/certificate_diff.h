@@ -60,8 +60,8 @@ enum class DiffKind {
   kSweepOnlyOld,
   kSweepOnlyNew,
   // uplink (runs matched by node, target and flow count)
-  kUplinkSizing,      // the sizing verdict or the required rate changed; fits -> undersized regresses
-  kUplinkRunFailed,   // a run that completed in OLD failed in NEW
+  kUplinkSizing,  // the sizing verdict or the required rate changed; fits -> undersized regresses
+  kUplinkRunFailed,  // a run that completed in OLD failed in NEW
   kUplinkRunFixed,
   kUplinkThroughput,  // aggregate Gb/s beyond the noise band, either way
   // summary

@@ -6,6 +6,7 @@
 
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
+#include "common/text_escape.h"
 
 namespace clustercert::controller {
 namespace {
@@ -16,23 +17,31 @@ constexpr const char* kBold = "\033[1m";
 constexpr const char* kReset = "\033[0m";
 
 constexpr DiffSection kSections[] = {DiffSection::kInventory, DiffSection::kFindings,
-                                     DiffSection::kPairs, DiffSection::kCollectives,
-                                     DiffSection::kUplink, DiffSection::kSummary};
+                                     DiffSection::kPairs,     DiffSection::kCollectives,
+                                     DiffSection::kUplink,    DiffSection::kSummary};
 
+// Both certificates are files anyone may hand us, and their entries quote
+// what agents reported: every line is neutralised for the terminal before our
+// own colours are put around it.
 std::string SideLine(const char* label, const DiffSide& side) {
-  return absl::StrCat("  ", label, " ", side.cluster.empty() ? "(no cluster)" : side.cluster,
-                      ", started ", side.started_at.empty() ? "?" : side.started_at, ", ",
-                      side.verdict.empty() ? "no verdict" : side.verdict, "\n");
+  return absl::StrCat(
+      "  ", label, " ",
+      TerminalText(absl::StrCat(side.cluster.empty() ? "(no cluster)" : side.cluster, ", started ",
+                                side.started_at.empty() ? "?" : side.started_at, ", ",
+                                side.verdict.empty() ? "no verdict" : side.verdict)),
+      "\n");
 }
 
 std::string Line(const char* marker, const char* color_code, const std::string& text, bool color) {
   const std::string padded = absl::StrFormat("%-10s", marker);
-  if (!color || color_code == nullptr) return absl::StrCat("  ", padded, " ", text, "\n");
-  return absl::StrCat("  ", color_code, padded, kReset, " ", text, "\n");
+  const std::string shown = TerminalText(text);
+  if (!color || color_code == nullptr) return absl::StrCat("  ", padded, " ", shown, "\n");
+  return absl::StrCat("  ", color_code, padded, kReset, " ", shown, "\n");
 }
 
 // A minimal JSON writer: objects and arrays with commas placed for us,
-// strings escaped per RFC 8259, non-finite numbers as null.
+// strings escaped by JsonEscape (RFC 8259, valid UTF-8, no control a terminal
+// would obey), non-finite numbers as null.
 class JsonWriter {
  public:
   void BeginObject() { Open('{'); }
@@ -101,35 +110,7 @@ class JsonWriter {
     if (!first_.back()) out_ += ',';
     first_.back() = false;
   }
-  void String(const std::string& text) {
-    out_ += '"';
-    for (unsigned char c : text) {
-      switch (c) {
-        case '"':
-          out_ += "\\\"";
-          break;
-        case '\\':
-          out_ += "\\\\";
-          break;
-        case '\n':
-          out_ += "\\n";
-          break;
-        case '\r':
-          out_ += "\\r";
-          break;
-        case '\t':
-          out_ += "\\t";
-          break;
-        default:
-          if (c < 0x20) {
-            out_ += absl::StrFormat("\\u%04x", c);
-          } else {
-            out_ += static_cast<char>(c);
-          }
-      }
-    }
-    out_ += '"';
-  }
+  void String(const std::string& text) { absl::StrAppend(&out_, "\"", JsonEscape(text), "\""); }
 
   std::string out_;
   std::vector<bool> first_;
@@ -199,7 +180,7 @@ std::string RenderDiffText(const CertificateDiff& diff, bool color) {
     out += absl::StrCat(color ? kBold : "", DiffSectionName(section), color ? kReset : "", "\n");
     out += lines.empty() ? "  no change\n" : lines;
   }
-  const std::string summary = diff.Summary();
+  const std::string summary = TerminalText(diff.Summary());
   if (color) {
     out += absl::StrCat(diff.regressed() ? kRed : kGreen, summary, kReset, "\n");
   } else {

@@ -32,7 +32,8 @@ absl::StatusOr<LoadedCertificate> LoadCertificate(const std::string& path) {
   std::ifstream in(path, std::ios::binary);
   if (!in) {
     return absl::NotFoundError(
-        absl::StrCat("cannot read ", path, ": no such file or not readable; pass the path of a "
+        absl::StrCat("cannot read ", path,
+                     ": no such file or not readable; pass the path of a "
                      "certificate.json (each run prints it on its last line)"));
   }
   std::ostringstream buffer;

@@ -26,6 +26,9 @@ namespace clustercert::controller {
 namespace {
 
 constexpr char kAlgorithm[] = "ed25519";
+// SHA-256 of no bytes: the digest of a part whose field is not set.
+constexpr char kEmptyPartSha256[] =
+    "e3b0c44298fc1c149afbf4c8996fb92427ae41e4649b934ca495991b7852b855";
 
 struct PkeyFree {
   void operator()(EVP_PKEY* key) const { EVP_PKEY_free(key); }
@@ -263,7 +266,9 @@ absl::StatusOr<std::string> ReadPublicKeyFile(const std::string& path) {
   return text;
 }
 
-absl::Status SignCertificate(v1::Certificate& certificate, const std::string& private_key_path) {
+namespace {
+
+absl::StatusOr<Pkey> LoadSigningKey(const std::string& private_key_path) {
   auto pem = ReadFile(private_key_path, "the signing key");
   if (!pem.ok()) {
     return absl::NotFoundError(
@@ -277,25 +282,45 @@ absl::Status SignCertificate(v1::Certificate& certificate, const std::string& pr
         absl::StrCat(private_key_path, " is not an Ed25519 private key in PEM (", OpenSslError(),
                      "); make one with `controller keygen --out PREFIX`"));
   }
+  return key;
+}
+
+absl::StatusOr<std::string> PublicPem(EVP_PKEY* key) {
   Bio public_pem(BIO_new(BIO_s_mem()));
-  if (PEM_write_bio_PUBKEY(public_pem.get(), key.get()) != 1) {
+  if (PEM_write_bio_PUBKEY(public_pem.get(), key) != 1) {
     return absl::InternalError(absl::StrCat("cannot encode the public key: ", OpenSslError()));
   }
-  auto fingerprint = FingerprintOf(key.get());
+  return BioText(public_pem.get());
+}
+
+}  // namespace
+
+absl::StatusOr<std::string> PublicKeyOfSigningKey(const std::string& private_key_path) {
+  auto key = LoadSigningKey(private_key_path);
+  if (!key.ok()) return key.status();
+  return PublicPem(key->get());
+}
+
+absl::Status SignCertificate(v1::Certificate& certificate, const std::string& private_key_path) {
+  auto key = LoadSigningKey(private_key_path);
+  if (!key.ok()) return key.status();
+  auto public_pem = PublicPem(key->get());
+  if (!public_pem.ok()) return public_pem.status();
+  auto fingerprint = FingerprintOf(key->get());
   if (!fingerprint.ok()) return fingerprint.status();
 
   v1::Signature* signature = certificate.mutable_signature();
   signature->Clear();
   signature->set_algorithm(kAlgorithm);
   signature->set_public_key_fingerprint(*fingerprint);
-  signature->set_public_key_pem(BioText(public_pem.get()));
+  signature->set_public_key_pem(*public_pem);
   for (auto& digest : SectionDigests(certificate)) *signature->add_sections() = std::move(digest);
 
   const std::string bytes = SignedBytes(certificate);
   MdCtx ctx(EVP_MD_CTX_new());
   unsigned char raw[64];
   size_t length = sizeof raw;
-  if (!ctx || EVP_DigestSignInit(ctx.get(), nullptr, nullptr, nullptr, key.get()) != 1 ||
+  if (!ctx || EVP_DigestSignInit(ctx.get(), nullptr, nullptr, nullptr, key->get()) != 1 ||
       EVP_DigestSign(ctx.get(), raw, &length, reinterpret_cast<const unsigned char*>(bytes.data()),
                      bytes.size()) != 1) {
     return absl::InternalError(absl::StrCat("cannot sign the certificate: ", OpenSslError()));
@@ -304,8 +329,7 @@ absl::Status SignCertificate(v1::Certificate& certificate, const std::string& pr
   return absl::OkStatus();
 }
 
-SignatureCheck CheckSignature(const v1::Certificate& certificate,
-                              const std::optional<std::string>& trusted_public_key_pem) {
+SignatureCheck CheckSignature(const v1::Certificate& certificate, const TrustedKeys& trusted) {
   SignatureCheck check;
   const v1::Signature& signature = certificate.signature();
   check.is_signed = certificate.has_signature() && !signature.value().empty();
@@ -330,6 +354,9 @@ SignatureCheck CheckSignature(const v1::Certificate& certificate,
   for (const auto& [section, sha] : now) {
     auto it = recorded.find(section);
     if (it == recorded.end()) {
+      // A field newer than the certificate (interrupted, uplink) is an empty
+      // part: it was not added, and the signed bytes do not include it.
+      if (sha == kEmptyPartSha256) continue;
       check.problems.push_back(absl::StrCat(section, " was added after signing"));
     } else if (it->second != sha) {
       check.problems.push_back(absl::StrCat(section, " was edited after signing"));
@@ -340,34 +367,42 @@ SignatureCheck CheckSignature(const v1::Certificate& certificate,
       check.problems.push_back(absl::StrCat(section, " was removed after signing"));
   }
 
-  std::string pem = signature.public_key_pem();
-  if (trusted_public_key_pem) {
-    pem = *trusted_public_key_pem;
-    check.checked_against_given_key = true;
-  }
-  auto key = PublicKeyFromPem(pem, trusted_public_key_pem ? "--pubkey" : "the embedded public key");
-  if (!key.ok()) {
-    check.problems.push_back(std::string(key.status().message()));
+  // The signer is the embedded key; it must be the key the certificate says
+  // signed it, and the signature is checked with the trusted copy of that key
+  // when the caller has one.
+  auto embedded = PublicKeyFromPem(signature.public_key_pem(), "the embedded public key");
+  if (!embedded.ok()) {
+    check.problems.push_back(std::string(embedded.status().message()));
     return check;
   }
-  auto fingerprint = FingerprintOf(key->get());
+  auto fingerprint = FingerprintOf(embedded->get());
   if (!fingerprint.ok()) {
     check.problems.push_back(std::string(fingerprint.status().message()));
     return check;
   }
   if (*fingerprint != signature.public_key_fingerprint()) {
-    check.problems.push_back(absl::StrCat(
-        "the certificate says it was signed by ", signature.public_key_fingerprint(), ", but ",
-        trusted_public_key_pem ? "--pubkey" : "its embedded public key", " is ", *fingerprint,
-        trusted_public_key_pem ? ": it was signed by another key" : ""));
+    check.problems.push_back(absl::StrCat("the certificate says it was signed by ",
+                                          signature.public_key_fingerprint(),
+                                          ", but its embedded public key is ", *fingerprint));
   }
   check.fingerprint = *fingerprint;
+  const TrustedKeys::Key* trusted_key = trusted.Find(*fingerprint);
+  Pkey verifier = *std::move(embedded);
+  if (trusted_key != nullptr) {
+    auto key = PublicKeyFromPem(trusted_key->pem, trusted_key->source);
+    if (!key.ok()) {
+      check.problems.push_back(std::string(key.status().message()));
+      return check;
+    }
+    verifier = *std::move(key);
+  }
 
   auto raw = Unbase64(signature.value());
   const std::string bytes = SignedBytes(certificate);
   MdCtx ctx(EVP_MD_CTX_new());
   const bool verified =
-      raw && ctx && EVP_DigestVerifyInit(ctx.get(), nullptr, nullptr, nullptr, key->get()) == 1 &&
+      raw && ctx &&
+      EVP_DigestVerifyInit(ctx.get(), nullptr, nullptr, nullptr, verifier.get()) == 1 &&
       EVP_DigestVerify(ctx.get(), reinterpret_cast<const unsigned char*>(raw->data()), raw->size(),
                        reinterpret_cast<const unsigned char*>(bytes.data()), bytes.size()) == 1;
   ERR_clear_error();
@@ -378,7 +413,14 @@ SignatureCheck CheckSignature(const v1::Certificate& certificate,
               "its key was changed)"
             : "the signature does not match the certificate's content");
   }
-  check.valid = check.problems.empty();
+  check.intact = check.problems.empty();
+  check.trusted = trusted_key != nullptr;
+  if (check.trusted) {
+    check.trusted_by = trusted_key->source;
+  } else {
+    check.untrusted = trusted.WhyNotTrusted(*fingerprint);
+  }
+  check.valid = check.intact && check.trusted;
   return check;
 }
 

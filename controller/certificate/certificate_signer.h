@@ -7,6 +7,7 @@
 #include "absl/status/status.h"
 #include "absl/status/statusor.h"
 #include "clustercert/v1/certificate.pb.h"
+#include "controller/certificate/trusted_keys.h"
 
 namespace clustercert::controller {
 
@@ -28,24 +29,34 @@ absl::StatusOr<std::string> PublicKeyFingerprint(const std::string& public_key_p
 // Reads a public key file (PEM) and returns its text; errors name the file.
 absl::StatusOr<std::string> ReadPublicKeyFile(const std::string& path);
 
+// The public key (PEM) of the private signing key at `private_key_path`.
+absl::StatusOr<std::string> PublicKeyOfSigningKey(const std::string& private_key_path);
+
 // Signs `certificate` in place with the private key in `private_key_path`.
 absl::Status SignCertificate(v1::Certificate& certificate, const std::string& private_key_path);
 
 // The per-part digests of a certificate as SignCertificate records them.
 std::vector<v1::SectionDigest> SectionDigests(const v1::Certificate& certificate);
 
+// What a signature shows. `intact` alone proves only that nobody changed the
+// certificate since *someone* signed it: an attacker who edits a certificate
+// re-signs it with a fresh key and embeds that key, and the result is intact.
+// Only `valid` (intact and signed by a trusted key) says the cluster's owner
+// signed it.
 struct SignatureCheck {
   bool is_signed = false;
-  bool valid = false;                 // signature verifies and every digest matches
-  std::string fingerprint;            // of the key that verified (or was recorded)
-  bool checked_against_given_key = false;
-  std::vector<std::string> problems;  // sentences: what is wrong and what to do
+  bool intact = false;                // the signature and every part digest match the content
+  bool trusted = false;               // the signer's key is one of the caller's trusted keys
+  bool valid = false;                 // intact && trusted
+  std::string fingerprint;            // the signer's key: the embedded key's, else the recorded one
+  std::string trusted_by;             // the file that made the signer trusted (when trusted)
+  std::vector<std::string> problems;  // why it is not intact: what is wrong and what to do
+  std::string untrusted;              // why the signer is not trusted, with the fix
 };
 
-// Verifies the signature. With `trusted_public_key_pem` the certificate must
-// be signed by that key; without it the key embedded in the certificate is
-// used (integrity only: that proves no edit, not who signed).
-SignatureCheck CheckSignature(const v1::Certificate& certificate,
-                              const std::optional<std::string>& trusted_public_key_pem);
+// Checks that the signature matches the content (against the embedded key,
+// whose fingerprint must be the recorded one) and whether that key is one of
+// `trusted`. With no trusted key a certificate can be intact, never valid.
+SignatureCheck CheckSignature(const v1::Certificate& certificate, const TrustedKeys& trusted);
 
 }  // namespace clustercert::controller

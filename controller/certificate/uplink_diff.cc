@@ -19,17 +19,16 @@ void DiffSizing(const v1::UplinkSizing& o, const v1::UplinkSizing& n,
       o.capacity_gbps() == n.capacity_gbps()) {
     return;
   }
-  DiffEntry entry = MakeDiffEntry(DiffKind::kUplinkSizing, "uplink sizing", "verdict",
-                                  o.verdict(), n.verdict(), {});
+  DiffEntry entry = MakeDiffEntry(DiffKind::kUplinkSizing, "uplink sizing", "verdict", o.verdict(),
+                                  n.verdict(), {});
   SetDiffNumbers(entry, o.required_gbps(), n.required_gbps(), "Gb/s");
   entry.regression = o.verdict() == "fits" && n.verdict() == "undersized";
   entry.improvement = o.verdict() == "undersized" && n.verdict() == "fits";
-  entry.text = absl::StrCat("uplink sizing ", o.verdict().empty() ? "unknown" : o.verdict(),
-                            " -> ", n.verdict().empty() ? "unknown" : n.verdict(), " (",
-                            FormatDiffValue(o.required_gbps()), " of ",
-                            FormatDiffValue(o.capacity_gbps()), " Gb/s -> ",
-                            FormatDiffValue(n.required_gbps()), " of ",
-                            FormatDiffValue(n.capacity_gbps()), " Gb/s)");
+  entry.text = absl::StrCat(
+      "uplink sizing ", o.verdict().empty() ? "unknown" : o.verdict(), " -> ",
+      n.verdict().empty() ? "unknown" : n.verdict(), " (", FormatDiffValue(o.required_gbps()),
+      " of ", FormatDiffValue(o.capacity_gbps()), " Gb/s -> ", FormatDiffValue(n.required_gbps()),
+      " of ", FormatDiffValue(n.capacity_gbps()), " Gb/s)");
   entries->push_back(std::move(entry));
 }
 
@@ -41,8 +40,8 @@ void DiffRun(const std::string& key, const v1::UplinkThroughput& o, const v1::Up
                                     n.ok() ? "ok" : ClipText(n.error()), {n.node()});
     entry.regression = !n.ok();
     entry.improvement = n.ok();
-    entry.text = n.ok() ? absl::StrCat(key, " completes again (", FormatDiffValue(n.aggregate_gbps()),
-                                       " Gb/s)")
+    entry.text = n.ok() ? absl::StrCat(key, " completes again (",
+                                       FormatDiffValue(n.aggregate_gbps()), " Gb/s)")
                         : absl::StrCat(key, " no longer completes: ", ClipText(n.error()));
     entries->push_back(std::move(entry));
     return;
@@ -56,9 +55,9 @@ void DiffRun(const std::string& key, const v1::UplinkThroughput& o, const v1::Up
   SetDiffNumbers(entry, o.aggregate_gbps(), n.aggregate_gbps(), "Gb/s");
   entry.regression = change < -noise;
   entry.improvement = change > noise;
-  entry.text = absl::StrCat(key, " ", FormatDiffValue(o.aggregate_gbps()), " -> ",
-                            FormatDiffValue(n.aggregate_gbps()), " Gb/s (", ChangePercent(change),
-                            ")");
+  entry.text =
+      absl::StrCat(key, " ", FormatDiffValue(o.aggregate_gbps()), " -> ",
+                   FormatDiffValue(n.aggregate_gbps()), " Gb/s (", ChangePercent(change), ")");
   entries->push_back(std::move(entry));
 }
 
@@ -69,11 +68,11 @@ void DiffUplink(const v1::Certificate& old_cert, const v1::Certificate& new_cert
   if (old_cert.has_uplink() && new_cert.has_uplink()) {
     DiffSizing(old_cert.uplink().sizing(), new_cert.uplink().sizing(), entries);
   }
-  MatchByKey(old_cert.uplink().throughput(), new_cert.uplink().throughput(), RunKey,
-             [&](const std::string& key, const v1::UplinkThroughput* o,
-                 const v1::UplinkThroughput* n) {
-               if (o != nullptr && n != nullptr) DiffRun(key, *o, *n, noise, entries);
-             });
+  MatchByKey(
+      old_cert.uplink().throughput(), new_cert.uplink().throughput(), RunKey,
+      [&](const std::string& key, const v1::UplinkThroughput* o, const v1::UplinkThroughput* n) {
+        if (o != nullptr && n != nullptr) DiffRun(key, *o, *n, noise, entries);
+      });
 }
 
 }  // namespace clustercert::controller

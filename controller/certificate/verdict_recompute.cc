@@ -273,6 +273,8 @@ VerdictRecheck RecheckVerdicts(const v1::Certificate& certificate) {
   // The verdict, from the recomputed checks with the recorded nodes and phases.
   *recomputed.mutable_nodes() = certificate.nodes();
   *recomputed.mutable_phases() = certificate.phases();
+  // An interrupted run stays not-certified whatever its verdict field says.
+  if (certificate.has_interrupted()) *recomputed.mutable_interrupted() = certificate.interrupted();
   const std::vector<std::string> reasons = VerdictReasons(recomputed);
   const std::string verdict = reasons.empty() ? "certified" : "not-certified";
   if (verdict != certificate.verdict()) {

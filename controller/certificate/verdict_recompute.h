@@ -9,11 +9,12 @@ namespace clustercert::controller {
 
 // What `controller verify` found when it judged a certificate again.
 struct VerdictRecheck {
-  int checks = 0;       // findings recomputed
-  int pairs = 0;        // pair cells re-judged
-  int sweeps = 0;       // collective sweeps re-judged
-  int carried = 0;      // results taken over from a baseline
-  std::vector<std::string> differences;  // sentences: what the record says against the recomputation
+  int checks = 0;   // findings recomputed
+  int pairs = 0;    // pair cells re-judged
+  int sweeps = 0;   // collective sweeps re-judged
+  int carried = 0;  // results taken over from a baseline
+  std::vector<std::string>
+      differences;  // sentences: what the record says against the recomputation
 };
 
 // Re-evaluates every verdict from the values the certificate records, with

@@ -174,8 +174,10 @@ void AppendAcsChecks(const CheckContext& context, std::vector<v1::Finding>& find
                                  fact.path.empty() ? "" : absl::StrCat(" (", fact.path, ")"));
     findings.push_back(node_builder.Unknown(
         fact, "ACS setting of the PCIe bridges between GPUs and rail NICs", kAcsExpected,
-        "Run the node-agent as root (the kernel shows a bridge's extended config space, where "
-        "ACS lives, to root only) and re-run the inventory; an unknown never counts as a pass."));
+        "Give the node-agent CAP_SYS_ADMIN (the kernel shows a bridge's extended config space, "
+        "where ACS lives, to no one else; the shipped unit keeps it: check for a drop-in that "
+        "removes it) or run `node-agent --capture DIR` as root, and re-run the inventory; an "
+        "unknown never counts as a pass."));
   }
   if (!picture.uncovered.empty()) {
     const std::string field = absl::StrCat("pcie_bridges[", picture.uncovered.front(), "]");

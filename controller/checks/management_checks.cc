@@ -70,11 +70,10 @@ v1::Finding SubnetFinding(const CheckContext& context) {
   }
   const std::string subnet = management->ToString();
   if (clashes.empty()) {
-    return builder.Pass(
-        subnet, expected,
-        absl::StrCat(builder.subject(), " carries management traffic on ", subnet,
-                     " through ", inventory.management_netdev(),
-                     ", a subnet that holds no data-plane address."));
+    return builder.Pass(subnet, expected,
+                        absl::StrCat(builder.subject(), " carries management traffic on ", subnet,
+                                     " through ", inventory.management_netdev(),
+                                     ", a subnet that holds no data-plane address."));
   }
   return builder.Fail(
       absl::StrCat(subnet, " holds ", absl::StrJoin(clashes, ", ")), expected,

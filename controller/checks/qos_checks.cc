@@ -62,7 +62,7 @@ std::string PfcVector(int priority) {
 }
 
 v1::Finding CheckPfc(const CheckContext& context, const QosSubject& subject,
-                          const FindingBuilder& builder) {
+                     const FindingBuilder& builder) {
   const int priority = context.roce().pfc_priority;
   const std::string expected = absl::StrCat("priority ", priority, " only");
   if (subject.qos == nullptr) return builder.Unknown(subject.missing, "PFC", expected);
@@ -87,7 +87,7 @@ v1::Finding CheckPfc(const CheckContext& context, const QosSubject& subject,
 }
 
 v1::Finding CheckTrust(const CheckContext& context, const QosSubject& subject,
-                          const FindingBuilder& builder) {
+                       const FindingBuilder& builder) {
   const std::string& expected = context.roce().trust;
   if (subject.qos == nullptr) return builder.Unknown(subject.missing, "QoS trust", expected);
   const v1::NetdevQos& qos = *subject.qos;
@@ -124,7 +124,7 @@ v1::Finding CheckTrust(const CheckContext& context, const QosSubject& subject,
 }
 
 v1::Finding CheckDscpMap(const CheckContext& context, const QosSubject& subject,
-                          const FindingBuilder& builder) {
+                         const FindingBuilder& builder) {
   const int dscp = context.roce().dscp;
   const int priority = context.roce().pfc_priority;
   if (context.roce().trust != "dscp") {
@@ -174,7 +174,7 @@ std::string TrafficClassText(uint32_t traffic_class) {
 }
 
 v1::Finding CheckTrafficClass(const CheckContext& context, const QosSubject& subject,
-                          const FindingBuilder& builder) {
+                              const FindingBuilder& builder) {
   const uint32_t wanted =
       (static_cast<uint32_t>(context.roce().dscp) << 2) | (context.roce().ecn ? 2u : 0u);
   const std::string expected = TrafficClassText(wanted);
@@ -198,7 +198,7 @@ v1::Finding CheckTrafficClass(const CheckContext& context, const QosSubject& sub
 }
 
 v1::Finding CheckEcn(const CheckContext& context, const QosSubject& subject,
-                          const FindingBuilder& builder) {
+                     const FindingBuilder& builder) {
   const int priority = context.roce().pfc_priority;
   if (!context.roce().ecn) return builder.Skipped("plan sets fabric.roce.ecn: false");
   const std::string expected = absl::StrCat("np and rp on priority ", priority);

@@ -17,6 +17,13 @@ struct CallTiming {
   absl::Time received;
 };
 
+// Marks `status` as "the agent never answered": the call's own deadline
+// passed, or the transport to the agent failed. An error the agent itself
+// returned (its data plane timed out, its peer hung up) is never marked, so
+// only silence makes the controller stop asking a node (NodeHealth).
+absl::Status MarkNoAnswer(absl::Status status);
+bool IsNoAnswer(const absl::Status& status);
+
 template <typename Response>
 using AgentCallback = std::function<void(absl::StatusOr<Response>, CallTiming)>;
 

@@ -1,5 +1,6 @@
 #include "controller/client/grpc_agent_client.h"
 
+#include <functional>
 #include <mutex>
 #include <vector>
 
@@ -21,22 +22,54 @@ struct PendingCall {
   absl::Time sent;
 };
 
-template <typename Request, typename Response, typename Invoke>
-void StartCall(const Request& request, absl::Duration timeout, AgentCallback<Response> done,
-               Invoke invoke) {
+// gRPC's timer may fire a hair before the deadline we computed from `sent`.
+constexpr absl::Duration kDeadlineTolerance = absl::Milliseconds(100);
+
+// Whether a failed call means the agent never answered (MarkNoAnswer): the
+// call's own deadline passed (an agent's DEADLINE_EXCEEDED about its data
+// plane arrives before it, the call deadlines carry slack for that), or the
+// channel to it is down (an agent's own UNAVAILABLE, "peer closed the
+// connection", arrives over a READY channel).
+bool AgentSilent(const grpc::Status& status, absl::Duration elapsed, absl::Duration timeout,
+                 grpc::Channel& channel) {
+  if (status.error_code() == grpc::StatusCode::DEADLINE_EXCEEDED) {
+    return elapsed + kDeadlineTolerance >= timeout;
+  }
+  if (status.error_code() == grpc::StatusCode::UNAVAILABLE) {
+    return channel.GetState(false) != GRPC_CHANNEL_READY;
+  }
+  return false;
+}
+
+// The generated stub's callback-API method for one RPC.
+template <typename Request, typename Response>
+using AsyncMethod = void (v1::NodeAgent::Stub::async::*)(grpc::ClientContext*, const Request*,
+                                                         Response*,
+                                                         std::function<void(grpc::Status)>);
+
+// Every RPC goes through here: one deadline, one PendingCall, one mapping of
+// gRPC's status (with MarkNoAnswer when the agent never answered).
+template <typename Request, typename Response>
+void StartCall(v1::NodeAgent::Stub& stub, const std::shared_ptr<grpc::Channel>& channel,
+               AsyncMethod<Request, Response> method, const Request& request,
+               absl::Duration timeout, AgentCallback<Response> done) {
   auto call = std::make_shared<PendingCall<Request, Response>>();
   call->request = request;
   call->done = std::move(done);
-  call->context.set_deadline(absl::ToChronoTime(absl::Now() + timeout));
   call->sent = absl::Now();
-  invoke(&call->context, &call->request, &call->response, [call](grpc::Status status) {
-    CallTiming timing{call->sent, absl::Now()};
-    if (status.ok()) {
-      call->done(std::move(call->response), timing);
-    } else {
-      call->done(FromGrpcStatus(status), timing);
-    }
-  });
+  call->context.set_deadline(absl::ToChronoTime(call->sent + timeout));
+  (stub.async()->*method)(
+      &call->context, &call->request, &call->response,
+      [call, timeout, channel](grpc::Status status) {
+        CallTiming timing{call->sent, absl::Now()};
+        if (status.ok()) {
+          call->done(std::move(call->response), timing);
+        } else if (AgentSilent(status, timing.received - timing.sent, timeout, *channel)) {
+          call->done(MarkNoAnswer(FromGrpcStatus(status)), timing);
+        } else {
+          call->done(FromGrpcStatus(status), timing);
+        }
+      });
 }
 
 }  // namespace
@@ -47,77 +80,61 @@ GrpcAgentClient::GrpcAgentClient(std::shared_ptr<grpc::Channel> channel)
 void GrpcAgentClient::GetVersion(absl::Duration timeout,
                                  AgentCallback<v1::GetVersionResponse> done) {
   StartCall<v1::GetVersionRequest, v1::GetVersionResponse>(
-      v1::GetVersionRequest(), timeout, std::move(done),
-      [this](auto* context, auto* request, auto* response, auto callback) {
-        stub_->async()->GetVersion(context, request, response, std::move(callback));
-      });
+      *stub_, channel_, &v1::NodeAgent::Stub::async::GetVersion, v1::GetVersionRequest(), timeout,
+      std::move(done));
 }
 
 void GrpcAgentClient::GetInventory(const v1::GetInventoryRequest& request, absl::Duration timeout,
                                    AgentCallback<v1::GetInventoryResponse> done) {
   StartCall<v1::GetInventoryRequest, v1::GetInventoryResponse>(
-      request, timeout, std::move(done),
-      [this](auto* context, auto* req, auto* response, auto callback) {
-        stub_->async()->GetInventory(context, req, response, std::move(callback));
-      });
+      *stub_, channel_, &v1::NodeAgent::Stub::async::GetInventory, request, timeout,
+      std::move(done));
 }
 
 void GrpcAgentClient::PrepareEndpoint(const v1::PrepareEndpointRequest& request,
                                       absl::Duration timeout,
                                       AgentCallback<v1::PrepareEndpointResponse> done) {
   StartCall<v1::PrepareEndpointRequest, v1::PrepareEndpointResponse>(
-      request, timeout, std::move(done),
-      [this](auto* context, auto* req, auto* response, auto callback) {
-        stub_->async()->PrepareEndpoint(context, req, response, std::move(callback));
-      });
+      *stub_, channel_, &v1::NodeAgent::Stub::async::PrepareEndpoint, request, timeout,
+      std::move(done));
 }
 
 void GrpcAgentClient::ConnectEndpoint(const v1::ConnectEndpointRequest& request,
                                       absl::Duration timeout,
                                       AgentCallback<v1::ConnectEndpointResponse> done) {
   StartCall<v1::ConnectEndpointRequest, v1::ConnectEndpointResponse>(
-      request, timeout, std::move(done),
-      [this](auto* context, auto* req, auto* response, auto callback) {
-        stub_->async()->ConnectEndpoint(context, req, response, std::move(callback));
-      });
+      *stub_, channel_, &v1::NodeAgent::Stub::async::ConnectEndpoint, request, timeout,
+      std::move(done));
 }
 
 void GrpcAgentClient::RunEndpoint(const v1::RunEndpointRequest& request, absl::Duration timeout,
                                   AgentCallback<v1::RunEndpointResponse> done) {
   StartCall<v1::RunEndpointRequest, v1::RunEndpointResponse>(
-      request, timeout, std::move(done),
-      [this](auto* context, auto* req, auto* response, auto callback) {
-        stub_->async()->RunEndpoint(context, req, response, std::move(callback));
-      });
+      *stub_, channel_, &v1::NodeAgent::Stub::async::RunEndpoint, request, timeout,
+      std::move(done));
 }
 
 void GrpcAgentClient::CloseEndpoint(const v1::CloseEndpointRequest& request, absl::Duration timeout,
                                     AgentCallback<v1::CloseEndpointResponse> done) {
   StartCall<v1::CloseEndpointRequest, v1::CloseEndpointResponse>(
-      request, timeout, std::move(done),
-      [this](auto* context, auto* req, auto* response, auto callback) {
-        stub_->async()->CloseEndpoint(context, req, response, std::move(callback));
-      });
+      *stub_, channel_, &v1::NodeAgent::Stub::async::CloseEndpoint, request, timeout,
+      std::move(done));
 }
 
 void GrpcAgentClient::ReadPortCounters(const v1::ReadPortCountersRequest& request,
                                        absl::Duration timeout,
                                        AgentCallback<v1::ReadPortCountersResponse> done) {
   StartCall<v1::ReadPortCountersRequest, v1::ReadPortCountersResponse>(
-      request, timeout, std::move(done),
-      [this](auto* context, auto* req, auto* response, auto callback) {
-        stub_->async()->ReadPortCounters(context, req, response, std::move(callback));
-      });
+      *stub_, channel_, &v1::NodeAgent::Stub::async::ReadPortCounters, request, timeout,
+      std::move(done));
 }
 
 void GrpcAgentClient::GetEndpointProgress(const v1::GetEndpointProgressRequest& request,
                                           absl::Duration timeout,
                                           AgentCallback<v1::GetEndpointProgressResponse> done) {
   StartCall<v1::GetEndpointProgressRequest, v1::GetEndpointProgressResponse>(
-      request, timeout, std::move(done),
-      [this](auto* context, auto* req, auto* response, auto callback) {
-        stub_->async()->GetEndpointProgress(context, req, response, std::move(callback));
-      });
+      *stub_, channel_, &v1::NodeAgent::Stub::async::GetEndpointProgress, request, timeout,
+      std::move(done));
 }
 
 absl::StatusOr<GrpcAgentClientFactory> GrpcAgentClientFactory::Create(
@@ -154,50 +171,43 @@ std::unique_ptr<AgentClient> GrpcAgentClientFactory::Connect(const std::string& 
   return std::make_unique<GrpcAgentClient>(std::move(channel));
 }
 
-void GrpcAgentClient::StartCollective(const v1::StartCollectiveRequest& request, absl::Duration timeout,
-                             AgentCallback<v1::StartCollectiveResponse> done) {
+void GrpcAgentClient::StartCollective(const v1::StartCollectiveRequest& request,
+                                      absl::Duration timeout,
+                                      AgentCallback<v1::StartCollectiveResponse> done) {
   StartCall<v1::StartCollectiveRequest, v1::StartCollectiveResponse>(
-      request, timeout, std::move(done),
-      [this](auto* context, auto* req, auto* response, auto callback) {
-        stub_->async()->StartCollective(context, req, response, std::move(callback));
-      });
+      *stub_, channel_, &v1::NodeAgent::Stub::async::StartCollective, request, timeout,
+      std::move(done));
 }
 
-void GrpcAgentClient::PollCollective(const v1::PollCollectiveRequest& request, absl::Duration timeout,
-                             AgentCallback<v1::PollCollectiveResponse> done) {
+void GrpcAgentClient::PollCollective(const v1::PollCollectiveRequest& request,
+                                     absl::Duration timeout,
+                                     AgentCallback<v1::PollCollectiveResponse> done) {
   StartCall<v1::PollCollectiveRequest, v1::PollCollectiveResponse>(
-      request, timeout, std::move(done),
-      [this](auto* context, auto* req, auto* response, auto callback) {
-        stub_->async()->PollCollective(context, req, response, std::move(callback));
-      });
+      *stub_, channel_, &v1::NodeAgent::Stub::async::PollCollective, request, timeout,
+      std::move(done));
 }
 
-void GrpcAgentClient::StopCollective(const v1::StopCollectiveRequest& request, absl::Duration timeout,
-                             AgentCallback<v1::StopCollectiveResponse> done) {
+void GrpcAgentClient::StopCollective(const v1::StopCollectiveRequest& request,
+                                     absl::Duration timeout,
+                                     AgentCallback<v1::StopCollectiveResponse> done) {
   StartCall<v1::StopCollectiveRequest, v1::StopCollectiveResponse>(
-      request, timeout, std::move(done),
-      [this](auto* context, auto* req, auto* response, auto callback) {
-        stub_->async()->StopCollective(context, req, response, std::move(callback));
-      });
+      *stub_, channel_, &v1::NodeAgent::Stub::async::StopCollective, request, timeout,
+      std::move(done));
 }
 
 void GrpcAgentClient::ExchangeTime(const v1::ExchangeTimeRequest& request, absl::Duration timeout,
                                    AgentCallback<v1::ExchangeTimeResponse> done) {
   StartCall<v1::ExchangeTimeRequest, v1::ExchangeTimeResponse>(
-      request, timeout, std::move(done),
-      [this](auto* context, auto* req, auto* response, auto callback) {
-        stub_->async()->ExchangeTime(context, req, response, std::move(callback));
-      });
+      *stub_, channel_, &v1::NodeAgent::Stub::async::ExchangeTime, request, timeout,
+      std::move(done));
 }
 
 void GrpcAgentClient::RunUplinkFlows(const v1::RunUplinkFlowsRequest& request,
                                      absl::Duration timeout,
                                      AgentCallback<v1::RunUplinkFlowsResponse> done) {
   StartCall<v1::RunUplinkFlowsRequest, v1::RunUplinkFlowsResponse>(
-      request, timeout, std::move(done),
-      [this](auto* context, auto* req, auto* response, auto callback) {
-        stub_->async()->RunUplinkFlows(context, req, response, std::move(callback));
-      });
+      *stub_, channel_, &v1::NodeAgent::Stub::async::RunUplinkFlows, request, timeout,
+      std::move(done));
 }
 
 }  // namespace clustercert::controller

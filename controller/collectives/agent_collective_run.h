@@ -19,18 +19,18 @@ struct RankLog {
 };
 
 struct ScopeRunResult {
-  bool ok = false;                        // every rank said done and exited 0
-  std::string error;                      // the first reason it did not, as a sentence
-  std::vector<RankRow> rows;              // every rank's rows
-  std::vector<std::string> rank_errors;   // "node2 rank 3: <its error>"
-  std::vector<std::string> notes;         // "node1 rank 0: transport tcp 10.0.0.1"
+  bool ok = false;                       // every rank said done and exited 0
+  std::string error;                     // the first reason it did not, as a sentence
+  std::vector<RankRow> rows;             // every rank's rows
+  std::vector<std::string> rank_errors;  // "node2 rank 3: <its error>"
+  std::vector<std::string> notes;        // "node1 rank 0: transport tcp 10.0.0.1"
   std::vector<RankLog> logs;
 };
 
 struct ScopeRunSettings {
-  std::string job_name;                   // "collectives/2-node"
-  absl::Duration job_timeout;             // what the agents enforce on the workers
-  absl::Duration call_timeout;            // each gRPC call
+  std::string job_name;         // "collectives/2-node"
+  absl::Duration job_timeout;   // what the agents enforce on the workers
+  absl::Duration call_timeout;  // each gRPC call
   absl::Duration poll_interval = absl::Milliseconds(20);
   // After one rank fails, how long the others get to end by themselves (gloo
   // peers time out, and their errors help) before the job is stopped.

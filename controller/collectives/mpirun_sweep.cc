@@ -4,8 +4,8 @@
 
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_split.h"
-#include "agent/inventory/process_command_runner.h"
 #include "collective/nccl_tests_output.h"
+#include "common/process/process_command_runner.h"
 #include "controller/collectives/collective_scopes.h"
 #include "controller/collectives/nccl_transport_record.h"
 #include "controller/collectives/sweep_merge.h"
@@ -29,8 +29,8 @@ std::string LastLine(const std::string& text) {
 
 std::vector<std::string> MpirunCommand(const plan::Plan& plan, int ranks) {
   const plan::Collectives& c = plan.collectives;
-  std::vector<std::string> argv = {"mpirun", "--hostfile", c.hostfile, "-np", absl::StrCat(ranks),
-                                   "--bind-to", "none"};
+  std::vector<std::string> argv = {
+      "mpirun", "--hostfile", c.hostfile, "-np", absl::StrCat(ranks), "--bind-to", "none"};
   if (c.env.count("NCCL_DEBUG") == 0) {
     argv.push_back("-x");
     argv.push_back("NCCL_DEBUG=INFO");
@@ -49,7 +49,7 @@ std::vector<std::string> MpirunCommand(const plan::Plan& plan, int ranks) {
   return argv;
 }
 
-MpirunSweepResult RunMpirunSweep(const plan::Plan& plan, inventory::CommandRunner& runner) {
+MpirunSweepResult RunMpirunSweep(const plan::Plan& plan, process::CommandRunner& runner) {
   MpirunSweepResult result;
   v1::CollectiveSweep& sweep = result.sweep;
   sweep.set_scope("all-nodes");
@@ -59,23 +59,23 @@ MpirunSweepResult RunMpirunSweep(const plan::Plan& plan, inventory::CommandRunne
   const int ranks = TotalRanks(plan);
   sweep.set_ranks(ranks);
   const absl::Time start = absl::Now();
-  absl::StatusOr<inventory::CommandResult> ran =
+  absl::StatusOr<process::CommandResult> ran =
       runner.Run(MpirunCommand(plan, ranks), absl::Seconds(plan.collectives.timeout_s));
   sweep.set_duration_ms(absl::ToInt64Milliseconds(absl::Now() - start));
   if (!ran.ok()) {
     if (absl::IsNotFound(ran.status())) {
-      result.not_run = absl::StrCat(
-          "skipped: collectives.launcher is mpirun but mpirun is not installed (",
-          ran.status().message(), "); install OpenMPI (apt-get install openmpi-bin) or use "
-          "launcher: agents");
+      result.not_run =
+          absl::StrCat("skipped: collectives.launcher is mpirun but mpirun is not installed (",
+                       ran.status().message(),
+                       "); install OpenMPI (apt-get install openmpi-bin) or use "
+                       "launcher: agents");
       return result;
     }
     sweep.set_ok(false);
-    sweep.set_error(absl::StrCat("mpirun ", plan.collectives.nccl_tests_binary, " failed: ",
-                                 ran.status().message(),
-                                 absl::IsDeadlineExceeded(ran.status())
-                                     ? "; raise collectives.timeout_s or lower sizes.max"
-                                     : ""));
+    sweep.set_error(absl::StrCat(
+        "mpirun ", plan.collectives.nccl_tests_binary, " failed: ", ran.status().message(),
+        absl::IsDeadlineExceeded(ran.status()) ? "; raise collectives.timeout_s or lower sizes.max"
+                                               : ""));
     return result;
   }
   result.output = ran->stdout_text;
@@ -92,8 +92,9 @@ MpirunSweepResult RunMpirunSweep(const plan::Plan& plan, inventory::CommandRunne
   if (ran->exit_code != 0 || rows.empty()) {
     sweep.set_ok(false);
     const std::string last = LastLine(ran->stderr_text);
-    sweep.set_error(absl::StrCat("mpirun ", plan.collectives.nccl_tests_binary, " exited with code ",
-                                 ran->exit_code, rows.empty() ? " and printed no result row" : "",
+    sweep.set_error(absl::StrCat("mpirun ", plan.collectives.nccl_tests_binary,
+                                 " exited with code ", ran->exit_code,
+                                 rows.empty() ? " and printed no result row" : "",
                                  last.empty() ? "" : absl::StrCat(": ", last)));
   } else {
     sweep.set_ok(true);
@@ -102,7 +103,7 @@ MpirunSweepResult RunMpirunSweep(const plan::Plan& plan, inventory::CommandRunne
 }
 
 MpirunSweepResult RunMpirunSweep(const plan::Plan& plan) {
-  inventory::ProcessCommandRunner runner;
+  process::ProcessCommandRunner runner;
   return RunMpirunSweep(plan, runner);
 }
 

@@ -3,8 +3,8 @@
 #include <string>
 #include <vector>
 
-#include "agent/inventory/command_runner.h"
 #include "clustercert/v1/certificate.pb.h"
+#include "common/process/command_runner.h"
 #include "controller/plan/plan.h"
 
 namespace clustercert::controller {
@@ -22,7 +22,7 @@ struct MpirunSweepResult {
 // -x NAME=VALUE... BINARY -b MIN -e MAX -f FACTOR -g 1 -w W -n I -c 1.
 std::vector<std::string> MpirunCommand(const plan::Plan& plan, int ranks);
 
-MpirunSweepResult RunMpirunSweep(const plan::Plan& plan, inventory::CommandRunner& runner);
+MpirunSweepResult RunMpirunSweep(const plan::Plan& plan, process::CommandRunner& runner);
 MpirunSweepResult RunMpirunSweep(const plan::Plan& plan);  // the live process runner
 
 }  // namespace clustercert::controller

@@ -14,9 +14,8 @@ void AddTransportLog(const std::vector<std::string>& lines, const std::string& l
   record.set_net_socket_channels(record.net_socket_channels() + summary.net_socket);
   record.set_intra_node_channels(record.intra_node_channels() + summary.intra_node);
   for (const collective::ChannelTransport& channel : summary.channels) {
-    record.add_channels(absl::StrCat(label, label.empty() ? "" : ": ", "channel ",
-                                     channel.channel, " ", channel.from_rank, "->",
-                                     channel.to_rank,
+    record.add_channels(absl::StrCat(label, label.empty() ? "" : ": ", "channel ", channel.channel,
+                                     " ", channel.from_rank, "->", channel.to_rank,
                                      channel.direction.empty() ? "" : " " + channel.direction,
                                      " via ", channel.detail));
   }

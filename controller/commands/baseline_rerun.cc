@@ -12,8 +12,8 @@
 namespace clustercert::controller {
 
 absl::StatusOr<BaselineRerun> PrepareBaselineRerun(const std::string& baseline_path,
-                                                   const std::string& only,
-                                                   const plan::Plan& plan, absl::Time now) {
+                                                   const std::string& only, const plan::Plan& plan,
+                                                   absl::Time now) {
   if (only.empty()) {
     return absl::InvalidArgumentError(
         "--baseline needs --only NODE[,NODE]: the nodes whose tests run again (the rest is "
@@ -26,17 +26,26 @@ absl::StatusOr<BaselineRerun> PrepareBaselineRerun(const std::string& baseline_p
   if (old.cluster() != plan.cluster || old.plan_sha256() != plan.sha256) {
     return absl::InvalidArgumentError(absl::StrCat(
         "the baseline ", baseline_path, " was made from another plan (cluster '", old.cluster(),
-        "', plan sha256 ", old.plan_sha256().substr(0, 12), "; this plan: '", plan.cluster,
-        "', ", plan.sha256.substr(0, 12),
+        "', plan sha256 ", old.plan_sha256().substr(0, 12), "; this plan: '", plan.cluster, "', ",
+        plan.sha256.substr(0, 12),
         "): carried results would keep other thresholds; run the plan in full instead"));
   }
-  if (old.has_signature()) {
-    const SignatureCheck signature = CheckSignature(old, std::nullopt);
-    if (!signature.valid) {
+  // Carried results go out under this plan's signature, so a signed plan
+  // carries only from a baseline its own key signed: one re-signed with any
+  // other key (or unsigned) would have its results laundered.
+  const std::string& key = plan.certificate.signing_key;
+  if (old.has_signature() || !key.empty()) {
+    auto trusted =
+        key.empty() ? absl::StatusOr<TrustedKeys>(TrustedKeys()) : TrustedKeys::FromSigningKey(key);
+    if (!trusted.ok()) return trusted.status();
+    const SignatureCheck signature = CheckSignature(old, *trusted);
+    if (key.empty() ? !signature.intact : !signature.valid) {
+      std::vector<std::string> why = signature.problems;
+      if (signature.intact) why.push_back(signature.untrusted);
       return absl::InvalidArgumentError(absl::StrCat(
-          "the baseline ", baseline_path, " does not verify (",
-          absl::StrJoin(signature.problems, "; "),
-          "): results cannot be carried over from it; use an unedited certificate or run in full"));
+          "the baseline ", baseline_path, " does not verify (", absl::StrJoin(why, "; "),
+          "): results cannot be carried over from it; use an unedited certificate this plan's "
+          "key signed, or run in full"));
     }
   }
   const VerdictRecheck recheck = RecheckVerdicts(old);
@@ -57,9 +66,9 @@ absl::StatusOr<BaselineRerun> PrepareBaselineRerun(const std::string& baseline_p
     if (!known) {
       std::vector<std::string> all;
       for (const auto& node : plan.nodes) all.push_back(node.name);
-      return absl::InvalidArgumentError(absl::StrCat("--only names '", name, "', which is not a node of ",
-                                                     plan.path, " (its nodes: ",
-                                                     absl::StrJoin(all, ", "), ")"));
+      return absl::InvalidArgumentError(
+          absl::StrCat("--only names '", name, "', which is not a node of ", plan.path,
+                       " (its nodes: ", absl::StrJoin(all, ", "), ")"));
     }
     rerun.scope.only.insert(name);
     names.push_back(name);

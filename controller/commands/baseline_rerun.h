@@ -24,7 +24,7 @@ struct BaselineRerun {
 // --only name must be a plan node. Errors are sentences that name the file,
 // the node or the value and say what to do.
 absl::StatusOr<BaselineRerun> PrepareBaselineRerun(const std::string& baseline_path,
-                                                   const std::string& only,
-                                                   const plan::Plan& plan, absl::Time now);
+                                                   const std::string& only, const plan::Plan& plan,
+                                                   absl::Time now);
 
 }  // namespace clustercert::controller

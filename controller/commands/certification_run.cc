@@ -1,10 +1,17 @@
 #include "controller/commands/certification_run.h"
 
+#include <memory>
+#include <optional>
+#include <utility>
+
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
+#include "common/time_format.h"
 #include "controller/certificate/certificate_builder.h"
 #include "controller/checks/cluster_checks.h"
 #include "controller/checks/node_checks.h"
+#include "controller/client/guarded_agent_client.h"
+#include "controller/client/node_health.h"
 #include "controller/commands/command_support.h"
 #include "controller/phases/collectives_phase.h"
 #include "controller/phases/connect_phase.h"
@@ -18,7 +25,8 @@ namespace {
 
 v1::PhaseResult RunPairwise(const plan::Plan& plan, std::vector<NodeState>& nodes,
                             CertificationResult& result, RunRecord& record, Progress& progress,
-                            const std::function<absl::Time()>& now, const RerunScope* rerun) {
+                            const std::function<absl::Time()>& now, const RerunScope* rerun,
+                            const RunStop* stop) {
   v1::PhaseResult phase;
   phase.set_name("pairwise");
   const absl::Time start = now();
@@ -29,7 +37,7 @@ v1::PhaseResult RunPairwise(const plan::Plan& plan, std::vector<NodeState>& node
     phase.set_status("fail");
     phase.set_detail("fewer than two agents answered: no pair to test");
   } else {
-    PairwiseOutcome outcome = RunPairwisePhase(nodes, plan, result.checks, progress, rerun);
+    PairwiseOutcome outcome = RunPairwisePhase(nodes, plan, result.checks, progress, rerun, stop);
     const int blocking = checks::CountBlocking(outcome.checks);
     phase.set_status(blocking == 0 && outcome.rounds > 0 ? "pass" : "fail");
     phase.set_detail(absl::StrCat(outcome.pairs.size(), " cell(s) in ", outcome.rounds,
@@ -46,7 +54,8 @@ v1::PhaseResult RunPairwise(const plan::Plan& plan, std::vector<NodeState>& node
 
 v1::PhaseResult RunCollectives(const plan::Plan& plan, std::vector<NodeState>& nodes,
                                CertificationResult& result, RunRecord& record, Progress& progress,
-                               const std::function<absl::Time()>& now, const RerunScope* rerun) {
+                               const std::function<absl::Time()>& now, const RerunScope* rerun,
+                               const RunStop* stop) {
   v1::PhaseResult phase;
   phase.set_name("collectives");
   const absl::Time start = now();
@@ -57,7 +66,7 @@ v1::PhaseResult RunCollectives(const plan::Plan& plan, std::vector<NodeState>& n
     phase.set_status("skipped");
     phase.set_detail("skipped: no agent answered");
   } else {
-    CollectivesOutcome outcome = RunCollectivesPhase(nodes, plan, progress, rerun);
+    CollectivesOutcome outcome = RunCollectivesPhase(nodes, plan, progress, rerun, stop);
     if (!outcome.not_run.empty()) {
       phase.set_status("skipped");
       phase.set_detail(outcome.not_run);
@@ -70,8 +79,8 @@ v1::PhaseResult RunCollectives(const plan::Plan& plan, std::vector<NodeState>& n
                         sweep.ok() ? absl::StrFormat("%.4g GB/s", sweep.large_busbw_gbytes())
                                    : std::string("failed"));
       }
-      phase.set_detail(absl::StrCat(outcome.sweeps.size(), " sweep(s) (", scopes, "), ",
-                                    blocking, " check(s) blocking certification"));
+      phase.set_detail(absl::StrCat(outcome.sweeps.size(), " sweep(s) (", scopes, "), ", blocking,
+                                    " check(s) blocking certification"));
     }
     for (auto& check : outcome.checks) result.checks.push_back(std::move(check));
     record.collectives = std::move(outcome.sweeps);
@@ -85,7 +94,8 @@ v1::PhaseResult RunCollectives(const plan::Plan& plan, std::vector<NodeState>& n
 v1::PhaseResult RunUplink(const plan::Plan& plan, std::vector<NodeState>& nodes,
                           std::vector<NodeState>& sinks, CertificationResult& result,
                           RunRecord& record, Progress& progress,
-                          const std::function<absl::Time()>& now, const RerunScope* rerun) {
+                          const std::function<absl::Time()>& now, const RerunScope* rerun,
+                          const RunStop* stop) {
   const absl::Time start = now();
   v1::PhaseResult phase;
   phase.set_name("uplink");
@@ -96,14 +106,14 @@ v1::PhaseResult RunUplink(const plan::Plan& plan, std::vector<NodeState>& nodes,
     phase.set_status("skipped");
     phase.set_detail("skipped: no agent answered");
   } else {
-    UplinkOutcome outcome = RunUplinkPhase(nodes, sinks, plan, progress, rerun);
+    UplinkOutcome outcome = RunUplinkPhase(nodes, sinks, plan, progress, rerun, stop);
     const int blocking = checks::CountBlocking(outcome.checks);
     phase.set_status(blocking == 0 ? "pass" : "fail");
     const v1::UplinkSizing& sizing = outcome.uplink.sizing();
-    phase.set_detail(absl::StrCat(
-        "sizing ", sizing.verdict().empty() ? "unknown" : sizing.verdict(), ", ",
-        outcome.uplink.throughput_size(), " run(s) to ", plan.uplink.targets.size(),
-        " target(s), ", blocking, " blocking certification"));
+    phase.set_detail(
+        absl::StrCat("sizing ", sizing.verdict().empty() ? "unknown" : sizing.verdict(), ", ",
+                     outcome.uplink.throughput_size(), " run(s) to ", plan.uplink.targets.size(),
+                     " target(s), ", blocking, " blocking certification"));
     for (auto& finding : outcome.checks) result.checks.push_back(std::move(finding));
     record.uplink = std::move(outcome.uplink);
   }
@@ -112,51 +122,168 @@ v1::PhaseResult RunUplink(const plan::Plan& plan, std::vector<NodeState>& nodes,
   return phase;
 }
 
+// Puts a GuardedAgentClient in front of each node's (and sink's) client for
+// the run and gives the originals back when it ends, so that no guard
+// outlives the run's NodeHealth and RunStop.
+class RunGuards {
+ public:
+  RunGuards(std::vector<NodeState>& nodes, std::vector<NodeState>* sinks,
+            const std::shared_ptr<NodeHealth>& health, RunStop* stop) {
+    Guard(nodes, health, stop);
+    if (sinks != nullptr) Guard(*sinks, health, stop);
+  }
+  ~RunGuards() {
+    for (auto& [state, inner] : originals_) {
+      state->client = std::move(inner);
+      state->health = nullptr;
+    }
+  }
+  RunGuards(const RunGuards&) = delete;
+  RunGuards& operator=(const RunGuards&) = delete;
+
+ private:
+  void Guard(std::vector<NodeState>& states, const std::shared_ptr<NodeHealth>& health,
+             RunStop* stop) {
+    for (NodeState& state : states) {
+      if (!state.client) continue;
+      std::unique_ptr<AgentClient> inner = std::move(state.client);
+      state.client = std::make_unique<GuardedAgentClient>(*inner, state.node.name, health, stop);
+      state.health = health.get();
+      originals_.emplace_back(&state, std::move(inner));
+    }
+  }
+
+  std::vector<std::pair<NodeState*, std::unique_ptr<AgentClient>>> originals_;
+};
+
+// Runs the phases in order: each starts with every node trusted again
+// (NodeHealth), its stalls are named in its detail, and once the run is
+// asked to stop the phase under way is marked interrupted and the later ones
+// are skipped without a call.
+class PhaseSequence {
+ public:
+  PhaseSequence(NodeHealth& health, RunStop* stop, Progress& progress)
+      : health_(health), stop_(stop), progress_(progress) {}
+
+  bool stopping() const { return stop_ != nullptr && stop_->requested(); }
+
+  // `judges`: false for the connect phase, which retries silent nodes itself.
+  // `planned`: false when the plan has no section for the phase, whose body
+  // then only records that (no call), stopping or not.
+  v1::PhaseResult Run(const std::string& name, const std::function<v1::PhaseResult()>& body,
+                      bool judges = true, bool planned = true) {
+    if (stopping() && planned) {
+      const StopRequest request = *stop_->request();
+      v1::PhaseResult skipped;
+      skipped.set_name(name);
+      skipped.set_status("skipped");
+      skipped.set_detail(absl::StrCat("not run: the run was interrupted by ", request.signal,
+                                      " during the ", request.phase, " phase"));
+      progress_.Line(name, skipped.detail());
+      return skipped;
+    }
+    health_.BeginPhase(name, judges);
+    if (stop_ != nullptr) stop_->EnterPhase(name);
+    v1::PhaseResult phase = body();
+    for (const Stall& stall : health_.Stalls()) {
+      const std::string summary = NodeHealth::Summary(stall, name);
+      progress_.Line(name, summary);
+      phase.set_detail(absl::StrCat(phase.detail(), "; ", summary));
+      // What the silent node would have measured is missing.
+      if (phase.status() == "pass") phase.set_status("fail");
+    }
+    if (std::optional<StopRequest> request = stop_ != nullptr ? stop_->request() : std::nullopt;
+        request && request->phase == name) {
+      phase.set_status("interrupted");
+      phase.set_detail(absl::StrCat("interrupted by ", request->signal, " after ",
+                                    absl::FormatDuration(absl::Trunc(
+                                        absl::Milliseconds(phase.duration_ms()), absl::Seconds(1))),
+                                    ": ", phase.detail()));
+    }
+    return phase;
+  }
+
+ private:
+  NodeHealth& health_;
+  RunStop* stop_;
+  Progress& progress_;
+};
+
 }  // namespace
 
 CertificationResult RunCertification(const plan::Plan& plan, std::vector<NodeState>& nodes,
                                      Progress& progress, const std::function<absl::Time()>& now,
                                      PhaseScope scope, const RerunScope* rerun,
-                                     const v1::Baseline* baseline,
-                                     std::vector<NodeState>* sinks) {
+                                     const v1::Baseline* baseline, std::vector<NodeState>* sinks,
+                                     RunStop* stop) {
   CertificationResult result;
   RunRecord record;
   record.started = now();
+  auto health = std::make_shared<NodeHealth>(now);
+  RunGuards guards(nodes, sinks, health, stop);
+  PhaseSequence phases(*health, stop, progress);
 
-  absl::Time phase_start = now();
-  result.reachable = RunConnectPhase(nodes, plan.agents, progress);
-  v1::PhaseResult connect;
-  connect.set_name("connect");
-  connect.set_status(result.reachable == static_cast<int>(nodes.size()) ? "pass" : "fail");
-  connect.set_detail(absl::StrCat(result.reachable, " of ", nodes.size(), " agent(s) answered"));
-  connect.set_duration_ms(absl::ToInt64Milliseconds(now() - phase_start));
-  record.phases.push_back(connect);
+  record.phases.push_back(phases.Run(
+      "connect",
+      [&] {
+        const absl::Time start = now();
+        result.reachable = RunConnectPhase(nodes, plan.agents, progress);
+        v1::PhaseResult connect;
+        connect.set_name("connect");
+        connect.set_status(result.reachable == static_cast<int>(nodes.size()) ? "pass" : "fail");
+        connect.set_detail(
+            absl::StrCat(result.reachable, " of ", nodes.size(), " agent(s) answered"));
+        connect.set_duration_ms(absl::ToInt64Milliseconds(now() - start));
+        return connect;
+      },
+      /*judges=*/false));
 
-  phase_start = now();
-  v1::PhaseResult inventory;
-  inventory.set_name("inventory");
-  if (result.reachable == 0) {
-    inventory.set_status("skipped");
-    inventory.set_detail("skipped: no agent answered");
-    for (const NodeState& state : nodes) {
-      result.checks.push_back(checks::ReachabilityFinding(state.node, false, state.error));
+  record.phases.push_back(phases.Run("inventory", [&] {
+    const absl::Time start = now();
+    v1::PhaseResult inventory;
+    inventory.set_name("inventory");
+    if (result.reachable == 0) {
+      inventory.set_status("skipped");
+      inventory.set_detail("skipped: no agent answered");
+      for (const NodeState& state : nodes) {
+        result.checks.push_back(checks::ReachabilityFinding(state.node, false, state.error));
+      }
+    } else {
+      result.checks = RunInventoryPhase(nodes, plan, progress, rerun);
+      const int blocking = checks::CountBlocking(result.checks);
+      inventory.set_status(blocking == 0 ? "pass" : "fail");
+      inventory.set_detail(
+          absl::StrCat(result.checks.size(), " check(s), ", blocking, " blocking certification"));
     }
-  } else {
-    result.checks = RunInventoryPhase(nodes, plan, progress, rerun);
-    const int blocking = checks::CountBlocking(result.checks);
-    inventory.set_status(blocking == 0 ? "pass" : "fail");
-    inventory.set_detail(
-        absl::StrCat(result.checks.size(), " check(s), ", blocking, " blocking certification"));
-  }
-  inventory.set_duration_ms(absl::ToInt64Milliseconds(now() - phase_start));
-  record.phases.push_back(inventory);
+    inventory.set_duration_ms(absl::ToInt64Milliseconds(now() - start));
+    return inventory;
+  }));
 
   if (scope == PhaseScope::kAll) {
-    record.phases.push_back(RunPairwise(plan, nodes, result, record, progress, now, rerun));
-    record.phases.push_back(RunCollectives(plan, nodes, result, record, progress, now, rerun));
+    record.phases.push_back(phases.Run(
+        "pairwise",
+        [&] { return RunPairwise(plan, nodes, result, record, progress, now, rerun, stop); }, true,
+        plan.pairwise.enabled));
+    record.phases.push_back(phases.Run(
+        "collectives",
+        [&] { return RunCollectives(plan, nodes, result, record, progress, now, rerun, stop); },
+        true, plan.collectives.enabled));
     std::vector<NodeState> no_sinks;
-    record.phases.push_back(RunUplink(plan, nodes, sinks != nullptr ? *sinks : no_sinks, result,
-                                      record, progress, now, rerun));
+    record.phases.push_back(phases.Run(
+        "uplink",
+        [&] {
+          return RunUplink(plan, nodes, sinks != nullptr ? *sinks : no_sinks, result, record,
+                           progress, now, rerun, stop);
+        },
+        true, plan.uplink.enabled));
+  }
+  if (stop != nullptr) stop->EnterPhase("certify");
+  if (std::optional<StopRequest> request = stop != nullptr ? stop->request() : std::nullopt) {
+    v1::Interrupted interrupted;
+    interrupted.set_signal(request->signal);
+    interrupted.set_at(FormatUtc(request->at));
+    interrupted.set_phase(request->phase);
+    record.interrupted = interrupted;
   }
   record.checks = result.checks;
   record.finished = now();

@@ -8,13 +8,21 @@
 #include "controller/phases/node_state.h"
 #include "controller/phases/progress.h"
 #include "controller/phases/rerun_scope.h"
+#include "controller/phases/run_stop.h"
 #include "controller/plan/plan.h"
 
 namespace clustercert::controller {
 
 // The phases of `controller run` in order, without any printing or files:
 // connect, inventory, pairwise, collectives, uplink (each skipped with its
-// reason when the plan has no section for it), then the certificate. Tests drive it with fake clients.
+// reason when the plan has no section for it), then the certificate. Tests drive it with fake
+// clients.
+//
+// Every agent call goes through a GuardedAgentClient for the run: a node
+// that stops answering costs one call deadline per phase (NodeHealth; each
+// phase tries it once more), and once `stop` is requested the phase under
+// way winds down, its leases released, the later phases are skipped and the
+// certificate records `interrupted` (never certified).
 struct CertificationResult {
   v1::Certificate certificate;
   std::vector<v1::Finding> checks;
@@ -29,7 +37,8 @@ CertificationResult RunCertification(const plan::Plan& plan, std::vector<NodeSta
                                      PhaseScope scope = PhaseScope::kAll,
                                      const RerunScope* rerun = nullptr,
                                      const v1::Baseline* baseline = nullptr,
-                                     std::vector<NodeState>* sinks = nullptr);
+                                     std::vector<NodeState>* sinks = nullptr,
+                                     RunStop* stop = nullptr);
 
 // The exit status for a finished run (0, 1 or 3).
 int ExitCodeFor(const CertificationResult& result, size_t node_count);

@@ -3,6 +3,7 @@
 #include <cstdio>
 
 #include "controller/client/grpc_agent_client.h"
+#include "controller/commands/diagnostics.h"
 #include "controller/plan/plan_parser.h"
 
 namespace clustercert::controller {
@@ -10,9 +11,9 @@ namespace clustercert::controller {
 std::optional<plan::Plan> LoadPlanOrReport(const std::string& path) {
   auto loaded = plan::LoadPlan(path);
   if (!loaded.ok()) {
+    // The plan's errors as a compiler prints its own: "plan.yaml:3:5: ...".
     std::fprintf(stderr, "%s\n", std::string(loaded.status().message()).c_str());
-    std::fprintf(stderr,
-                 "controller: the plan has errors; nothing ran (docs/plan.md lists every key)\n");
+    Diagnostics().error("the plan has errors; nothing ran (docs/plan.md lists every key)");
     return std::nullopt;
   }
   return std::move(*loaded);
@@ -81,13 +82,13 @@ std::optional<PreparedRun> PrepareRun(const std::vector<std::string>& args, cons
       factory.ok() ? MakeNodeStates(*plan, *factory)
                    : absl::StatusOr<std::vector<NodeState>>(factory.status());
   if (!nodes.ok()) {
-    std::fprintf(stderr, "controller: %s\n", std::string(nodes.status().message()).c_str());
+    DiagnoseError(nodes.status());
     *exit_code = kExitCannotRun;
     return std::nullopt;
   }
   absl::StatusOr<std::vector<NodeState>> sinks = MakeSinkStates(*plan, *factory);
   if (!sinks.ok()) {
-    std::fprintf(stderr, "controller: %s\n", std::string(sinks.status().message()).c_str());
+    DiagnoseError(sinks.status());
     *exit_code = kExitCannotRun;
     return std::nullopt;
   }

@@ -24,14 +24,15 @@ enum ExitCode : int {
 
 // What every subcommand may be given on the command line.
 struct CommandOptions {
-  std::string out;     // --out: overrides the plan's certificate.out
-  bool json = false;   // --json: machine-readable stdout
-  bool color = false;  // resolved from --color and the terminal
-  bool quiet = false;  // --quiet: no progress lines
-  double noise = 0.10;   // --noise: diff's relative band within which a change is noise
-  std::string pubkey;    // --pubkey: verify against this public key
-  std::string baseline;  // --baseline: certificate a partial re-certification starts from
-  std::string only;      // --only: comma-separated nodes to measure again
+  std::string out;        // --out: overrides the plan's certificate.out
+  bool json = false;      // --json: machine-readable stdout
+  bool color = false;     // resolved from --color and the terminal
+  bool quiet = false;     // --quiet: no progress lines
+  double noise = 0.10;    // --noise: diff's relative band within which a change is noise
+  std::string pubkey;     // --pubkey: verify against this public key
+  std::string trust_dir;  // --trust-dir: verify trusts the *.pub keys in this directory
+  std::string baseline;   // --baseline: certificate a partial re-certification starts from
+  std::string only;       // --only: comma-separated nodes to measure again
 };
 
 // Makes the client for one plan node; gRPC in production, fakes in tests.

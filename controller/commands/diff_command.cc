@@ -3,9 +3,11 @@
 #include <cmath>
 #include <cstdio>
 
+#include "common/text_escape.h"
 #include "controller/certificate/certificate_diff.h"
 #include "controller/certificate/certificate_diff_render.h"
 #include "controller/certificate/certificate_reader.h"
+#include "controller/commands/diagnostics.h"
 
 namespace clustercert::controller {
 namespace {
@@ -24,20 +26,18 @@ int RunDiffCommand(const std::vector<std::string>& args, const CommandOptions& o
     return kExitUsage;
   }
   if (!std::isfinite(options.noise) || options.noise < 0 || options.noise >= 1) {
-    std::fprintf(stderr,
-                 "controller: --noise is %g; give a fraction in [0, 1), e.g. 0.1 for a 10 %% "
-                 "band\n",
-                 options.noise);
+    Diagnostics().error("--noise is {}; give a fraction in [0, 1), e.g. 0.1 for a 10 % band",
+                        options.noise);
     return kExitUsage;
   }
   auto old_cert = LoadCertificate(args[0]);
   if (!old_cert.ok()) {
-    std::fprintf(stderr, "controller: %s\n", std::string(old_cert.status().message()).c_str());
+    DiagnoseError(old_cert.status());
     return kExitUsage;
   }
   auto new_cert = LoadCertificate(args[1]);
   if (!new_cert.ok()) {
-    std::fprintf(stderr, "controller: %s\n", std::string(new_cert.status().message()).c_str());
+    DiagnoseError(new_cert.status());
     return kExitUsage;
   }
 
@@ -46,7 +46,8 @@ int RunDiffCommand(const std::vector<std::string>& args, const CommandOptions& o
   const CertificateDiff diff =
       DiffCertificates(old_cert->certificate, new_cert->certificate, diff_options);
   for (const std::string& warning : diff.warnings) {
-    std::fprintf(stderr, "controller: warning: %s\n", warning.c_str());
+    // Warnings quote both certificates' fields, which any file can set.
+    Diagnostics().warn("{}", TerminalText(warning));
   }
   const std::string out = options.json ? RenderDiffJson(diff) : RenderDiffText(diff, options.color);
   std::fwrite(out.data(), 1, out.size(), stdout);

@@ -4,6 +4,7 @@
 
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
+#include "common/text_escape.h"
 
 namespace clustercert::controller {
 namespace {
@@ -26,44 +27,57 @@ std::string StatusLabel(const v1::Finding& f) {
 
 std::string Clip(const std::string& text, size_t width) {
   if (text.size() <= width) return text;
-  return text.substr(0, width - 1) + "~";
+  return text.substr(0, Utf8Prefix(text, width - 1)) + "~";
 }
 
-std::string DeviceLabel(const v1::Finding& f) {
-  if (f.device().empty()) return "-";
-  if (f.port() == 0) return f.device();
-  return absl::StrCat(f.device(), "/", f.port());
+// Every field of a finding can carry an agent's words (device names, VPD and
+// nvidia-smi strings, error text): each is neutralised before it is padded,
+// clipped or coloured, so widths count what the terminal shows.
+struct Row {
+  std::string id, device, observed, expected, message, remedy;
+};
+
+Row RowOf(const v1::Finding& f) {
+  std::string device = "-";
+  if (!f.device().empty()) {
+    device = f.port() == 0 ? f.device() : absl::StrCat(f.device(), "/", f.port());
+  }
+  return {TerminalText(f.id()),       TerminalText(device),      TerminalText(f.observed()),
+          TerminalText(f.expected()), TerminalText(f.message()), TerminalText(f.remedy())};
 }
 
 void RenderTable(std::string& out, const std::string& title,
                  const std::vector<const v1::Finding*>& rows, bool color) {
   out += title + "\n";
+  std::vector<Row> texts;
+  for (const auto* f : rows) texts.push_back(RowOf(*f));
   size_t id_w = 5, dev_w = 6, obs_w = 8;
-  for (const auto* f : rows) {
-    id_w = std::max(id_w, f->id().size());
-    dev_w = std::max(dev_w, std::min<size_t>(DeviceLabel(*f).size(), 24));
-    obs_w = std::max(obs_w, std::min<size_t>(f->observed().size(), 40));
+  for (const Row& t : texts) {
+    id_w = std::max(id_w, t.id.size());
+    dev_w = std::max(dev_w, std::min<size_t>(t.device.size(), 24));
+    obs_w = std::max(obs_w, std::min<size_t>(t.observed.size(), 40));
   }
   out += absl::StrFormat("  %-*s  %-*s  %-8s  %-*s  %s\n", id_w, "CHECK", dev_w, "DEVICE", "STATUS",
                          obs_w, "OBSERVED", "EXPECTED");
-  for (const auto* f : rows) {
+  for (size_t i = 0; i < rows.size(); ++i) {
+    const v1::Finding* f = rows[i];
+    const Row& t = texts[i];
     std::string label = StatusLabel(*f);
     std::string padded = absl::StrFormat("%-8s", label);
     if (color) padded = absl::StrCat(StatusColor(f->status(), f->severity()), padded, kReset);
     if (f->status() == "skipped") {
       // Not applicable: the reason is the whole story, no remedy below.
-      out += absl::StrFormat("  %-*s  %-*s  %s  %s\n", id_w, f->id(), dev_w,
-                             Clip(DeviceLabel(*f), 24), padded, f->message());
+      out += absl::StrFormat("  %-*s  %-*s  %s  %s\n", id_w, t.id, dev_w, Clip(t.device, 24),
+                             padded, t.message);
       continue;
     }
-    out += absl::StrFormat("  %-*s  %-*s  %s  %-*s  %s\n", id_w, f->id(), dev_w,
-                           Clip(DeviceLabel(*f), 24), padded, obs_w, Clip(f->observed(), 40),
-                           f->expected());
+    out += absl::StrFormat("  %-*s  %-*s  %s  %-*s  %s\n", id_w, t.id, dev_w, Clip(t.device, 24),
+                           padded, obs_w, Clip(t.observed, 40), t.expected);
   }
-  for (const auto* f : rows) {
-    if (f->status() == "pass" || f->status() == "skipped") continue;
-    out += absl::StrCat("  - ", f->message());
-    if (!f->remedy().empty()) out += absl::StrCat(" ", f->remedy());
+  for (size_t i = 0; i < rows.size(); ++i) {
+    if (rows[i]->status() == "pass" || rows[i]->status() == "skipped") continue;
+    out += absl::StrCat("  - ", texts[i].message);
+    if (!texts[i].remedy.empty()) out += absl::StrCat(" ", texts[i].remedy);
     out += "\n";
   }
   out += "\n";
@@ -82,6 +96,7 @@ std::string RenderFindingTables(const std::vector<NodeState>& nodes,
     std::string title = absl::StrCat(state.node.name, "  (", state.node.agent);
     if (state.reachable) absl::StrAppend(&title, ", agent ", state.version.agent_version());
     absl::StrAppend(&title, ")");
+    title = TerminalText(title);  // before the bold, which is ours
     if (color) title = absl::StrCat("\033[1m", title, kReset);
     RenderTable(out, title, rows, color);
   }

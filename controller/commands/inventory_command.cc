@@ -6,6 +6,7 @@
 #include "controller/certificate/certificate_writer.h"
 #include "controller/checks/node_checks.h"
 #include "controller/commands/certification_run.h"
+#include "controller/commands/diagnostics.h"
 #include "controller/commands/finding_table.h"
 
 namespace clustercert::controller {
@@ -29,7 +30,7 @@ int RunInventoryCommand(const std::vector<std::string>& args, const CommandOptio
     report.clear_verdict_reasons();
     auto json = CertificateJson(report);
     if (!json.ok()) {
-      std::fprintf(stderr, "controller: %s\n", std::string(json.status().message()).c_str());
+      DiagnoseError(json.status());
       return kExitCannotRun;
     }
     std::printf("%s\n", json->c_str());

@@ -6,6 +6,7 @@
 
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
+#include "common/text_escape.h"
 
 namespace clustercert::controller {
 namespace {
@@ -53,19 +54,25 @@ std::string RenderPairMatrices(const std::vector<std::string>& node_names,
     groups[key][{pair.client(), pair.server()}] = &pair;
     units[key] = pair.unit();
   }
+  // Names are looked up raw and shown neutralised; widths follow what shows.
+  std::vector<std::string> shown;
+  for (const auto& name : node_names) shown.push_back(TerminalText(name));
   size_t width = 8;
-  for (const auto& name : node_names) width = std::max(width, name.size() + 1);
+  for (const auto& name : shown) width = std::max(width, name.size() + 1);
 
   std::string out;
   for (const auto& [key, cells] : groups) {
     const auto& [test, rail, memory] = key;
-    absl::StrAppend(&out, "pairwise ", test, rail.empty() ? "" : " " + rail, " ", memory, " (",
-                    units[key], ", client rows x server columns)\n");
+    absl::StrAppend(&out, "pairwise ",
+                    TerminalText(absl::StrCat(test, rail.empty() ? "" : " " + rail, " ", memory,
+                                              " (", units[key])),
+                    ", client rows x server columns)\n");
     absl::StrAppend(&out, std::string(width, ' '));
-    for (const auto& name : node_names) absl::StrAppend(&out, PadLeft(name, width));
+    for (const auto& name : shown) absl::StrAppend(&out, PadLeft(name, width));
     out += "\n";
-    for (const auto& client : node_names) {
-      absl::StrAppend(&out, absl::StrFormat("%-*s", static_cast<int>(width), client));
+    for (size_t row = 0; row < node_names.size(); ++row) {
+      const std::string& client = node_names[row];
+      absl::StrAppend(&out, absl::StrFormat("%-*s", static_cast<int>(width), shown[row]));
       for (const auto& server : node_names) {
         auto it = cells.find({client, server});
         std::string cell = client == server ? "-" : ".";
@@ -83,11 +90,14 @@ std::string RenderPairMatrices(const std::vector<std::string>& node_names,
   for (const auto& suspect : suspects) {
     std::string who = suspect.node().empty() ? std::string("the fabric") : suspect.node();
     if (!suspect.rail().empty()) absl::StrAppend(&who, "/", suspect.rail());
-    absl::StrAppend(&out, "suspect ", who, ": ", suspect.failing_pairs(), " of ",
-                    suspect.total_pairs(), " pair(s) failing. ", suspect.reason(), "\n");
+    absl::StrAppend(&out, "suspect ", TerminalText(who), ": ", suspect.failing_pairs(), " of ",
+                    suspect.total_pairs(), " pair(s) failing. ", TerminalText(suspect.reason()),
+                    "\n");
     for (const auto& finding : suspect.inventory_findings()) {
-      absl::StrAppend(&out, "  - ", finding.id(), ": ", finding.message(), " ", finding.remedy(),
-                      "\n");
+      absl::StrAppend(
+          &out, "  - ",
+          TerminalText(absl::StrCat(finding.id(), ": ", finding.message(), " ", finding.remedy())),
+          "\n");
     }
   }
   if (!suspects.empty()) out += "\n";

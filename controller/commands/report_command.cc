@@ -5,6 +5,7 @@
 
 #include "absl/strings/str_cat.h"
 #include "controller/certificate/certificate_reader.h"
+#include "controller/commands/diagnostics.h"
 #include "controller/report/report_files.h"
 
 namespace clustercert::controller {
@@ -41,7 +42,7 @@ int RunReportCommand(const std::vector<std::string>& args, const CommandOptions&
   const std::string& path = args[0];
   auto loaded = LoadCertificate(path);
   if (!loaded.ok()) {
-    std::fprintf(stderr, "controller: %s\n", std::string(loaded.status().message()).c_str());
+    DiagnoseError(loaded.status());
     return kExitUsage;
   }
   std::string dir = options.out;
@@ -51,7 +52,7 @@ int RunReportCommand(const std::vector<std::string>& args, const CommandOptions&
   }
   auto written = report::WriteReports(loaded->certificate, dir);
   if (!written.ok()) {
-    std::fprintf(stderr, "controller: %s\n", std::string(written.status().message()).c_str());
+    DiagnoseError(written.status());
     return kExitCannotRun;
   }
   if (options.json) {

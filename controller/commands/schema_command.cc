@@ -3,6 +3,7 @@
 #include <cstdio>
 
 #include "controller/certificate/certificate_schema.h"
+#include "controller/commands/diagnostics.h"
 
 namespace clustercert::controller {
 
@@ -16,7 +17,7 @@ int RunSchemaCommand(const std::vector<std::string>& args, const CommandOptions&
   const std::string schema = CertificateJsonSchema();
   if (std::fwrite(schema.data(), 1, schema.size(), stdout) != schema.size() ||
       std::fflush(stdout) != 0) {
-    std::fprintf(stderr, "controller: cannot write the schema to stdout\n");
+    Diagnostics().error("cannot write the schema to stdout");
     return kExitCannotRun;
   }
   return kExitCertified;

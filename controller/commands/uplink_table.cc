@@ -7,6 +7,7 @@
 
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
+#include "common/text_escape.h"
 
 namespace clustercert::controller {
 namespace {
@@ -15,8 +16,8 @@ std::string Figure(const v1::UplinkThroughput& run) {
   if (!run.ok()) return "FAILED";
   std::string text = absl::StrFormat("%.3g", run.aggregate_gbps());
   if (run.flows() > 1 && run.flow_gbps_size() > 0) {
-    absl::StrAppend(&text, absl::StrFormat(" (%.3g-%.3g)", run.min_flow_gbps(),
-                                           run.max_flow_gbps()));
+    absl::StrAppend(&text,
+                    absl::StrFormat(" (%.3g-%.3g)", run.min_flow_gbps(), run.max_flow_gbps()));
   }
   return text;
 }
@@ -30,11 +31,14 @@ std::string RenderUplinkTables(const v1::Uplink& uplink) {
     absl::StrAppend(&out, "unknown (the plan gives no read rate or no capacity)\n");
   } else {
     absl::StrAppend(&out, absl::StrFormat("%.4g", sizing.required_gbps()), " Gb/s needed (",
-                    sizing.arithmetic(), ") of ", absl::StrFormat("%.4g", sizing.capacity_gbps()),
-                    " Gb/s: ", sizing.verdict(), absl::StrFormat(", headroom %.4g Gb/s", sizing.headroom_gbps()));
+                    TerminalText(sizing.arithmetic()), ") of ",
+                    absl::StrFormat("%.4g", sizing.capacity_gbps()),
+                    " Gb/s: ", TerminalText(sizing.verdict()),
+                    absl::StrFormat(", headroom %.4g Gb/s", sizing.headroom_gbps()));
     if (sizing.checkpoint_seconds() > 0) {
-      absl::StrAppend(&out, absl::StrFormat("; a %.4g GB checkpoint takes %.0f s",
-                                            sizing.checkpoint_gbytes(), sizing.checkpoint_seconds()));
+      absl::StrAppend(
+          &out, absl::StrFormat("; a %.4g GB checkpoint takes %.0f s", sizing.checkpoint_gbytes(),
+                                sizing.checkpoint_seconds()));
     }
     out += "\n";
   }
@@ -54,22 +58,26 @@ std::string RenderUplinkTables(const v1::Uplink& uplink) {
     flow_counts[run.target()].insert(run.flows());
   }
   for (const std::string& target : targets) {
-    absl::StrAppend(&out, "\nuplink to ", target, " (", types[target],
+    absl::StrAppend(&out, "\nuplink to ", TerminalText(target), " (", TerminalText(types[target]),
                     ", Gb/s: aggregate (per flow min-max))\n");
+    // Node names are keys raw and shown neutralised; the column fits what shows.
     size_t width = 6;
-    for (const std::string& node : nodes[target]) width = std::max(width, node.size() + 2);
+    for (const std::string& node : nodes[target]) {
+      width = std::max(width, TerminalText(node).size() + 2);
+    }
     absl::StrAppend(&out, std::string(width, ' '));
     for (int flows : flow_counts[target]) {
-      absl::StrAppend(&out, absl::StrFormat("%-22s", absl::StrCat(flows, flows == 1 ? " flow" : " flows")));
+      absl::StrAppend(
+          &out, absl::StrFormat("%-22s", absl::StrCat(flows, flows == 1 ? " flow" : " flows")));
     }
     out += "\n";
     for (const std::string& node : nodes[target]) {
-      absl::StrAppend(&out, absl::StrFormat("%-*s", static_cast<int>(width), node));
+      absl::StrAppend(&out, absl::StrFormat("%-*s", static_cast<int>(width), TerminalText(node)));
       for (int flows : flow_counts[target]) {
         auto it = runs[target][node].find(flows);
-        absl::StrAppend(&out, absl::StrFormat("%-22s", it == runs[target][node].end()
-                                                           ? std::string("-")
-                                                           : Figure(*it->second)));
+        absl::StrAppend(
+            &out, absl::StrFormat("%-22s", it == runs[target][node].end() ? std::string("-")
+                                                                          : Figure(*it->second)));
       }
       out += "\n";
     }

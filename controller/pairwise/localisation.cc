@@ -158,65 +158,40 @@ int TriageRank(const std::string& id) {
   return 5;
 }
 
-}  // namespace
-
-std::vector<Suspect> Localise(const std::vector<PairMeasurement>& measurements,
-                              const std::vector<v1::Finding>& verdicts) {
-  std::vector<Pair> pairs = JudgedPairs(measurements, verdicts);
-  int failing = 0;
-  std::set<std::string> nodes;
+// A rail on which every pair fails (against three nodes or more) while
+// other rails pass: that rail's switch. Its pairs are explained.
+void RailSuspects(std::vector<Pair>& pairs, std::vector<Ranked>& ranked) {
   std::map<std::string, std::pair<int, int>> per_rail;  // rail -> failing, total
+  std::map<std::string, std::set<std::string>> rail_nodes;
   for (const Pair& pair : pairs) {
-    failing += pair.failing ? 1 : 0;
-    nodes.insert(pair.a);
-    nodes.insert(pair.b);
     auto& [rail_failing, rail_total] = per_rail[pair.rail];
     rail_failing += pair.failing ? 1 : 0;
     rail_total += 1;
+    rail_nodes[pair.rail].insert(pair.a);
+    rail_nodes[pair.rail].insert(pair.b);
   }
-  if (failing == 0) return {};
-  const int total = static_cast<int>(pairs.size());
-
-  // With three or more nodes, all pairs failing shares no node: it is the fabric.
-  // With two, a bad node cannot be told from a bad link; the link stage says so.
-  if (failing == total && nodes.size() >= 3) {
-    return {Suspect{"", "", failing, total,
-                    "every pair fails: suspect the switch/fabric (MTU, PFC) rather than one "
-                    "node"}};
+  if (per_rail.size() < 2) return;
+  for (const auto& [rail, counts] : per_rail) {
+    const auto [rail_failing, rail_total] = counts;
+    if (rail.empty() || rail_failing != rail_total || rail_nodes[rail].size() < 3) continue;
+    for (Pair& pair : pairs) pair.explained = pair.explained || pair.rail == rail;
+    ranked.push_back(
+        {Kind::kRail,
+         Suspect{"", rail, rail_failing, rail_total,
+                 absl::StrCat("every pair on ", rail, " fails (", OfCount(rail_failing, rail_total),
+                              ") while other rails pass: suspect the ", rail,
+                              " switch/fabric (MTU, PFC) rather than one node")}});
   }
+}
 
-  std::vector<Ranked> ranked;
-
-  // A rail on which every pair fails while other rails pass: that rail's switch.
-  if (per_rail.size() >= 2) {
-    for (const auto& [rail, counts] : per_rail) {
-      const auto [rail_failing, rail_total] = counts;
-      std::set<std::string> rail_nodes;
-      for (const Pair& pair : pairs) {
-        if (pair.rail != rail) continue;
-        rail_nodes.insert(pair.a);
-        rail_nodes.insert(pair.b);
-      }
-      if (rail.empty() || rail_failing != rail_total || rail_nodes.size() < 3) continue;
-      for (Pair& pair : pairs) pair.explained = pair.explained || pair.rail == rail;
-      ranked.push_back(
-          {Kind::kRail, Suspect{"", rail, rail_failing, rail_total,
-                                absl::StrCat("every pair on ", rail, " fails (",
-                                             OfCount(rail_failing, rail_total),
-                                             ") while other rails pass: suspect the ", rail,
-                                             " switch/fabric (MTU, PFC) rather than one node")}});
-    }
-  }
-
-  // Endpoints whose every pair fails, against at least two peers, are suspects;
-  // so are endpoints where most pairs fail and at least two failures share no
-  // other suspect.
-  const std::map<Endpoint, EndpointStats> endpoints = CountEndpoints(pairs);
+// Endpoints whose every pair fails, against at least two peers ("every"),
+// and endpoints where most pairs fail and at least two failures share no
+// other suspect ("most"). Their pairs are explained.
+std::map<Endpoint, std::string> BadEndpoints(const std::map<Endpoint, EndpointStats>& endpoints,
+                                             std::vector<Pair>& pairs) {
   std::map<Endpoint, std::string> bad;  // endpoint -> reason
   for (const auto& [endpoint, stats] : endpoints) {
-    if (stats.failing == stats.total && stats.peers.size() >= 2) {
-      bad[endpoint] = "every";
-    }
+    if (stats.failing == stats.total && stats.peers.size() >= 2) bad[endpoint] = "every";
   }
   for (const auto& [endpoint, stats] : endpoints) {
     if (bad.count(endpoint) > 0 || stats.failing * 2 <= stats.total) continue;
@@ -232,9 +207,39 @@ std::vector<Suspect> Localise(const std::vector<PairMeasurement>& measurements,
     if (pair.explained || !pair.failing) continue;
     pair.explained = bad.count({pair.a, pair.rail}) > 0 || bad.count({pair.b, pair.rail}) > 0;
   }
+  return bad;
+}
 
-  // Fold a node's suspect rails into one whole-node suspect when it has several
-  // rails and all of them are bad.
+// One bad endpoint (a node, or a node's rail) as a suspect with its reason.
+Ranked EndpointSuspect(const Endpoint& endpoint, const EndpointStats& stats,
+                       const std::string& how_bad, const std::vector<Pair>& pairs,
+                       const std::vector<std::string>& good_rails) {
+  const std::string& node = endpoint.first;
+  const std::string where = absl::StrCat(node, OnRail(endpoint.second));
+  std::string reason = how_bad == "every"
+                           ? absl::StrCat("every pair touching ", where, " fails (",
+                                          OfCount(stats.failing, stats.total), ")")
+                           : absl::StrCat(OfCount(stats.failing, stats.total), " pairs touching ",
+                                          where, " fail, more than any other node or rail shares");
+  const std::string side = FailingSide(pairs, endpoint);
+  absl::StrAppend(&reason, SideSentence(where, side));
+  if (!good_rails.empty()) {
+    absl::StrAppend(&reason, " while ", node, "'s ", absl::StrJoin(good_rails, ", "),
+                    " pairs pass");
+  }
+  const std::string target =
+      endpoint.second.empty() ? node : absl::StrCat(node, " ", endpoint.second);
+  absl::StrAppend(&reason, ": check ", target, "'s ", kCheckOrder, ", in that order");
+  Suspect suspect{node, endpoint.second, stats.failing, stats.total, reason};
+  suspect.side = side;
+  return {endpoint.second.empty() ? Kind::kNode : Kind::kNodeRail, std::move(suspect)};
+}
+
+// The bad endpoints as suspects, a node's rails folded into one whole-node
+// suspect when it has several rails and all of them are bad.
+void NodeSuspects(const std::map<Endpoint, EndpointStats>& endpoints,
+                  const std::map<Endpoint, std::string>& bad, const std::vector<Pair>& pairs,
+                  std::vector<Ranked>& ranked) {
   std::map<std::string, std::vector<Endpoint>> by_node;
   for (const auto& [endpoint, stats] : endpoints) by_node[endpoint.first].push_back(endpoint);
   for (const auto& [node, node_endpoints] : by_node) {
@@ -268,31 +273,15 @@ std::vector<Suspect> Localise(const std::vector<PairMeasurement>& measurements,
       continue;
     }
     for (const Endpoint& endpoint : node_bad) {
-      const EndpointStats& stats = endpoints.at(endpoint);
-      const std::string where = absl::StrCat(node, OnRail(endpoint.second));
-      std::string reason =
-          bad.at(endpoint) == "every"
-              ? absl::StrCat("every pair touching ", where, " fails (",
-                             OfCount(stats.failing, stats.total), ")")
-              : absl::StrCat(OfCount(stats.failing, stats.total), " pairs touching ", where,
-                             " fail, more than any other node or rail shares");
-      const std::string side = FailingSide(pairs, endpoint);
-      absl::StrAppend(&reason, SideSentence(where, side));
-      if (!good_rails.empty()) {
-        absl::StrAppend(&reason, " while ", node, "'s ", absl::StrJoin(good_rails, ", "),
-                        " pairs pass");
-      }
-      const std::string target =
-          endpoint.second.empty() ? node : absl::StrCat(node, " ", endpoint.second);
-      absl::StrAppend(&reason, ": check ", target, "'s ", kCheckOrder, ", in that order");
-      Suspect suspect{node, endpoint.second, stats.failing, stats.total, reason};
-      suspect.side = side;
       ranked.push_back(
-          {endpoint.second.empty() ? Kind::kNode : Kind::kNodeRail, std::move(suspect)});
+          EndpointSuspect(endpoint, endpoints.at(endpoint), bad.at(endpoint), pairs, good_rails));
     }
   }
+}
 
-  // What is left fails alone: the path between two otherwise healthy nodes.
+// What is left fails alone: the path between two otherwise healthy nodes
+// (or a node's loopback).
+void LinkSuspects(const std::vector<Pair>& pairs, size_t node_count, std::vector<Ranked>& ranked) {
   std::map<std::pair<std::string, std::string>, std::vector<const Pair*>> links;
   for (const Pair& pair : pairs) {
     if (pair.failing && !pair.explained) links[{pair.a, pair.b}].push_back(&pair);
@@ -312,7 +301,7 @@ std::vector<Suspect> Localise(const std::vector<PairMeasurement>& measurements,
       continue;
     }
     std::string reason;
-    if (nodes.size() < 3) {
+    if (node_count < 3) {
       reason = absl::StrCat(a, "<->", b, " fails", OnRail(rail),
                             " and there is no third node: a bad node cannot be told from a bad "
                             "link; test each against another node");
@@ -325,7 +314,10 @@ std::vector<Suspect> Localise(const std::vector<PairMeasurement>& measurements,
     ranked.push_back(
         {Kind::kLink, Suspect{absl::StrCat(a, "<->", b), rail, link_failing, link_total, reason}});
   }
+}
 
+// Rail before node before node rail before link; more failing pairs first.
+std::vector<Suspect> InRankOrder(std::vector<Ranked> ranked) {
   std::stable_sort(ranked.begin(), ranked.end(), [](const Ranked& x, const Ranked& y) {
     if (x.kind != y.kind) return x.kind < y.kind;
     if (x.suspect.failing_pairs != y.suspect.failing_pairs) {
@@ -337,6 +329,37 @@ std::vector<Suspect> Localise(const std::vector<PairMeasurement>& measurements,
   suspects.reserve(ranked.size());
   for (Ranked& entry : ranked) suspects.push_back(std::move(entry.suspect));
   return suspects;
+}
+
+}  // namespace
+
+std::vector<Suspect> Localise(const std::vector<PairMeasurement>& measurements,
+                              const std::vector<v1::Finding>& verdicts) {
+  std::vector<Pair> pairs = JudgedPairs(measurements, verdicts);
+  int failing = 0;
+  std::set<std::string> nodes;
+  for (const Pair& pair : pairs) {
+    failing += pair.failing ? 1 : 0;
+    nodes.insert(pair.a);
+    nodes.insert(pair.b);
+  }
+  if (failing == 0) return {};
+  const int total = static_cast<int>(pairs.size());
+
+  // With three or more nodes, all pairs failing shares no node: it is the fabric.
+  // With two, a bad node cannot be told from a bad link; the link stage says so.
+  if (failing == total && nodes.size() >= 3) {
+    return {Suspect{"", "", failing, total,
+                    "every pair fails: suspect the switch/fabric (MTU, PFC) rather than one "
+                    "node"}};
+  }
+  std::vector<Ranked> ranked;
+  RailSuspects(pairs, ranked);
+  const std::map<Endpoint, EndpointStats> endpoints = CountEndpoints(pairs);
+  const std::map<Endpoint, std::string> bad = BadEndpoints(endpoints, pairs);
+  NodeSuspects(endpoints, bad, pairs, ranked);
+  LinkSuspects(pairs, nodes.size(), ranked);
+  return InRankOrder(std::move(ranked));
 }
 
 std::vector<v1::Finding> TriageFindings(const std::vector<v1::Finding>& node_inventory_findings,

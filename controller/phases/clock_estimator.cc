@@ -16,10 +16,10 @@ absl::StatusOr<ClockEstimate> EstimateClock(const std::vector<TimeExchange>& exc
   for (size_t i = 0; i < exchanges.size(); ++i) {
     const TimeExchange& x = exchanges[i];
     if (x.t4 < x.t1) {
-      return absl::InvalidArgumentError(absl::StrCat(
-          "clock exchange ", i + 1, " came back before it was sent (",
-          absl::FormatDuration(x.t1 - x.t4),
-          "): the controller's clock stepped during the measurement; run again"));
+      return absl::InvalidArgumentError(
+          absl::StrCat("clock exchange ", i + 1, " came back before it was sent (",
+                       absl::FormatDuration(x.t1 - x.t4),
+                       "): the controller's clock stepped during the measurement; run again"));
     }
     const absl::Duration delay = std::max(absl::ZeroDuration(), (x.t4 - x.t1) - (x.t3 - x.t2));
     if (have && delay >= best.delay) continue;

@@ -1,6 +1,7 @@
 #include "controller/phases/collectives_phase.h"
 
 #include <algorithm>
+#include <optional>
 #include <thread>
 
 #include "absl/strings/str_cat.h"
@@ -146,16 +147,18 @@ void SetFloor(const plan::Plan& plan, v1::CollectiveSweep& sweep) {
 }
 
 // Runs the scopes of one kind together (the 1-node sweeps, one per node,
-// share nothing) or one after the other.
-std::vector<v1::CollectiveSweep> RunScopes(std::vector<NodeState>& nodes, const plan::Plan& plan,
-                                           const std::vector<CollectiveScope>& scopes,
-                                           Progress& progress) {
-  std::vector<v1::CollectiveSweep> sweeps(scopes.size());
+// share nothing) or one after the other. A scope left out because the run
+// is stopping stays nullopt.
+std::vector<std::optional<v1::CollectiveSweep>> RunScopes(
+    std::vector<NodeState>& nodes, const plan::Plan& plan,
+    const std::vector<CollectiveScope>& scopes, Progress& progress, const RunStop* stop) {
+  auto stopping = [stop] { return stop != nullptr && stop->requested(); };
+  std::vector<std::optional<v1::CollectiveSweep>> sweeps(scopes.size());
   std::vector<size_t> one_node;
   for (size_t i = 0; i < scopes.size(); ++i) {
     if (scopes[i].name == "1-node") one_node.push_back(i);
   }
-  if (one_node.size() > 1) {
+  if (one_node.size() > 1 && !stopping()) {
     progress.Line("collectives", absl::StrCat("1-node sweeps on ", one_node.size(),
                                               " nodes at once (each runs on its own node only)"));
     std::vector<std::thread> threads;
@@ -167,6 +170,7 @@ std::vector<v1::CollectiveSweep> RunScopes(std::vector<NodeState>& nodes, const 
   }
   for (size_t i = 0; i < scopes.size(); ++i) {
     if (one_node.size() > 1 && scopes[i].name == "1-node") continue;
+    if (stopping()) break;
     sweeps[i] = RunScope(nodes, plan, scopes[i], progress);
   }
   return sweeps;
@@ -185,7 +189,8 @@ void PrintSweep(const v1::CollectiveSweep& sweep, Progress& progress) {
 }  // namespace
 
 CollectivesOutcome RunCollectivesPhase(std::vector<NodeState>& nodes, const plan::Plan& plan,
-                                       Progress& progress, const RerunScope* rerun) {
+                                       Progress& progress, const RerunScope* rerun,
+                                       const RunStop* stop) {
   CollectivesOutcome outcome;
   std::vector<size_t> reachable;
   for (size_t i = 0; i < nodes.size(); ++i) {
@@ -253,9 +258,17 @@ CollectivesOutcome RunCollectivesPhase(std::vector<NodeState>& nodes, const plan
   }
   for (const std::string& skipped : choice.skipped)
     progress.Line("collectives", "skipped " + skipped);
-  std::vector<v1::CollectiveSweep> swept = RunScopes(nodes, plan, choice.scopes, progress);
+  std::vector<std::optional<v1::CollectiveSweep>> swept =
+      RunScopes(nodes, plan, choice.scopes, progress, stop);
   for (size_t i = 0; i < swept.size(); ++i) {
-    v1::CollectiveSweep& sweep = swept[i];
+    if (!swept[i]) {
+      const std::optional<StopRequest> request = stop->request();
+      outcome.skipped.push_back(absl::StrCat(choice.scopes[i].name,
+                                             ": not run: the run was interrupted by ",
+                                             request ? request->signal : "a signal"));
+      continue;
+    }
+    v1::CollectiveSweep& sweep = *swept[i];
     PrintSweep(sweep, progress);
     if (plan.collectives.backend == plan::CollectiveBackend::kGloo) {
       sweep.set_expected_transport(GlooTransportFor(plan, nodes[choice.scopes[i].nodes.front()]));

@@ -6,6 +6,7 @@
 #include "controller/phases/node_state.h"
 #include "controller/phases/progress.h"
 #include "controller/phases/rerun_scope.h"
+#include "controller/phases/run_stop.h"
 #include "controller/plan/plan.h"
 
 namespace clustercert::controller {
@@ -23,8 +24,10 @@ struct CollectivesOutcome {
 // scopes), launched by the agents (ranks as worker processes, the rendezvous
 // relayed by the controller) or, with launcher mpirun, by an external
 // nccl-tests run. Prints each sweep in nccl-tests' layout as it completes.
+// Once `stop` is requested no new sweep starts (the running ones end when
+// their agents' calls are answered for them and their jobs are stopped).
 CollectivesOutcome RunCollectivesPhase(std::vector<NodeState>& nodes, const plan::Plan& plan,
-                                       Progress& progress,
-                                       const RerunScope* rerun = nullptr);
+                                       Progress& progress, const RerunScope* rerun = nullptr,
+                                       const RunStop* stop = nullptr);
 
 }  // namespace clustercert::controller

@@ -44,87 +44,70 @@ void MeasureClock(NodeState& state, absl::Duration timeout) {
   state.clock = ClockSample{*estimate, injected};
 }
 
-}  // namespace
+// One GetVersion per pending node, side by side.
+struct VersionAnswer {
+  absl::StatusOr<v1::GetVersionResponse> version = absl::UnknownError("no answer");
+  CallTiming timing;
+};
+std::vector<VersionAnswer> AskVersions(std::vector<NodeState>& nodes,
+                                       const std::vector<size_t>& pending, absl::Duration timeout) {
+  std::vector<VersionAnswer> answers(pending.size());
+  FanOut(pending.size(), [&](size_t k, std::function<void()> finished) {
+    nodes[pending[k]].client->GetVersion(
+        timeout,
+        [&, k, finished](absl::StatusOr<v1::GetVersionResponse> result, CallTiming timing) {
+          answers[k] = VersionAnswer{std::move(result), timing};
+          finished();
+        });
+  });
+  return answers;
+}
 
-int RunConnectPhase(std::vector<NodeState>& nodes, const plan::AgentSettings& settings,
-                    Progress& progress) {
-  const absl::Duration timeout = absl::Seconds(settings.connect_timeout_s);
-  std::vector<size_t> pending;
-  for (size_t i = 0; i < nodes.size(); ++i) pending.push_back(i);
-  std::vector<absl::Status> last_error(nodes.size());
-
-  for (int attempt = 0; attempt <= settings.retries && !pending.empty(); ++attempt) {
-    if (attempt > 0) {
-      progress.Line("connect", absl::StrCat("retrying ", pending.size(), " node(s), attempt ",
-                                            attempt + 1, " of ", settings.retries + 1));
-      std::this_thread::sleep_for(std::chrono::milliseconds(250 * attempt));
-    }
-    std::vector<absl::StatusOr<v1::GetVersionResponse>> results(pending.size(),
-                                                                absl::UnknownError("no answer"));
-    std::vector<CallTiming> timings(pending.size());
-    FanOut(pending.size(), [&](size_t k, std::function<void()> finished) {
-      nodes[pending[k]].client->GetVersion(
-          timeout,
-          [&, k, finished](absl::StatusOr<v1::GetVersionResponse> result, CallTiming timing) {
-            results[k] = std::move(result);
-            timings[k] = timing;
-            finished();
-          });
-    });
-
-    std::vector<size_t> retry;
-    for (size_t k = 0; k < pending.size(); ++k) {
-      NodeState& state = nodes[pending[k]];
-      const std::string& where = state.node.agent;
-      if (!results[k].ok()) {
-        last_error[pending[k]] = results[k].status();
-        if (Retryable(results[k].status())) retry.push_back(pending[k]);
-        continue;
-      }
-      const v1::GetVersionResponse& version = *results[k];
-      if (version.api_version() != kApiVersion) {
-        state.error = absl::StrCat("agent at ", where, " speaks API v", version.api_version(),
-                                   " (agent ", version.agent_version(), "), this controller v",
-                                   kApiVersion, " (", kToolVersion,
-                                   "): install the same clustercert release on the node and here");
-        progress.Line("connect", absl::StrCat(state.node.name, " ", where, ": ", state.error));
-        continue;
-      }
-      state.reachable = true;
-      state.version = version;
-      const absl::Duration rtt = timings[k].received - timings[k].sent;
-      // The round trip as one exchange whose agent stamps coincide.
-      const absl::Time agent_time = absl::FromUnixMicros(version.unix_time_us());
-      if (auto estimate = EstimateClock(
-              {TimeExchange{timings[k].sent, agent_time, agent_time, timings[k].received}});
-          estimate.ok()) {
-        state.clock = ClockSample{*estimate, absl::ZeroDuration()};
-      }
-      progress.Line(
-          "connect",
-          absl::StrCat(state.node.name, " ", where, ": agent ", version.agent_version(), " on ",
-                       version.hostname(), " as '", version.node_name(), "' (",
-                       absl::FormatDuration(absl::Trunc(rtt, absl::Microseconds(10))), ")"));
-      if (!version.node_name().empty() && version.node_name() != state.node.name) {
-        progress.Line("connect",
-                      absl::StrCat("warning: ", where, " calls itself '", version.node_name(),
-                                   "' but the plan names it '", state.node.name,
-                                   "': check the plan's agent address for this node"));
-      }
-    }
-    pending = std::move(retry);
+// A node whose agent answered: reachable when it speaks this API version,
+// with the round trip as its first clock sample; said on the progress lines.
+void AcceptVersion(NodeState& state, const v1::GetVersionResponse& version,
+                   const CallTiming& timing, Progress& progress) {
+  const std::string& where = state.node.agent;
+  if (version.api_version() != kApiVersion) {
+    state.error =
+        absl::StrCat("agent at ", where, " speaks API v", version.api_version(), " (agent ",
+                     version.agent_version(), "), this controller v", kApiVersion, " (",
+                     kToolVersion, "): install the same clustercert release on the node and here");
+    progress.Line("connect", absl::StrCat(state.node.name, " ", where, ": ", state.error));
+    return;
   }
+  state.reachable = true;
+  state.version = version;
+  const absl::Duration rtt = timing.received - timing.sent;
+  // The round trip as one exchange whose agent stamps coincide.
+  const absl::Time agent_time = absl::FromUnixMicros(version.unix_time_us());
+  if (auto estimate =
+          EstimateClock({TimeExchange{timing.sent, agent_time, agent_time, timing.received}});
+      estimate.ok()) {
+    state.clock = ClockSample{*estimate, absl::ZeroDuration()};
+  }
+  progress.Line("connect",
+                absl::StrCat(state.node.name, " ", where, ": agent ", version.agent_version(),
+                             " on ", version.hostname(), " as '", version.node_name(), "' (",
+                             absl::FormatDuration(absl::Trunc(rtt, absl::Microseconds(10))), ")"));
+  if (!version.node_name().empty() && version.node_name() != state.node.name) {
+    progress.Line("connect",
+                  absl::StrCat("warning: ", where, " calls itself '", version.node_name(),
+                               "' but the plan names it '", state.node.name,
+                               "': check the plan's agent address for this node"));
+  }
+}
 
+// Refines the reachable nodes' clocks (each node's exchanges in order, the
+// nodes side by side) and warns about a test-only clock offset.
+void MeasureClocks(std::vector<NodeState>& nodes, absl::Duration timeout, Progress& progress) {
   std::vector<size_t> reached;
   for (size_t i = 0; i < nodes.size(); ++i) {
     if (nodes[i].reachable) reached.push_back(i);
   }
-  {
-    // Each node's exchanges are sequential; the nodes run side by side.
-    std::vector<std::thread> clocks;
-    for (size_t i : reached) clocks.emplace_back([&, i] { MeasureClock(nodes[i], timeout); });
-    for (std::thread& thread : clocks) thread.join();
-  }
+  std::vector<std::thread> clocks;
+  for (size_t i : reached) clocks.emplace_back([&, i] { MeasureClock(nodes[i], timeout); });
+  for (std::thread& thread : clocks) thread.join();
   for (size_t i : reached) {
     const NodeState& state = nodes[i];
     if (!state.clock || state.clock->injected_offset == absl::ZeroDuration()) continue;
@@ -133,23 +116,55 @@ int RunConnectPhase(std::vector<NodeState>& nodes, const plan::AgentSettings& se
                                           absl::FormatDuration(state.clock->injected_offset),
                                           " (--test-clock-offset-ms): never use it in production"));
   }
+}
+
+// Why a node that never answered is unreachable, with where to look.
+std::string UnreachableReason(const NodeState& state, const absl::Status& last_error,
+                              const plan::AgentSettings& settings) {
+  return absl::StrCat("agent at ", state.node.agent, " did not answer (",
+                      absl::StatusCodeToString(last_error.code()), ": ", last_error.message(),
+                      ") after ", settings.retries + 1, " attempt(s) of ",
+                      Seconds(settings.connect_timeout_s), ": check that node-agent runs on ",
+                      state.node.name, " (systemctl status clustercert-agent), that it listens on ",
+                      state.node.agent,
+                      " and that the management network and firewall let this host reach it");
+}
+
+}  // namespace
+
+int RunConnectPhase(std::vector<NodeState>& nodes, const plan::AgentSettings& settings,
+                    Progress& progress) {
+  const absl::Duration timeout = absl::Seconds(settings.connect_timeout_s);
+  std::vector<size_t> pending;
+  for (size_t i = 0; i < nodes.size(); ++i) pending.push_back(i);
+  std::vector<absl::Status> last_error(nodes.size());
+  for (int attempt = 0; attempt <= settings.retries && !pending.empty(); ++attempt) {
+    if (attempt > 0) {
+      progress.Line("connect", absl::StrCat("retrying ", pending.size(), " node(s), attempt ",
+                                            attempt + 1, " of ", settings.retries + 1));
+      std::this_thread::sleep_for(std::chrono::milliseconds(250 * attempt));
+    }
+    const std::vector<VersionAnswer> answers = AskVersions(nodes, pending, timeout);
+    std::vector<size_t> retry;
+    for (size_t k = 0; k < pending.size(); ++k) {
+      if (answers[k].version.ok()) {
+        AcceptVersion(nodes[pending[k]], *answers[k].version, answers[k].timing, progress);
+        continue;
+      }
+      last_error[pending[k]] = answers[k].version.status();
+      if (Retryable(answers[k].version.status())) retry.push_back(pending[k]);
+    }
+    pending = std::move(retry);
+  }
+  MeasureClocks(nodes, timeout, progress);
 
   int reachable = 0;
   for (size_t i = 0; i < nodes.size(); ++i) {
     NodeState& state = nodes[i];
     if (state.reachable) {
       ++reachable;
-      continue;
-    }
-    if (state.error.empty()) {
-      const absl::Status& status = last_error[i];
-      state.error = absl::StrCat(
-          "agent at ", state.node.agent, " did not answer (",
-          absl::StatusCodeToString(status.code()), ": ", status.message(), ") after ",
-          settings.retries + 1, " attempt(s) of ", Seconds(settings.connect_timeout_s),
-          ": check that node-agent runs on ", state.node.name,
-          " (systemctl status clustercert-agent), that it listens on ", state.node.agent,
-          " and that the management network and firewall let this host reach it");
+    } else if (state.error.empty()) {
+      state.error = UnreachableReason(state, last_error[i], settings);
       progress.Line("connect", absl::StrCat(state.node.name, ": unreachable: ", state.error));
     }
   }

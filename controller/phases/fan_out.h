@@ -3,7 +3,7 @@
 #include <functional>
 #include <vector>
 
-#include "absl/synchronization/blocking_counter.h"
+#include "common/completion.h"
 
 namespace clustercert::controller {
 
@@ -12,8 +12,8 @@ namespace clustercert::controller {
 // thread, after it has stored its result.
 inline void FanOut(size_t count, const std::function<void(size_t, std::function<void()>)>& start) {
   if (count == 0) return;
-  absl::BlockingCounter pending(static_cast<int>(count));
-  for (size_t i = 0; i < count; ++i) start(i, [&pending] { pending.DecrementCount(); });
+  Completion pending(count);
+  for (size_t i = 0; i < count; ++i) start(i, [&pending] { pending.Notify(); });
   pending.Wait();
 }
 

@@ -23,8 +23,9 @@ void FetchInventories(std::vector<NodeState>& nodes, const plan::Plan& plan, Pro
       }
       if (old != nullptr && old->has_inventory()) {
         nodes[i].inventory = old->inventory();
-        progress.Line("inventory", absl::StrCat(nodes[i].node.name, ": carried over from the baseline (",
-                                                rerun->carried.from_started_at(), ")"));
+        progress.Line("inventory",
+                      absl::StrCat(nodes[i].node.name, ": carried over from the baseline (",
+                                   rerun->carried.from_started_at(), ")"));
         continue;
       }
     }

@@ -19,7 +19,6 @@ namespace clustercert::controller {
 checks::NodeEvidence EvidenceOf(const NodeState& state);
 
 std::vector<v1::Finding> RunInventoryPhase(std::vector<NodeState>& nodes, const plan::Plan& plan,
-                                           Progress& progress,
-                                           const RerunScope* rerun = nullptr);
+                                           Progress& progress, const RerunScope* rerun = nullptr);
 
 }  // namespace clustercert::controller

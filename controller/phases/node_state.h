@@ -8,6 +8,7 @@
 #include "clustercert/v1/inventory.pb.h"
 #include "clustercert/v1/node_agent.pb.h"
 #include "controller/client/agent_client.h"
+#include "controller/client/node_health.h"
 #include "controller/phases/clock_estimator.h"
 #include "controller/plan/plan.h"
 
@@ -32,6 +33,13 @@ struct NodeState {
   std::optional<ClockSample> clock;
 
   std::optional<v1::Inventory> inventory;
+
+  // Set while a run guards the node's calls (RunCertification): which nodes
+  // stopped answering in the phase under way, e.g. so that a retest never
+  // picks a silent partner.
+  const NodeHealth* health = nullptr;
+
+  bool Answering() const { return health == nullptr || !health->Stalled(node.name); }
 };
 
 }  // namespace clustercert::controller

@@ -2,7 +2,9 @@
 
 #include <algorithm>
 #include <atomic>
+#include <functional>
 #include <map>
+#include <optional>
 #include <set>
 #include <thread>
 
@@ -164,6 +166,7 @@ class PairRunner {
     spec.set_data_ip(side.state->node.data_ip);
     spec.set_queue_depth(128);
     spec.set_streams(1);
+    spec.set_no_progress_s(plan_.pairwise.no_progress_s);
     if (IsBandwidth(item.test)) {
       spec.set_streams(static_cast<uint32_t>(plan_.pairwise.streams));
       spec.set_bidirectional(plan_.pairwise.bidirectional);
@@ -227,13 +230,13 @@ class PairRunner {
     // Live progress of bandwidth tests, once a second, from the side whose
     // completions count the data (see ProgressFromClient).
     auto show_progress = [&](const std::string& client_id, const std::string& server_id,
-                             absl::Notification& client_done) {
+                             Completion& first_done) {
       const bool from_client = ProgressFromClient(plan_.pairwise.engine, item.test);
       const Side& counting = from_client ? client : server;
       const std::string& counting_id = from_client ? client_id : server_id;
       uint64_t last_bytes = 0;
       double last_seconds = 0;
-      while (!client_done.WaitForNotificationWithTimeout(kProgressPeriod)) {
+      while (!first_done.WaitFor(kProgressPeriod)) {
         if (!IsBandwidth(item.test)) continue;
         v1::GetEndpointProgressRequest request;
         request.set_endpoint_id(counting_id);
@@ -333,93 +336,123 @@ bool ProgressFromClient(plan::PairwiseEngine engine, const std::string& test) {
          (absl::StartsWith(test, "write_") || absl::StartsWith(test, "read_"));
 }
 
-PairwiseOutcome RunPairwisePhase(std::vector<NodeState>& nodes, const plan::Plan& plan,
-                                 const std::vector<v1::Finding>& inventory_checks,
-                                 Progress& progress, const RerunScope* rerun) {
-  PairwiseOutcome outcome;
+namespace {
+
+// The schedule's rounds; in a partial re-certification only the cells with a
+// re-measured node at either end.
+absl::StatusOr<std::vector<schedule::Round>> ScheduleRounds(const plan::Plan& plan,
+                                                            const std::vector<NodeState>& nodes,
+                                                            const RerunScope* rerun) {
   auto rounds = schedule::BuildSchedule(plan);
-  if (!rounds.ok()) {
-    progress.Line("pairwise", absl::StrCat("cannot schedule: ", rounds.status().message()));
-    return outcome;
-  }
-  if (rerun != nullptr) {
-    // Only the cells with a re-measured node at either end run again.
-    std::vector<schedule::Round> kept;
-    for (auto& round : *rounds) {
-      std::vector<schedule::PairTest> tests;
-      for (const auto& test : round.tests) {
-        if (rerun->Measures(nodes[test.client].node.name) ||
-            rerun->Measures(nodes[test.server].node.name)) {
-          tests.push_back(test);
-        }
+  if (!rounds.ok() || rerun == nullptr) return rounds;
+  std::vector<schedule::Round> kept;
+  for (auto& round : *rounds) {
+    std::vector<schedule::PairTest> tests;
+    for (const auto& test : round.tests) {
+      if (rerun->Measures(nodes[test.client].node.name) ||
+          rerun->Measures(nodes[test.server].node.name)) {
+        tests.push_back(test);
       }
-      if (!tests.empty()) kept.push_back({std::move(tests), round.idle});
     }
-    *rounds = std::move(kept);
+    if (!tests.empty()) kept.push_back({std::move(tests), round.idle});
   }
-  outcome.rounds = static_cast<int>(rounds->size());
-  const bool tcp = plan.pairwise.engine == plan::PairwiseEngine::kTcp;
-  std::vector<TestItem> items;
-  for (const auto& memory : plan.pairwise.memory) {
-    for (const auto& test : plan.pairwise.tests) items.push_back({test, memory});
+  return kept;
+}
+
+// What a pair of nodes runs on a rail (the plan's tests x memories; cuda
+// cells per GPU nearest the rail), each end as a Side, and the line rate a
+// pair is judged against (the slower end's port, else the plan's rate).
+class CellPlanner {
+ public:
+  CellPlanner(const plan::Plan& plan, std::vector<NodeState>& nodes)
+      : plan_(plan), nodes_(nodes), tcp_(plan.pairwise.engine == plan::PairwiseEngine::kTcp) {
+    for (const auto& memory : plan.pairwise.memory) {
+      for (const auto& test : plan.pairwise.tests) items_.push_back({test, memory});
+    }
+    gpu_maps_.resize(nodes.size());
+    for (size_t i = 0; i < nodes.size() && !tcp_; ++i) {
+      if (nodes[i].inventory) {
+        gpu_maps_[i] = pairwise::MapGpusToRails(*nodes[i].inventory, nodes[i].node.rails,
+                                                plan.pairwise.cuda_gpus);
+      }
+    }
   }
 
-  PairRunner runner(plan, progress);
-  std::vector<std::vector<v1::GpuRail>> gpu_maps(nodes.size());
-  for (size_t i = 0; i < nodes.size() && !tcp; ++i) {
-    if (nodes[i].inventory) {
-      gpu_maps[i] = pairwise::MapGpusToRails(*nodes[i].inventory, nodes[i].node.rails,
-                                             plan.pairwise.cuda_gpus);
-    }
+  bool tcp() const { return tcp_; }
+
+  std::vector<TestItem> Cells(int client, int server, int rail) const {
+    if (tcp_ || rail < 0) return items_;
+    return CellsOnRail(items_, gpu_maps_[client], RailName(client, rail), gpu_maps_[server],
+                       RailName(server, rail));
   }
-  auto cells_of = [&](int client, int server, int rail) {
-    if (tcp || rail < 0) return items;
-    return CellsOnRail(items, gpu_maps[client], nodes[client].node.rails[static_cast<size_t>(rail)],
-                       gpu_maps[server], nodes[server].node.rails[static_cast<size_t>(rail)]);
-  };
-  auto side_of = [&](int node, int rail) {
-    const std::string name =
-        (tcp || rail < 0) ? std::string() : nodes[node].node.rails[static_cast<size_t>(rail)];
-    return DescribeSide(nodes[node], name);
-  };
-  auto line_rate = [&](const Side& a, const Side& b) {
-    double rate = plan.fabric.link_rate_gbps;
+
+  Side SideOf(int node, int rail) const {
+    return DescribeSide(nodes_[node], (tcp_ || rail < 0) ? std::string() : RailName(node, rail));
+  }
+
+  double LineRate(const Side& a, const Side& b) const {
+    double rate = plan_.fabric.link_rate_gbps;
     for (const Side* side : {&a, &b}) {
       if (side->rate_gbps > 0) rate = rate > 0 ? std::min(rate, side->rate_gbps) : side->rate_gbps;
     }
     return rate;
-  };
+  }
 
+ private:
+  const std::string& RailName(int node, int rail) const {
+    return nodes_[node].node.rails[static_cast<size_t>(rail)];
+  }
+
+  const plan::Plan& plan_;
+  std::vector<NodeState>& nodes_;
+  const bool tcp_;
+  std::vector<TestItem> items_;
+  std::vector<std::vector<v1::GpuRail>> gpu_maps_;
+};
+
+// Runs one cell and judges it; a retest carries the cell it retests in
+// `retest_of` before the judgement, whose key names it.
+v1::PairResult RunCell(PairRunner& runner, const plan::Plan& plan, const Side& client,
+                       const Side& server, double rate, const TestItem& item, int round,
+                       const std::string& label, const std::string& retest_of = "") {
+  v1::PairResult pair = runner.Run(client, server, item, round, label);
+  if (!retest_of.empty()) pair.set_retest_of(retest_of);
+  pair.set_line_rate_gbps(rate);
+  *pair.mutable_verdict() = JudgeCell(plan, pair);
+  return pair;
+}
+
+// Runs the rounds in order, every pair of a round on its own thread and its
+// cells in order, until done or stopped; appends the cells to `pairs`.
+void RunRounds(const std::vector<schedule::Round>& rounds, const CellPlanner& cells,
+               PairRunner& runner, const plan::Plan& plan, Progress& progress,
+               const std::function<bool()>& stopping, std::vector<v1::PairResult>& pairs) {
   int total_cells = 0;
-  for (const auto& round : *rounds) {
+  for (const auto& round : rounds) {
     for (const auto& test : round.tests) {
-      total_cells += static_cast<int>(cells_of(test.client, test.server, test.rail).size());
+      total_cells += static_cast<int>(cells.Cells(test.client, test.server, test.rail).size());
     }
   }
   std::atomic<int> finished_cells{0};
   if (total_cells > 0) progress.StartBar("pairwise", total_cells, "cells");
-
-  // Every pair of a round runs on its own thread; its tests run in order.
-  for (size_t r = 0; r < rounds->size(); ++r) {
-    const auto& round = (*rounds)[r];
-    progress.Line("pairwise", absl::StrCat("round ", r + 1, "/", rounds->size(), ": ",
+  for (size_t r = 0; r < rounds.size() && !stopping(); ++r) {
+    const auto& round = rounds[r];
+    const std::string label = absl::StrCat("round ", r + 1, "/", rounds.size(), " ");
+    progress.Line("pairwise", absl::StrCat("round ", r + 1, "/", rounds.size(), ": ",
                                            round.tests.size(), " pair(s) at once"));
     std::vector<std::vector<v1::PairResult>> per_pair(round.tests.size());
-    std::vector<double> rates(round.tests.size());
     std::vector<std::thread> threads;
     for (size_t p = 0; p < round.tests.size(); ++p) {
       threads.emplace_back([&, p] {
         const schedule::PairTest& test = round.tests[p];
-        Side client = side_of(test.client, test.rail);
-        Side server = side_of(test.server, test.rail);
-        rates[p] = line_rate(client, server);
-        for (const auto& item : cells_of(test.client, test.server, test.rail)) {
-          v1::PairResult pair = runner.Run(client, server, item, static_cast<int>(r + 1),
-                                           absl::StrCat("round ", r + 1, "/", rounds->size(), " "));
-          pair.set_line_rate_gbps(rates[p]);
-          *pair.mutable_verdict() = JudgeCell(plan, pair);
-          progress.Line("pairwise",
-                        absl::StrCat("round ", r + 1, "/", rounds->size(), " ", CellLine(pair)));
+        const Side client = cells.SideOf(test.client, test.rail);
+        const Side server = cells.SideOf(test.server, test.rail);
+        const double rate = cells.LineRate(client, server);
+        for (const auto& item : cells.Cells(test.client, test.server, test.rail)) {
+          if (stopping()) break;
+          v1::PairResult pair =
+              RunCell(runner, plan, client, server, rate, item, static_cast<int>(r + 1), label);
+          progress.Line("pairwise", label + CellLine(pair));
           progress.Advance("pairwise", ++finished_cells, total_cells,
                            absl::StrCat(pair.client(), "->", pair.server(), " ", pair.test()));
           per_pair[p].push_back(std::move(pair));
@@ -427,20 +460,20 @@ PairwiseOutcome RunPairwisePhase(std::vector<NodeState>& nodes, const plan::Plan
       });
     }
     for (auto& thread : threads) thread.join();
-    for (size_t p = 0; p < per_pair.size(); ++p) {
-      for (auto& pair : per_pair[p]) {
-        outcome.pairs.push_back(std::move(pair));
-      }
+    for (auto& cells_of_pair : per_pair) {
+      for (auto& pair : cells_of_pair) pairs.push_back(std::move(pair));
     }
   }
-
   progress.EndBar();
+}
 
-  // Retest each end of a failing cell once against the partner with the best
-  // pass record (more than half its cells passed): a bad endpoint fails
-  // again, a bad link passes.
+// The nodes a failing cell's ends are retested against: reachable, still
+// answering, more than half of their judged cells passed; best pass
+// fraction first.
+std::vector<int> RetestPartners(const std::vector<NodeState>& nodes,
+                                const std::vector<v1::PairResult>& pairs) {
   std::map<std::string, std::pair<int, int>> record;  // node -> (passed, judged)
-  for (const auto& pair : outcome.pairs) {
+  for (const auto& pair : pairs) {
     const std::string& status = pair.verdict().status();
     if (status == "skipped" || status == "unknown") continue;
     for (const std::string& end : {pair.client(), pair.server()}) {
@@ -451,7 +484,8 @@ PairwiseOutcome RunPairwisePhase(std::vector<NodeState>& nodes, const plan::Plan
   std::vector<int> partners;
   for (size_t i = 0; i < nodes.size(); ++i) {
     auto it = record.find(nodes[i].node.name);
-    if (nodes[i].reachable && it != record.end() && 2 * it->second.first > it->second.second) {
+    if (nodes[i].reachable && nodes[i].Answering() && it != record.end() &&
+        2 * it->second.first > it->second.second) {
       partners.push_back(static_cast<int>(i));
     }
   }
@@ -460,62 +494,109 @@ PairwiseOutcome RunPairwisePhase(std::vector<NodeState>& nodes, const plan::Plan
     const auto& rb = record[nodes[b].node.name];
     return ra.first * rb.second > rb.first * ra.second;  // best pass fraction first
   });
+  return partners;
+}
+
+// One retest to run: a failing cell's end against a partner, on a rail.
+struct Retest {
+  int node = -1;
+  int partner = -1;
+  int rail = -1;  // -1 for tcp
+};
+
+// The retest of `end` of `original`, if one can run: the end answers, it
+// has the cell's rail, and a partner (not the cell's other end) has it too.
+std::optional<Retest> PlanRetest(const std::vector<NodeState>& nodes, bool tcp,
+                                 const std::vector<int>& partners, int node,
+                                 const v1::PairResult& original) {
+  if (!nodes[node].reachable || !nodes[node].Answering()) return std::nullopt;
+  Retest retest{node, -1, -1};
+  if (!tcp) {
+    const auto& rails = nodes[node].node.rails;
+    for (size_t k = 0; k < rails.size(); ++k) {
+      if (rails[k] == original.rail()) retest.rail = static_cast<int>(k);
+    }
+    if (retest.rail < 0) return std::nullopt;
+  }
+  for (int candidate : partners) {
+    const std::string& name = nodes[candidate].node.name;
+    if (name == original.client() || name == original.server()) continue;
+    if (!tcp && static_cast<size_t>(retest.rail) >= nodes[candidate].node.rails.size()) continue;
+    retest.partner = candidate;
+    return retest;
+  }
+  return std::nullopt;
+}
+
+// Retests each end of a failing cell once against the partner with the best
+// pass record: a bad endpoint fails again, a bad link passes. Appends the
+// retests (retest_of set) to `pairs`.
+void RunRetests(const std::vector<NodeState>& nodes, const CellPlanner& cells, PairRunner& runner,
+                const plan::Plan& plan, Progress& progress, const std::function<bool()>& stopping,
+                std::vector<v1::PairResult>& pairs) {
+  const std::vector<int> partners = RetestPartners(nodes, pairs);
   std::map<std::string, int> index_of;
   for (size_t i = 0; i < nodes.size(); ++i) index_of[nodes[i].node.name] = static_cast<int>(i);
   std::set<std::string> retested;  // end, rail, test, memory
-  const size_t main_cells = outcome.pairs.size();
-  for (size_t c = 0; c < main_cells && retested.size() < kMaxRetests; ++c) {
-    const v1::PairResult original = outcome.pairs[c];
+  const size_t main_cells = pairs.size();
+  for (size_t c = 0; c < main_cells && retested.size() < kMaxRetests && !stopping(); ++c) {
+    const v1::PairResult original = pairs[c];
     if (!CellFails(original.verdict())) continue;
     for (const std::string& end : {original.client(), original.server()}) {
-      const int node = index_of[end];
       const std::string key =
           absl::StrCat(end, "|", original.rail(), "|", original.test(), "|", original.memory());
-      if (!nodes[node].reachable || retested.count(key)) continue;
-      int rail = -1;
-      if (!tcp) {
-        const auto& rails = nodes[node].node.rails;
-        for (size_t k = 0; k < rails.size(); ++k) {
-          if (rails[k] == original.rail()) rail = static_cast<int>(k);
-        }
-        if (rail < 0) continue;
-      }
-      int partner = -1;
-      for (int candidate : partners) {
-        const std::string& name = nodes[candidate].node.name;
-        if (name == original.client() || name == original.server()) continue;
-        if (!tcp && static_cast<size_t>(rail) >= nodes[candidate].node.rails.size()) continue;
-        partner = candidate;
-        break;
-      }
-      if (partner < 0) continue;
+      if (retested.count(key)) continue;
+      const std::optional<Retest> retest =
+          PlanRetest(nodes, cells.tcp(), partners, index_of[end], original);
+      if (!retest.has_value()) continue;
       retested.insert(key);
-      Side client = side_of(node, rail);
-      Side server = side_of(partner, rail);
-      const double rate = line_rate(client, server);
+      const Side client = cells.SideOf(retest->node, retest->rail);
+      const Side server = cells.SideOf(retest->partner, retest->rail);
       // A cuda cell is retested with the same GPU against the partner's GPU
       // nearest the rail.
-      v1::PairResult pair =
-          runner.Run(client, server, {original.test(), original.memory(), ""}, 0, "retest ");
-      pair.set_retest_of(absl::StrCat(original.client(), "->", original.server()));
-      pair.set_line_rate_gbps(rate);
-      *pair.mutable_verdict() = JudgeCell(plan, pair);
+      v1::PairResult pair = RunCell(runner, plan, client, server, cells.LineRate(client, server),
+                                    {original.test(), original.memory(), ""}, 0, "retest ",
+                                    absl::StrCat(original.client(), "->", original.server()));
       progress.Line("pairwise", absl::StrCat("retest ", CellLine(pair)));
-      outcome.pairs.push_back(std::move(pair));
+      pairs.push_back(std::move(pair));
     }
   }
+}
 
-  if (rerun != nullptr && rerun->baseline != nullptr) {
-    for (const v1::PairResult& old : rerun->baseline->pairs()) {
-      if (!old.retest_of().empty() || rerun->Measures(old.client()) ||
-          rerun->Measures(old.server())) {
-        continue;
-      }
-      v1::PairResult carried = old;
-      *carried.mutable_carried() = rerun->carried;
-      outcome.pairs.push_back(std::move(carried));
+// A partial re-certification keeps the baseline's cells between nodes it
+// does not measure again, marked carried.
+void CarryBaselineCells(const RerunScope* rerun, std::vector<v1::PairResult>& pairs) {
+  if (rerun == nullptr || rerun->baseline == nullptr) return;
+  for (const v1::PairResult& old : rerun->baseline->pairs()) {
+    if (!old.retest_of().empty() || rerun->Measures(old.client()) ||
+        rerun->Measures(old.server())) {
+      continue;
     }
+    v1::PairResult carried = old;
+    *carried.mutable_carried() = rerun->carried;
+    pairs.push_back(std::move(carried));
   }
+}
+
+}  // namespace
+
+PairwiseOutcome RunPairwisePhase(std::vector<NodeState>& nodes, const plan::Plan& plan,
+                                 const std::vector<v1::Finding>& inventory_checks,
+                                 Progress& progress, const RerunScope* rerun, const RunStop* stop) {
+  PairwiseOutcome outcome;
+  const std::function<bool()> stopping = [stop] { return stop != nullptr && stop->requested(); };
+  auto rounds = ScheduleRounds(plan, nodes, rerun);
+  if (!rounds.ok()) {
+    progress.Line("pairwise", absl::StrCat("cannot schedule: ", rounds.status().message()));
+    return outcome;
+  }
+  outcome.rounds = static_cast<int>(rounds->size());
+  const CellPlanner cells(plan, nodes);
+  PairRunner runner(plan, progress);
+  RunRounds(*rounds, cells, runner, plan, progress, stopping, outcome.pairs);
+  RunRetests(nodes, cells, runner, plan, progress, stopping, outcome.pairs);
+  CarryBaselineCells(rerun, outcome.pairs);
+
   MatrixJudgement judgement = JudgeMatrix(plan, outcome.pairs, inventory_checks);
   outcome.checks = std::move(judgement.checks);
   outcome.failing = judgement.failing;

@@ -7,6 +7,7 @@
 #include "controller/phases/node_state.h"
 #include "controller/phases/progress.h"
 #include "controller/phases/rerun_scope.h"
+#include "controller/phases/run_stop.h"
 #include "controller/plan/plan.h"
 
 namespace clustercert::controller {
@@ -25,7 +26,8 @@ struct PairwiseOutcome {
 // endpoints, connect each to the other, run both, close, counters after.
 // Judges each cell, retests every failing pair once against partners that
 // passed, and localises. A pair with an unreachable node is an error cell,
-// never a skipped one.
+// never a skipped one. Once `stop` is requested no new cell or retest
+// starts; the cells done so far are judged as usual.
 // The CUDA device nearest `rail` on `node` (the GPU whose PCIe relation to the
 // NIC is closest, by the inventory's gpu_nic_paths) as "cuda:N" in the CUDA
 // runtime's numbering, matched by PCI bus id; "cuda:0" when the inventory
@@ -39,7 +41,7 @@ bool ProgressFromClient(plan::PairwiseEngine engine, const std::string& test);
 
 PairwiseOutcome RunPairwisePhase(std::vector<NodeState>& nodes, const plan::Plan& plan,
                                  const std::vector<v1::Finding>& inventory_checks,
-                                 Progress& progress,
-                                 const RerunScope* rerun = nullptr);
+                                 Progress& progress, const RerunScope* rerun = nullptr,
+                                 const RunStop* stop = nullptr);
 
 }  // namespace clustercert::controller

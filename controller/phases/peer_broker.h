@@ -3,9 +3,9 @@
 #include <functional>
 #include <string>
 
-#include "absl/synchronization/notification.h"
 #include "absl/time/time.h"
 #include "clustercert/v1/peer.pb.h"
+#include "common/completion.h"
 #include "controller/client/agent_client.h"
 
 namespace clustercert::controller {
@@ -28,14 +28,16 @@ struct BrokeredRun {
 };
 
 // Called while both ends run, on the caller's thread, with the endpoint ids;
-// returns when `client_done` is notified (live progress polling).
-using WhileRunning = std::function<void(const std::string& client_endpoint,
-                                        const std::string& server_endpoint,
-                                        absl::Notification& client_done)>;
+// returns when `first_done` is notified, at the first end's answer (live
+// progress polling).
+using WhileRunning =
+    std::function<void(const std::string& client_endpoint, const std::string& server_endpoint,
+                       Completion& first_done)>;
 
 // The controller's side of a peer test (node_agent.proto): prepare the
 // server end then the client end, connect each to the other's EndpointInfo,
-// run both at once (each bounded by `run_timeout`), close both whatever
+// run both at once (each bounded by `run_timeout`; when one end fails first,
+// the other is closed at once, which stops its run), close both whatever
 // happened. Agents never talk to each other except over the data plane the
 // test measures. Every call carries a deadline, so a dead data plane ends
 // in a connect or run error rather than a hang.

@@ -8,6 +8,7 @@
 #include <utility>
 
 #include "absl/time/clock.h"
+#include "common/text_escape.h"
 
 namespace clustercert::controller {
 namespace {
@@ -31,7 +32,9 @@ void Progress::Line(const std::string& phase, const std::string& text) {
   if (quiet_) return;
   std::lock_guard<std::mutex> lock(mutex_);
   ClearBar();
-  std::fprintf(out_, "[%s] %s\n", phase.c_str(), text.c_str());
+  // Lines quote agents (names, errors, NCCL output): neutralised here, at
+  // the terminal, so the certificate keeps what was said.
+  std::fprintf(out_, "[%s] %s\n", TerminalText(phase).c_str(), TerminalText(text).c_str());
   RedrawBar();
   std::fflush(out_);
 }
@@ -40,7 +43,7 @@ void Progress::Block(const std::string& text) {
   if (quiet_) return;
   std::lock_guard<std::mutex> lock(mutex_);
   ClearBar();
-  std::fputs(text.c_str(), out_);
+  std::fputs(TerminalBlock(text).c_str(), out_);
   RedrawBar();
   std::fflush(out_);
 }
@@ -83,10 +86,11 @@ void Progress::EndBar() {
 void Progress::ShowBar() {
   const absl::Time now = clock_();
   if (tty_) {
-    std::fprintf(out_, "%s%s", kEraseLine, FitToTerminal(bar_->StatusLine(now)).c_str());
+    std::fprintf(out_, "%s%s", kEraseLine,
+                 FitToTerminal(TerminalText(bar_->StatusLine(now))).c_str());
     bar_drawn_ = true;
   } else if (bar_->PlainLineDue(now)) {
-    std::fprintf(out_, "%s\n", bar_->PlainLine(now).c_str());
+    std::fprintf(out_, "%s\n", TerminalText(bar_->PlainLine(now)).c_str());
     bar_->MarkPlainLine(now);
   }
 }
@@ -96,7 +100,9 @@ void Progress::ClearBar() {
 }
 
 void Progress::RedrawBar() {
-  if (bar_drawn_) std::fputs(FitToTerminal(bar_->StatusLine(clock_())).c_str(), out_);
+  if (bar_drawn_) {
+    std::fputs(FitToTerminal(TerminalText(bar_->StatusLine(clock_()))).c_str(), out_);
+  }
 }
 
 void Progress::FinishBar() {
@@ -104,7 +110,7 @@ void Progress::FinishBar() {
   if (bar_drawn_) {
     std::fputc('\n', out_);  // leave it where it stopped
   } else if (!tty_) {
-    std::fprintf(out_, "%s\n", bar_->StoppedLine(clock_()).c_str());
+    std::fprintf(out_, "%s\n", TerminalText(bar_->StoppedLine(clock_())).c_str());
   }
   bar_drawn_ = false;
   bar_.reset();
@@ -116,7 +122,7 @@ std::string Progress::FitToTerminal(std::string line) const {
   struct winsize size {};
   if (::ioctl(::fileno(out_), TIOCGWINSZ, &size) == 0 && size.ws_col > 1 &&
       line.size() >= size.ws_col) {
-    line.resize(size.ws_col - 1);
+    line.resize(Utf8Prefix(line, size.ws_col - 1));  // never half a character
   }
   return line;
 }

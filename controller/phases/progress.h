@@ -15,7 +15,9 @@ namespace clustercert::controller {
 // so stdout stays clean for --json, and a progress bar with an ETA for the
 // phases that count their work (pairwise cells, collective sizes): redrawn in
 // place on a terminal, throttled plain lines in a log. Thread-safe: callbacks
-// report from client threads.
+// report from client threads. Every line, block and bar is neutralised for the
+// terminal here (common/text_escape.h): the agents' names, errors and NCCL
+// output it quotes are shown, never obeyed.
 class Progress {
  public:
   using Clock = std::function<absl::Time()>;

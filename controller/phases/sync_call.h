@@ -3,7 +3,7 @@
 #include <utility>
 
 #include "absl/status/statusor.h"
-#include "absl/synchronization/notification.h"
+#include "common/completion.h"
 #include "controller/client/agent_client.h"
 
 namespace clustercert::controller {
@@ -13,13 +13,13 @@ namespace clustercert::controller {
 // the pairs of a round proceed side by side on their own threads.
 template <typename Response, typename Start>
 absl::StatusOr<Response> CallAndWait(Start start) {
-  absl::Notification done;
+  Completion done;
   absl::StatusOr<Response> result = absl::UnknownError("no answer");
   start([&](absl::StatusOr<Response> answer, CallTiming) {
     result = std::move(answer);
     done.Notify();
   });
-  done.WaitForNotification();
+  done.Wait();
   return result;
 }
 

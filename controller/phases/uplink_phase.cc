@@ -33,8 +33,7 @@ void SetFlowFigures(v1::UplinkThroughput& run, const std::vector<double>& flow_g
 
 class UplinkRunner {
  public:
-  UplinkRunner(const plan::Plan& plan, std::vector<NodeState>& nodes,
-               std::vector<NodeState>& sinks)
+  UplinkRunner(const plan::Plan& plan, std::vector<NodeState>& nodes, std::vector<NodeState>& sinks)
       : plan_(plan), nodes_(nodes), sinks_(sinks) {}
 
   void Run(NodeState& node, const plan::UplinkTarget& target, int flows,
@@ -74,8 +73,7 @@ class UplinkRunner {
     const v1::UplinkFlows& result = answer->result();
     std::vector<double> per_flow;
     for (const v1::UplinkFlow& flow : result.flows()) per_flow.push_back(flow.gbps());
-    SetFlowFigures(run, per_flow, result.aggregate_gbps(), result.seconds(),
-                   result.total_bytes());
+    SetFlowFigures(run, per_flow, result.aggregate_gbps(), result.seconds(), result.total_bytes());
     run.set_detail(result.detail());
     run.set_ok(true);
   }
@@ -116,11 +114,10 @@ class UplinkRunner {
     };
     const BrokeredSide server{sink->client.get(), sink->node.name, spec(*sink, "server")};
     const BrokeredSide client{node.client.get(), node.node.name, spec(node, "client")};
-    BrokeredRun result =
-        RunBrokeredTest(server, client,
-                        absl::StrCat("uplink ", node.node.name, " -> ", target.name, " ", flows,
-                                     " flow(s)"),
-                        Duration() + kCallSlack);
+    BrokeredRun result = RunBrokeredTest(
+        server, client,
+        absl::StrCat("uplink ", node.node.name, " -> ", target.name, " ", flows, " flow(s)"),
+        Duration() + kCallSlack);
     if (!result.error.empty()) {
       run.set_error(result.error);
       return;
@@ -142,8 +139,8 @@ class UplinkRunner {
 }  // namespace
 
 UplinkOutcome RunUplinkPhase(std::vector<NodeState>& nodes, std::vector<NodeState>& sinks,
-                             const plan::Plan& plan, Progress& progress,
-                             const RerunScope* rerun) {
+                             const plan::Plan& plan, Progress& progress, const RerunScope* rerun,
+                             const RunStop* stop) {
   UplinkOutcome outcome;
   *outcome.uplink.mutable_sizing() = uplink::SizeUplink(plan);
   const v1::UplinkSizing& sizing = outcome.uplink.sizing();
@@ -175,7 +172,7 @@ UplinkOutcome RunUplinkPhase(std::vector<NodeState>& nodes, std::vector<NodeStat
       if (!sends_to(node, target)) continue;
       for (int flows : plan.uplink.flows) {
         ++done;
-        if (!measure) continue;
+        if (!measure || (stop != nullptr && stop->requested())) continue;
         v1::UplinkThroughput run;
         run.set_node(node.node.name);
         run.set_target(target.name);
@@ -184,8 +181,7 @@ UplinkOutcome RunUplinkPhase(std::vector<NodeState>& nodes, std::vector<NodeStat
         run.set_need_gbps(uplink::NodeNeedGbps(plan, sizing, node.node));
         runner.Run(node, target, flows, run);
         progress.Advance("uplink", done, total,
-                         absl::StrCat(node.node.name, " -> ", target.name, " ", flows,
-                                      " flow(s): ",
+                         absl::StrCat(node.node.name, " -> ", target.name, " ", flows, " flow(s): ",
                                       run.ok() ? uplink::GbpsText(run.aggregate_gbps())
                                                : absl::StrCat("failed: ", run.error())));
         *outcome.uplink.add_throughput() = std::move(run);

@@ -6,6 +6,7 @@
 #include "controller/phases/node_state.h"
 #include "controller/phases/progress.h"
 #include "controller/phases/rerun_scope.h"
+#include "controller/phases/run_stop.h"
 #include "controller/plan/plan.h"
 
 namespace clustercert::controller {
@@ -27,6 +28,6 @@ struct UplinkOutcome {
 // and carries the other nodes' runs over.
 UplinkOutcome RunUplinkPhase(std::vector<NodeState>& nodes, std::vector<NodeState>& sinks,
                              const plan::Plan& plan, Progress& progress,
-                             const RerunScope* rerun = nullptr);
+                             const RerunScope* rerun = nullptr, const RunStop* stop = nullptr);
 
 }  // namespace clustercert::controller

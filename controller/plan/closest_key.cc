@@ -41,6 +41,11 @@ std::string ClosestKey(absl::string_view typed, const std::vector<std::string>& 
   std::string best;
   int best_distance = TypoBudget(typed.size()) + 1;
   for (const std::string& candidate : candidates) {
+    // The distance is at least the difference in length: skipping those
+    // keeps a megabyte-long key from costing a megabyte-sized table.
+    const size_t gap = typed.size() > candidate.size() ? typed.size() - candidate.size()
+                                                       : candidate.size() - typed.size();
+    if (gap >= static_cast<size_t>(best_distance)) continue;
     const int distance = TypoDistance(typed, candidate);
     if (distance < best_distance) {
       best = candidate;

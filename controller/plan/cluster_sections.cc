@@ -2,6 +2,7 @@
 
 #include <optional>
 #include <string>
+#include <unordered_map>
 #include <vector>
 
 #include "absl/strings/str_cat.h"
@@ -51,21 +52,19 @@ void ParseRoce(MapReader& fabric, RoceSettings* roce) {
 void ParseRails(FieldReader& reader, const YamlField& field, Node* node) {
   std::optional<std::vector<YamlField>> items = reader.Items(field, kRailsRule);
   if (!items.has_value()) return;
+  std::unordered_map<std::string, size_t> first_with_name;  // linear, however long the list
   for (size_t i = 0; i < items->size(); ++i) {
     const YamlField& item = (*items)[i];
     std::optional<std::string> rail = reader.Name(item, kRailRule);
     if (!rail.has_value()) continue;
-    bool duplicate = false;
-    for (size_t j = 0; j < i && !duplicate; ++j) {
-      if ((*items)[j].value.IsScalar() && (*items)[j].value.Scalar() == *rail) {
-        reader.Report(
-            item, absl::StrCat(item.path, " is ", *rail, ", already listed as ", (*items)[j].path,
-                               "; each rail may appear once per "
-                               "node."));
-        duplicate = true;
-      }
+    const auto [first, inserted] = first_with_name.try_emplace(*rail, i);
+    if (!inserted) {
+      reader.Report(item, absl::StrCat(item.path, " is ", *rail, ", already listed as ",
+                                       (*items)[first->second].path,
+                                       "; each rail may appear once per node."));
+      continue;
     }
-    if (!duplicate) node->rails.push_back(*rail);
+    node->rails.push_back(*rail);
   }
 }
 
@@ -120,6 +119,14 @@ void ParseNodesSection(MapReader& top, std::vector<Node>* nodes) {
   std::optional<YamlField> field = top.Require("nodes", kNodesRule);
   if (!field.has_value()) return;
   FieldReader& reader = *top.reader();
+  const size_t max_nodes = reader.context().limits.max_nodes;
+  if (field->value.IsSequence() && field->value.size() > max_nodes) {
+    reader.Report(*field, absl::StrCat("nodes lists ", field->value.size(),
+                                       " entries; a plan may hold at most ", max_nodes,
+                                       " nodes (certify a larger cluster as several plans, e.g. "
+                                       "one per pod or rail group)."));
+    return;
+  }
   std::optional<std::vector<YamlField>> items = reader.Items(*field, kNodesRule);
   if (!items.has_value()) return;
   if (items->empty()) {

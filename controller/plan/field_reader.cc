@@ -31,9 +31,8 @@ std::string Sentence(absl::string_view clause) {
 
 FieldReader::FieldReader(ParseContext context) : context_(context) {}
 
-SourceLocation FieldReader::Locate(const YAML::Mark& mark) const {
+SourceLocation FieldReader::Locate(const YamlMark& mark) const {
   SourceLocation at;
-  at.file = context_.errors->file_name();
   at.line = mark.line < 0 ? 1 : mark.line + 1;
   at.column = mark.column < 0 ? 1 : mark.column + 1;
   return at;

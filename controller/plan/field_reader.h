@@ -10,7 +10,8 @@
 #include "common/host_port.h"
 #include "controller/plan/plan.h"
 #include "controller/plan/plan_error_list.h"
-#include "yaml-cpp/yaml.h"
+#include "controller/plan/plan_limits.h"
+#include "controller/plan/yaml_document.h"
 
 namespace clustercert::plan {
 
@@ -19,14 +20,15 @@ namespace clustercert::plan {
 struct ParseContext {
   PlanErrorList* errors = nullptr;
   std::map<std::string, SourceLocation>* locations = nullptr;
+  PlanLimits limits;
 };
 
 // One value of the plan with its key path ("fabric.link_rate_gbps",
 // "pairwise.tests[1]") and position. For an empty value ("key:" with nothing
-// after it) the position is the key's, since yaml-cpp marks an empty value at
+// after it) the position is the key's, since the parser marks an empty value at
 // the next token.
 struct YamlField {
-  YAML::Node value;
+  YamlNode value;
   std::string path;
   SourceLocation at;
 };
@@ -89,8 +91,8 @@ class FieldReader {
   // Reports at a position that is not a value (a missing key, a map).
   void ReportAt(const SourceLocation& at, absl::string_view path, std::string message);
 
-  // The 1-based position of a yaml-cpp mark in this file.
-  SourceLocation Locate(const YAML::Mark& mark) const;
+  // The 1-based position of a parser mark in this file.
+  SourceLocation Locate(const YamlMark& mark) const;
   void Record(const YamlField& field);
 
   const ParseContext& context() const { return context_; }

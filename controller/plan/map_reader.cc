@@ -1,6 +1,8 @@
 #include "controller/plan/map_reader.h"
 
 #include <algorithm>
+#include <string_view>
+#include <unordered_map>
 #include <utility>
 
 #include "absl/strings/str_cat.h"
@@ -13,8 +15,8 @@ MapReader::MapReader(FieldReader* reader, YamlField map) : reader_(reader), map_
   if (!map_.value.IsMap()) return;
   for (auto it = map_.value.begin(); it != map_.value.end(); ++it) {
     Entry entry;
-    const YAML::Node key = it->first;
-    const YAML::Node value = it->second;
+    const YamlNode key = it->first;
+    const YamlNode value = it->second;
     entry.key = key.IsScalar() ? key.Scalar() : "";
     const SourceLocation key_at = reader_->Locate(key.Mark());
     entry.key_field = YamlField{key, PathOf(entry.key), key_at};
@@ -148,6 +150,7 @@ std::optional<MapReader> MapReader::Map(absl::string_view key, absl::string_view
 
 void MapReader::Finish() {
   const std::string allowed = absl::StrJoin(declared_, ", ");
+  std::unordered_map<std::string_view, size_t> first_with_key;  // linear, however many keys
   for (size_t i = 0; i < entries_.size(); ++i) {
     const Entry& entry = entries_[i];
     if (entry.key.empty()) {
@@ -168,14 +171,12 @@ void MapReader::Finish() {
       reader_->ReportAt(entry.key_field.at, entry.key_field.path, std::move(message));
       continue;
     }
-    for (size_t j = 0; j < i; ++j) {
-      if (entries_[j].key == entry.key) {
-        reader_->ReportAt(
-            entry.key_field.at, entry.key_field.path,
-            absl::StrCat(entry.key_field.path, " is given twice (first on line ",
-                         entries_[j].key_field.at.line, "); a key may appear only once in a map."));
-        break;
-      }
+    const auto [first, inserted] = first_with_key.try_emplace(entry.key, i);
+    if (!inserted) {
+      reader_->ReportAt(entry.key_field.at, entry.key_field.path,
+                        absl::StrCat(entry.key_field.path, " is given twice (first on line ",
+                                     entries_[first->second].key_field.at.line,
+                                     "); a key may appear only once in a map."));
     }
   }
 }

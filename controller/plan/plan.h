@@ -8,9 +8,11 @@
 
 namespace clustercert::plan {
 
-// Where a value came from in the plan file, for "file:line:col: message".
+// Where a value came from in the plan file (Plan::path), for
+// "file:line:col: message". No file name here: a plan is one file, and a copy
+// of its name in each of a large plan's millions of values cost more than
+// their parsing.
 struct SourceLocation {
-  std::string file;
   int line = 0;    // 1-based; 0 when unknown
   int column = 0;  // 1-based
 };
@@ -90,6 +92,9 @@ struct Pairwise {
       "write_bw", "write_lat"};  // write_bw | send_bw | read_bw | write_lat | send_lat
   std::vector<std::string> memory = {"host"};  // host | cuda
   double duration_s = 10;
+  // A cell whose data stops moving for this long fails as "no progress"
+  // instead of waiting for its deadline (duration_s plus the margin).
+  double no_progress_s = 10;
   int64_t message_bytes = 8388608;
   int streams = 1;             // parallel QPs / TCP connections per bandwidth test
   bool bidirectional = false;  // bandwidth tests both ways at once (perftest -b)

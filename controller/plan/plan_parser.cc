@@ -1,6 +1,5 @@
 #include "controller/plan/plan_parser.h"
 
-
 #include <cerrno>
 #include <cstdio>
 #include <exception>
@@ -10,16 +9,17 @@
 #include <vector>
 
 #include "absl/status/status.h"
+#include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
+#include "common/sha256.h"
 #include "controller/plan/cluster_sections.h"
 #include "controller/plan/field_reader.h"
 #include "controller/plan/map_reader.h"
 #include "controller/plan/plan_error_list.h"
 #include "controller/plan/plan_validator.h"
-#include "common/sha256.h"
 #include "controller/plan/test_sections.h"
+#include "controller/plan/yaml_document.h"
 #include "controller/plan/yaml_scalar.h"
-#include "yaml-cpp/yaml.h"
 
 namespace clustercert::plan {
 namespace {
@@ -28,33 +28,26 @@ constexpr absl::string_view kTopLevelRule =
     "a map of sections: cluster, fabric, nodes, expect, agents, pairwise, collectives, uplink, "
     "certificate";
 
+SourceLocation TopOfFile() { return SourceLocation{1, 1}; }
 
-SourceLocation TopOfFile(absl::string_view file_name) {
-  SourceLocation top;
-  top.file = std::string(file_name);
-  top.line = 1;
-  top.column = 1;
-  return top;
-}
-
-// Parses the YAML into a document; on a syntax error reports it at its mark.
-std::optional<YAML::Node> LoadDocument(absl::string_view yaml_text, FieldReader& reader,
-                                       PlanErrorList& errors) {
-  std::vector<YAML::Node> documents;
-  try {
-    documents = YAML::LoadAll(std::string(yaml_text));
-  } catch (const YAML::Exception& error) {
+// Parses the YAML into a document; on a syntax error, or a file beyond the
+// limits, reports it at its mark.
+std::optional<YamlNode> LoadDocument(absl::string_view yaml_text, FieldReader& reader,
+                                     PlanErrorList& errors,
+                                     std::unique_ptr<YamlDocument>* document) {
+  YamlError error;
+  *document = YamlDocument::Parse(yaml_text, reader.context().limits.yaml, &error);
+  if (*document == nullptr) {
     errors.Add(reader.Locate(error.mark), "",
-               absl::StrCat("the file is not valid YAML: ", error.msg,
-                            " (check the indentation and brackets here or just above)."));
-    return std::nullopt;
-  } catch (const std::exception& error) {
-    errors.Add(TopOfFile(errors.file_name()), "",
-               absl::StrCat("the file could not be read as YAML: ", error.what(), "."));
+               absl::StrCat(error.message,
+                            absl::StartsWith(error.message, "the file is not valid YAML")
+                                ? " (check the indentation and brackets here or just above)."
+                                : "."));
     return std::nullopt;
   }
+  const std::vector<YamlNode>& documents = (*document)->documents();
   if (documents.empty() || (documents.size() == 1 && documents[0].IsNull())) {
-    errors.Add(TopOfFile(errors.file_name()), "",
+    errors.Add(TopOfFile(), "",
                absl::StrCat("the plan is empty; it must be ", kTopLevelRule,
                             " (at least cluster and nodes)."));
     return std::nullopt;
@@ -65,7 +58,7 @@ std::optional<YAML::Node> LoadDocument(absl::string_view yaml_text, FieldReader&
                             " YAML documents (separated by ---); a plan is exactly one."));
     return std::nullopt;
   }
-  const YAML::Node& root = documents[0];
+  const YamlNode& root = documents[0];
   if (!root.IsMap()) {
     YamlField field{root, "the plan's top level", reader.Locate(root.Mark())};
     reader.Reject(field, kTopLevelRule);
@@ -74,7 +67,7 @@ std::optional<YAML::Node> LoadDocument(absl::string_view yaml_text, FieldReader&
   return root;
 }
 
-void ParseSections(const YAML::Node& root, FieldReader& reader, Plan* plan) {
+void ParseSections(const YamlNode& root, FieldReader& reader, Plan* plan) {
   MapReader top(&reader, YamlField{root, "", reader.Locate(root.Mark())});
   if (std::optional<YamlField> cluster =
           top.Require("cluster",
@@ -98,29 +91,38 @@ void ParseSections(const YAML::Node& root, FieldReader& reader, Plan* plan) {
 
 }  // namespace
 
-absl::StatusOr<Plan> ParsePlan(absl::string_view yaml_text, absl::string_view file_name) {
+absl::StatusOr<Plan> ParsePlan(absl::string_view yaml_text, absl::string_view file_name,
+                               const PlanLimits& limits) {
   Plan plan;
   plan.path = std::string(file_name);
+  PlanErrorList errors{std::string(file_name), limits.max_errors};
+  if (yaml_text.size() > limits.max_bytes) {
+    errors.Add(TopOfFile(), "",
+               absl::StrCat("the file is ", yaml_text.size(), " bytes; a plan may be at most ",
+                            limits.max_bytes,
+                            " bytes (a plan of 100,000 nodes is about 16 MB): check that it is "
+                            "the plan."));
+    return errors.ToStatus();
+  }
   plan.sha256 = Sha256Hex(yaml_text);
   plan.text = std::string(yaml_text);
-  PlanErrorList errors{std::string(file_name)};
-  FieldReader reader(ParseContext{&errors, &plan.locations});
+  FieldReader reader(ParseContext{&errors, &plan.locations, limits});
   try {
-    if (std::optional<YAML::Node> root = LoadDocument(yaml_text, reader, errors)) {
+    std::unique_ptr<YamlDocument> document;
+    if (std::optional<YamlNode> root = LoadDocument(yaml_text, reader, errors, &document)) {
       ParseSections(*root, reader, &plan);
       ValidatePlan(plan, &errors);
     }
   } catch (const std::exception& error) {
-    // yaml-cpp may still throw on a malformed node while it is walked; any
-    // such failure is the file's fault and is reported like the others.
-    errors.Add(TopOfFile(file_name), "",
-               absl::StrCat("the plan could not be read: ", error.what(), "."));
+    // Out of memory, or a bug: reported like the file's errors, never thrown
+    // through the controller.
+    errors.Add(TopOfFile(), "", absl::StrCat("the plan could not be read: ", error.what(), "."));
   }
   if (absl::Status status = errors.ToStatus(); !status.ok()) return status;
   return plan;
 }
 
-absl::StatusOr<Plan> LoadPlan(const std::string& path) {
+absl::StatusOr<Plan> LoadPlan(const std::string& path, const PlanLimits& limits) {
   const auto close = [](std::FILE* file) { std::fclose(file); };
   std::unique_ptr<std::FILE, decltype(close)> file(std::fopen(path.c_str(), "rb"), close);
   if (file == nullptr) return absl::ErrnoToStatus(errno, absl::StrCat(path, ": cannot read plan"));
@@ -129,12 +131,13 @@ absl::StatusOr<Plan> LoadPlan(const std::string& path) {
   while (true) {
     const size_t count = std::fread(buffer, 1, sizeof(buffer), file.get());
     bytes.append(buffer, count);
-    if (count < sizeof(buffer)) break;
+    // One byte over the limit is enough for ParsePlan to refuse the file.
+    if (count < sizeof(buffer) || bytes.size() > limits.max_bytes) break;
   }
   if (std::ferror(file.get())) {
     return absl::ErrnoToStatus(errno == 0 ? EIO : errno, absl::StrCat(path, ": cannot read plan"));
   }
-  return ParsePlan(bytes, path);
+  return ParsePlan(bytes, path, limits);
 }
 
 }  // namespace clustercert::plan

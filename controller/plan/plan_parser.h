@@ -5,6 +5,7 @@
 #include "absl/status/statusor.h"
 #include "absl/strings/string_view.h"
 #include "controller/plan/plan.h"
+#include "controller/plan/plan_limits.h"
 
 namespace clustercert::plan {
 
@@ -16,11 +17,16 @@ namespace clustercert::plan {
 // types, impossible values and YAML syntax errors are all errors; nothing is
 // silently ignored. Sets Plan::path to `file_name`, Plan::sha256 to the
 // lowercase hex SHA-256 of `yaml_text`, and Plan::locations. Never throws.
-absl::StatusOr<Plan> ParsePlan(absl::string_view yaml_text, absl::string_view file_name);
+// Linear in the size of the file; a file beyond `limits` is refused with the
+// count, the limit and where it was crossed, and at most limits.max_errors
+// errors are listed (then one line counting the rest).
+absl::StatusOr<Plan> ParsePlan(absl::string_view yaml_text, absl::string_view file_name,
+                               const PlanLimits& limits = PlanLimits());
 
 // Reads the file at `path` and parses it with ParsePlan, naming it `path` in
 // errors. A file that cannot be read gives "PATH: cannot read plan: REASON"
 // with the matching code (NotFound for a missing file).
-absl::StatusOr<Plan> LoadPlan(const std::string& path);
+// A file over limits.max_bytes is refused without being read in full.
+absl::StatusOr<Plan> LoadPlan(const std::string& path, const PlanLimits& limits = PlanLimits());
 
 }  // namespace clustercert::plan

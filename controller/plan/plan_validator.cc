@@ -7,8 +7,10 @@
 #include <vector>
 
 #include "absl/strings/match.h"
+#include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
+#include "absl/strings/strip.h"
 #include "common/host_port.h"
 #include "controller/plan/closest_key.h"
 
@@ -27,11 +29,7 @@ SourceLocation LocationOf(const Plan& plan, std::initializer_list<std::string> p
     auto it = plan.locations.find(path);
     if (it != plan.locations.end()) return it->second;
   }
-  SourceLocation top;
-  top.file = plan.path;
-  top.line = 1;
-  top.column = 1;
-  return top;
+  return SourceLocation{1, 1};
 }
 
 std::string NodeLabel(const Plan& plan, size_t index) {
@@ -52,30 +50,41 @@ std::string NodesPhrase(const std::vector<std::string>& names, absl::string_view
                            : absl::StrCat("nodes ", list, " ", plural);
 }
 
-// True when node `index`'s gpus value may not be what the engineer meant:
-// gpus itself was wrong, or an unknown key such as a misspelt "gpu:" left it
-// at its default (both already reported).
-bool GpusUncertain(const PlanErrorList& errors, size_t index) {
-  const std::string node = NodePath(index);
-  return errors.AnyErrorPath([&node](absl::string_view path) {
-    if (!absl::StartsWith(path, node)) return false;
-    absl::string_view rest = path.substr(node.size());
-    if (rest.empty()) return true;
+// The nodes whose gpus value may not be what the engineer meant: gpus
+// itself was wrong, or an unknown key such as a misspelt "gpu:" left it at its
+// default (both already reported). One pass over the errors, so the callers
+// stay linear in the number of nodes.
+std::vector<bool> NodesWithUncertainGpus(const Plan& plan, const PlanErrorList& errors) {
+  std::vector<bool> uncertain(plan.nodes.size(), false);
+  errors.AnyErrorPath([&uncertain](absl::string_view path) {
+    if (!absl::ConsumePrefix(&path, "nodes[")) return false;
+    const size_t close = path.find(']');
+    size_t index = 0;
+    if (close == absl::string_view::npos || !absl::SimpleAtoi(path.substr(0, close), &index) ||
+        index >= uncertain.size()) {
+      return false;
+    }
+    absl::string_view rest = path.substr(close + 1);
+    if (rest.empty()) {
+      uncertain[index] = true;
+      return false;
+    }
     for (absl::string_view known : {".name", ".agent", ".data_ip", ".rails"}) {
       if (absl::StartsWith(rest, known)) return false;
     }
-    return rest.front() == '.';
+    if (rest.front() == '.') uncertain[index] = true;
+    return false;  // visit every error
   });
+  return uncertain;
 }
 
 // Nodes whose gpus value is certain and below `gpus`.
 std::vector<std::string> NodesWithFewerGpus(const Plan& plan, const PlanErrorList& errors,
                                             int gpus) {
+  const std::vector<bool> uncertain = NodesWithUncertainGpus(plan, errors);
   std::vector<std::string> names;
   for (size_t i = 0; i < plan.nodes.size(); ++i) {
-    if (plan.nodes[i].gpus < gpus && !GpusUncertain(errors, i)) {
-      names.push_back(NodeLabel(plan, i));
-    }
+    if (plan.nodes[i].gpus < gpus && !uncertain[i]) names.push_back(NodeLabel(plan, i));
   }
   return names;
 }
@@ -95,7 +104,7 @@ bool NodeNamesUncertain(const PlanErrorList& errors) {
   });
 }
 
-// Linear in the number of nodes: a plan may hold 1,024 of them.
+// Linear in the number of nodes: a plan may hold 100,000 of them.
 void CheckUniqueNodes(const Plan& plan, PlanErrorList* errors) {
   std::unordered_map<std::string, size_t> first_with_name;
   std::unordered_map<std::string, size_t> first_with_agent;
@@ -129,8 +138,7 @@ void CheckUniqueNodes(const Plan& plan, PlanErrorList* errors) {
 // True when the file's nodes[index] was not a map (already reported); the
 // Plan holds a placeholder there.
 bool EntryFailed(const PlanErrorList& errors, size_t index) {
-  const std::string node = NodePath(index);
-  return errors.AnyErrorPath([&node](absl::string_view path) { return path == node; });
+  return errors.HasErrorExactlyAt(NodePath(index));
 }
 
 void CheckFabric(const Plan& plan, PlanErrorList* errors) {
@@ -323,11 +331,11 @@ void CheckUplink(const Plan& plan, PlanErrorList* errors) {
     if (node.data_ip.empty() && !node.name.empty()) without.push_back(node.name);
   }
   if (without.empty()) return;
-  errors->Add(LocationOf(plan, {"uplink.targets"}), "uplink.targets",
-              absl::StrCat("uplink.targets has an agent target but ",
-                           NodesPhrase(without, "has", "have"),
-                           " no data_ip; the flows to an agent sink leave from each node's "
-                           "data_ip (add data_ip to every node, or use an http or tcp target)."));
+  errors->Add(
+      LocationOf(plan, {"uplink.targets"}), "uplink.targets",
+      absl::StrCat("uplink.targets has an agent target but ", NodesPhrase(without, "has", "have"),
+                   " no data_ip; the flows to an agent sink leave from each node's "
+                   "data_ip (add data_ip to every node, or use an http or tcp target)."));
 }
 
 }  // namespace

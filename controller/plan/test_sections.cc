@@ -11,12 +11,13 @@
 #include "absl/strings/ascii.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
+#include "collective/worker_options.h"
+#include "common/uplink_target.h"
 #include "common/worker_env.h"
 
 namespace clustercert::plan {
 namespace {
 
-constexpr int64_t kMaxBytes = std::numeric_limits<int64_t>::max();
 constexpr absl::string_view kSizeRule =
     "a byte count: a whole number, optionally with a binary suffix K, M or G (8, 64K, 8G)";
 
@@ -55,11 +56,14 @@ void ParseSizes(MapReader& collectives, SizeSweep* sizes) {
   if (!section.has_value()) return;
   std::optional<YamlField> min_field = section->Get("min");
   std::optional<YamlField> max_field = section->Get("max");
-  const bool min_ok = section->ByteSize("min", 1, kMaxBytes,
-                                        absl::StrCat(kSizeRule, ", at least 1"), &sizes->min_bytes);
-  const bool max_ok = section->ByteSize("max", 1, kMaxBytes,
-                                        absl::StrCat(kSizeRule, ", at least 1"), &sizes->max_bytes);
-  section->Int("factor", 2, 1024,
+  // The agent refuses a sweep past collective::kMaxSweepBytes before it starts
+  // a worker; the plan check says so first, at the line.
+  const std::string rule = absl::StrCat(kSizeRule, ", at least 1 and at most 32G");
+  const bool min_ok =
+      section->ByteSize("min", 1, collective::kMaxSweepBytes, rule, &sizes->min_bytes);
+  const bool max_ok =
+      section->ByteSize("max", 1, collective::kMaxSweepBytes, rule, &sizes->max_bytes);
+  section->Int("factor", 2, collective::kMaxSweepFactor,
                "an integer from 2 to 1024 (each size is the previous one times factor)",
                &sizes->factor);
   const bool min_fine = min_ok || !min_field.has_value();
@@ -98,8 +102,8 @@ void ParseEnv(MapReader& collectives, std::map<std::string, std::string>* env) {
     return;
   }
   for (auto it = field->value.begin(); it != field->value.end(); ++it) {
-    const YAML::Node key = it->first;
-    const YAML::Node value = it->second;
+    const YamlNode key = it->first;
+    const YamlNode value = it->second;
     const SourceLocation key_at = reader.Locate(key.Mark());
     const std::string name = key.IsScalar() ? key.Scalar() : "";
     const std::string path = absl::StrCat(field->path, ".", name);
@@ -207,16 +211,16 @@ void ParseTarget(FieldReader& reader, const YamlField& item, UplinkTarget* targe
         "a literal IPv4 or IPv6 address on the sink's data plane (e.g. 10.10.9.1)";
     if (auto value = reader.IpAddress(*data_ip, kDataIpRule)) target->data_ip = *value;
   }
+  // The agent refuses by the same rules (common/uplink_target.h); here they
+  // come with the plan's line and column.
   if (target->type == "http" && url.has_value()) {
     constexpr absl::string_view kUrlRule =
-        "a URL starting with http:// or https:// (e.g. http://10.10.9.1:9000/bucket/shard.tar)";
+        "a URL starting with http:// or https://, with no user@, one host (a DNS name or an IP "
+        "address) and a port from 1 to 65535 (e.g. http://10.10.9.1:9000/bucket/shard.tar)";
     std::optional<std::string> value = reader.String(*url, kUrlRule);
     if (value.has_value()) {
-      const size_t scheme = value->find("://");
-      const std::string prefix = absl::AsciiStrToLower(value->substr(0, scheme));
-      if (scheme == std::string::npos || (prefix != "http" && prefix != "https") ||
-          value->size() == scheme + 3) {
-        reader.Reject(*url, kUrlRule);
+      if (absl::StatusOr<UplinkUrl> parsed = ParseUplinkUrl(*value); !parsed.ok()) {
+        reader.Reject(*url, kUrlRule, Sentence(parsed.status().message()));
       } else {
         target->url = *value;
       }
@@ -224,9 +228,15 @@ void ParseTarget(FieldReader& reader, const YamlField& item, UplinkTarget* targe
   }
   if (target->type == "tcp" && address.has_value()) {
     constexpr absl::string_view kAddressRule =
-        "host:port of a TCP sink with a port from 1 to 65535 (e.g. 10.10.9.1:5201)";
-    if (reader.Endpoint(*address, kAddressRule).has_value()) {
-      target->address = address->value.Scalar();
+        "a literal IP address and port of a TCP sink, the port from 1 to 65535 (e.g. "
+        "10.10.9.1:5201 or [fd00::9]:5201)";
+    std::optional<std::string> value = reader.String(*address, kAddressRule);
+    if (value.has_value()) {
+      if (absl::StatusOr<HostPort> parsed = ParseUplinkTcpAddress(*value); !parsed.ok()) {
+        reader.Reject(*address, kAddressRule, Sentence(parsed.status().message()));
+      } else {
+        target->address = *value;
+      }
     }
   }
   if (target->name.empty()) {
@@ -259,21 +269,25 @@ void ParseTargets(MapReader& uplink, std::vector<UplinkTarget>* targets) {
 }
 
 void ParseFlows(MapReader& uplink, std::vector<int>* flows) {
-  constexpr absl::string_view kFlowsRule =
-      "a non-empty list of flow counts, each an integer from 1 to 1024 (e.g. [1, 8])";
+  static const std::string kFlowsRule =
+      absl::StrCat("a non-empty list of flow counts (at most ", kMaxUplinkFlowCounts,
+                   "), each an integer from 1 to ", kMaxUplinkFlows, " (e.g. [1, 8])");
+  static const std::string kFlowRule =
+      absl::StrCat("an integer from 1 to ", kMaxUplinkFlows,
+                   " (parallel flows in one run; the agent opens no more)");
   std::optional<YamlField> field = uplink.Get("flows");
   if (!field.has_value()) return;
   FieldReader& reader = *uplink.reader();
   std::optional<std::vector<YamlField>> items = reader.Items(*field, kFlowsRule);
   if (!items.has_value()) return;
-  if (items->empty()) {
-    reader.Reject(*field, kFlowsRule);
+  if (items->empty() || items->size() > static_cast<size_t>(kMaxUplinkFlowCounts)) {
+    reader.Reject(*field, kFlowsRule,
+                  items->empty() ? "" : absl::StrCat("It has ", items->size(), " entries."));
     return;
   }
   std::vector<int> values;
   for (const YamlField& item : *items) {
-    std::optional<int64_t> value =
-        reader.Int(item, 1, 1024, "an integer from 1 to 1024 (parallel TCP flows)");
+    std::optional<int64_t> value = reader.Int(item, 1, kMaxUplinkFlows, kFlowRule);
     if (value.has_value()) values.push_back(static_cast<int>(*value));
   }
   if (values.size() == items->size()) *flows = values;
@@ -316,6 +330,10 @@ void ParsePairwiseSection(MapReader& top, Pairwise* pairwise) {
   section->Number("duration_s", NumberRange::PositiveAtMost(3600),
                   "a positive number of seconds, at most 3600 (per test; e.g. 10)",
                   &pairwise->duration_s);
+  section->Number("no_progress_s", NumberRange::PositiveAtMost(3600),
+                  "a positive number of seconds, at most 3600 (a cell that moves no data for this "
+                  "long fails as no progress; e.g. 10)",
+                  &pairwise->no_progress_s);
   section->ByteSize("message_bytes", 1, int64_t{64} << 20,
                     absl::StrCat(kSizeRule, ", from 1 to 64M (perftest's -s; e.g. 8M)"),
                     &pairwise->message_bytes);
@@ -356,8 +374,10 @@ void ParseCollectivesSection(MapReader& top, Collectives* collectives) {
     collectives->backend = backend == "nccl" ? CollectiveBackend::kNccl : CollectiveBackend::kGloo;
   }
   ParseSizes(*section, &collectives->sizes);
-  section->Int("ranks_per_node", 0, 1024,
-               "an integer from 0 to 1024 (ranks on each node; 0 means one per GPU)",
+  // At most collective::kMaxRanksPerNode, as the agent enforces.
+  section->Int("ranks_per_node", 0, collective::kMaxRanksPerNode,
+               "an integer from 0 to 16 (ranks on each node; 0 means one per GPU; nccl never "
+               "gets more than the node's GPUs)",
                &collectives->ranks_per_node);
   section->Number("min_busbw_gbytes", NumberRange::NonNegative(),
                   "a number of GB/s, 0 or more (the allreduce busbw floor at large sizes; 0 "
@@ -387,13 +407,13 @@ void ParseCollectivesSection(MapReader& top, Collectives* collectives) {
                              : transport == "tcp" ? GlooTransport::kTcp
                                                   : GlooTransport::kIbverbs;
   }
-  section->Int("warmup_iters", 0, 1000,
+  section->Int("warmup_iters", 0, collective::kMaxWarmupIters,
                "an integer from 0 to 1000 (untimed operations per size; nccl-tests -w)",
                &collectives->warmup_iters);
-  section->Int("iters", 1, 100000,
+  section->Int("iters", 1, collective::kMaxIters,
                "an integer from 1 to 100000 (timed operations per size; nccl-tests -n)",
                &collectives->iters);
-  section->Number("timeout_s", NumberRange::PositiveAtMost(86400),
+  section->Number("timeout_s", NumberRange::PositiveAtMost(collective::kMaxTimeoutS),
                   "a positive number of seconds, at most 86400 (per scope; ranks still running "
                   "then are killed)",
                   &collectives->timeout_s);
@@ -443,9 +463,10 @@ void ParseUplinkSection(MapReader& top, Uplink* uplink) {
   }
   ParseTargets(*section, &uplink->targets);
   ParseFlows(*section, &uplink->flows);
-  section->Number("duration_s", NumberRange::PositiveAtMost(3600),
-                  "a positive number of seconds, at most 3600 (per node, target and flow count; "
-                  "e.g. 5)",
+  static const std::string kDurationRule =
+      absl::StrCat("a positive number of seconds, at most ", kMaxUplinkDurationS,
+                   " (per node, target and flow count; the agent runs no longer; e.g. 5)");
+  section->Number("duration_s", NumberRange::PositiveAtMost(kMaxUplinkDurationS), kDurationRule,
                   &uplink->duration_s);
   section->Finish();
 }

@@ -40,7 +40,7 @@ std::string Quote(absl::string_view text) {
 
 }  // namespace
 
-bool IsPlainScalar(const YAML::Node& node) { return node.IsScalar() && node.Tag() == "?"; }
+bool IsPlainScalar(const YamlNode& node) { return node.IsPlain(); }
 
 std::optional<int64_t> ParseIntText(absl::string_view text) {
   if (!AllDigits(StripSign(text))) return std::nullopt;
@@ -79,16 +79,16 @@ std::optional<bool> ParseBoolText(absl::string_view text) {
   return std::nullopt;
 }
 
-std::string DescribeValue(const YAML::Node& node) {
+std::string DescribeValue(const YamlNode& node) {
   switch (node.Type()) {
-    case YAML::NodeType::Undefined:
-    case YAML::NodeType::Null:
+    case YamlType::kUndefined:
+    case YamlType::kNull:
       return "empty";
-    case YAML::NodeType::Map:
+    case YamlType::kMap:
       return node.size() == 0 ? "an empty map" : "a map";
-    case YAML::NodeType::Sequence:
+    case YamlType::kSequence:
       return node.size() == 0 ? "an empty list" : "a list";
-    case YAML::NodeType::Scalar:
+    case YamlType::kScalar:
       break;
   }
   const std::string& text = node.Scalar();

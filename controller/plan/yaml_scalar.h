@@ -5,16 +5,15 @@
 #include <string>
 
 #include "absl/strings/string_view.h"
-#include "yaml-cpp/yaml.h"
+#include "controller/plan/yaml_document.h"
 
 namespace clustercert::plan {
 
 // Plain-text views of YAML scalars, with the plan's typing rules: numbers and
 // booleans must be written plain (unquoted); "200" in quotes is a string.
-// yaml-cpp 0.7 tags a plain scalar "?" and a quoted one "!".
 
 // True for a scalar written without quotes or an explicit tag.
-bool IsPlainScalar(const YAML::Node& node);
+bool IsPlainScalar(const YamlNode& node);
 
 // A decimal integer, optionally signed ("-3", "+7"); nullopt for anything
 // else, including "4.0", "0x10" and values beyond int64.
@@ -30,6 +29,6 @@ std::optional<bool> ParseBoolText(absl::string_view text);
 // The value as an error sentence shows it: a plain number as written (-200),
 // any other scalar in double quotes ("fast"), "empty" for a missing value,
 // "a map", "an empty map", "a list" or "an empty list"; long text is cut.
-std::string DescribeValue(const YAML::Node& node);
+std::string DescribeValue(const YamlNode& node);
 
 }  // namespace clustercert::plan

@@ -39,18 +39,18 @@ std::string SizingHtml(const v1::Certificate& c) {
                        : std::string()},
       {"capacity", s.capacity_gbps() > 0 ? Gbps(s.capacity_gbps()) : std::string("not given")},
       {"verdict", s.verdict().empty() ? std::string("unknown") : s.verdict()},
-      {"headroom", s.verdict().empty() ? std::string()
-                                       : absl::StrCat(Gbps(s.headroom_gbps()), " (",
-                                                      absl::StrFormat("%.0f", s.utilisation() * 100),
-                                                      " % used)")},
+      {"headroom", s.verdict().empty()
+                       ? std::string()
+                       : absl::StrCat(Gbps(s.headroom_gbps()), " (",
+                                      absl::StrFormat("%.0f", s.utilisation() * 100), " % used)")},
       {"checkpoint", s.checkpoint_seconds() > 0
                          ? absl::StrCat(FormatNumber(s.checkpoint_gbytes()), " GB in ",
                                         absl::StrFormat("%.1f", s.checkpoint_seconds()), " s")
                          : std::string()},
       {"fabric (east-west line rate)", s.fabric_gbps() > 0 ? Gbps(s.fabric_gbps()) : std::string()},
   };
-  std::string out = absl::StrCat("<h3>Sizing ", StatusOf(c, "uplink.sizing", ""), "</h3>\n",
-                                 KeyValueTable(rows));
+  std::string out =
+      absl::StrCat("<h3>Sizing ", StatusOf(c, "uplink.sizing", ""), "</h3>\n", KeyValueTable(rows));
   if (!s.advice().empty()) {
     out += "<ul class=\"advice\">\n";
     for (const std::string& advice : s.advice()) {
@@ -62,25 +62,25 @@ std::string SizingHtml(const v1::Certificate& c) {
 }
 
 std::string ThroughputHtml(const v1::Certificate& c) {
-  if (c.uplink().throughput().empty()) return "<p>No throughput run (the plan names no target).</p>\n";
+  if (c.uplink().throughput().empty())
+    return "<p>No throughput run (the plan names no target).</p>\n";
   std::vector<std::vector<HtmlCell>> rows;
   for (const v1::UplinkThroughput& t : c.uplink().throughput()) {
     std::string per_flow;
     if (t.ok() && t.flow_gbps_size() > 1) {
-      per_flow = absl::StrCat(FormatNumber(t.min_flow_gbps()), " – ", FormatNumber(t.max_flow_gbps()));
+      per_flow =
+          absl::StrCat(FormatNumber(t.min_flow_gbps()), " – ", FormatNumber(t.max_flow_gbps()));
     } else if (t.ok() && t.flow_gbps_size() == 1) {
       per_flow = FormatNumber(t.flow_gbps(0));
     }
     std::string title = t.ok() ? t.detail() : t.error();
     if (IsCarried(t.carried())) absl::StrAppend(&title, " (", CarriedText(t.carried()), ")");
-    rows.push_back({Text(t.node()), Text(t.target(), "mono"), Text(t.target_type()),
-                    Text(absl::StrCat(t.flows()), "num"),
-                    t.ok() ? Text(FormatNumber(t.aggregate_gbps()), "num")
-                           : Html(Badge("fail", "FAILED")),
-                    Text(per_flow, "num"),
-                    Text(t.need_gbps() > 0 ? FormatNumber(t.need_gbps()) : "", "num"),
-                    Html(StatusOf(c, "uplink.throughput", t.node(), t.target())),
-                    Text(title)});
+    rows.push_back(
+        {Text(t.node()), Text(t.target(), "mono"), Text(t.target_type()),
+         Text(absl::StrCat(t.flows()), "num"),
+         t.ok() ? Text(FormatNumber(t.aggregate_gbps()), "num") : Html(Badge("fail", "FAILED")),
+         Text(per_flow, "num"), Text(t.need_gbps() > 0 ? FormatNumber(t.need_gbps()) : "", "num"),
+         Html(StatusOf(c, "uplink.throughput", t.node(), t.target())), Text(title)});
   }
   return absl::StrCat("<h3>Throughput to storage</h3>\n",
                       "<p>One TCP flow uses one NIC and one path; parallel flows are what reach "
@@ -95,13 +95,13 @@ std::string PlanesHtml(const v1::Certificate& c) {
   for (const v1::NodeResult& n : c.nodes()) {
     std::string clock = "not measured";
     if (n.clock_measured()) {
-      clock = absl::StrCat(absl::StrFormat("%+.3f", n.clock_offset_ms()), " ms ± ",
-                           absl::StrFormat("%.3f", n.clock_uncertainty_ms()), " (",
-                           n.clock_exchanges(), " exchange", n.clock_exchanges() == 1 ? "" : "s",
-                           ")");
+      clock =
+          absl::StrCat(absl::StrFormat("%+.3f", n.clock_offset_ms()), " ms ± ",
+                       absl::StrFormat("%.3f", n.clock_uncertainty_ms()), " (", n.clock_exchanges(),
+                       " exchange", n.clock_exchanges() == 1 ? "" : "s", ")");
       if (n.clock_injected_offset_ms() != 0) {
-        absl::StrAppend(&clock, ", test-only offset ",
-                        FormatNumber(n.clock_injected_offset_ms()), " ms");
+        absl::StrAppend(&clock, ", test-only offset ", FormatNumber(n.clock_injected_offset_ms()),
+                        " ms");
       }
     }
     rows.push_back({Text(n.name()), Text(n.inventory().management_address(), "mono"),

@@ -7,6 +7,7 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
 #include "absl/strings/string_view.h"
+#include "common/text_escape.h"
 #include "controller/certificate/result_keys.h"
 #include "controller/collectives/collective_verdicts.h"
 #include "controller/report/pair_matrices.h"
@@ -17,85 +18,8 @@ namespace {
 
 constexpr char kCross[] = "\xE2\x9C\x97";  // ✗
 
-// Prose: '<' could open HTML in most ticket renderers, backslash, '`', '*' and
-// brackets could eat the next character, open code, emphasis or a link;
-// newlines become spaces so a list item stays one item. '>' and '_' are left
-// alone: mid-line and inside words they do nothing, and "node1 -> node2" and
-// write_bw stay readable in the raw text.
-std::string Md(absl::string_view text) {
-  std::string out;
-  out.reserve(text.size());
-  for (char c : text) {
-    switch (c) {
-      case '<':
-        out += "&lt;";
-        break;
-      case '\\':
-        out += "\\\\";
-        break;
-      case '`':
-        out += "\\`";
-        break;
-      case '*':
-        out += "\\*";
-        break;
-      case '[':
-        out += "\\[";
-        break;
-      case ']':
-        out += "\\]";
-        break;
-      case '\n':
-      case '\r':
-        out += ' ';
-        break;
-      default:
-        out += c;
-    }
-  }
-  // At the start of a line '>' would open a quote and '#' a heading.
-  if (!out.empty() && (out[0] == '>' || out[0] == '#')) out.insert(0, "\\");
-  return out;
-}
-
-// A table cell: prose escaping plus '|'.
-std::string Cell(absl::string_view text) {
-  std::string out;
-  for (char c : Md(text)) {
-    if (c == '|')
-      out += "\\|";
-    else
-      out += c;
-  }
-  return out;
-}
-
-// An inline code span that survives backticks in the text.
-std::string Code(absl::string_view text) {
-  size_t run = 0, longest = 0;
-  for (char c : text) {
-    run = c == '`' ? run + 1 : 0;
-    longest = std::max(longest, run);
-  }
-  std::string fence(longest + 1, '`');
-  std::string body;
-  for (char c : text) body += (c == '\n' || c == '\r') ? ' ' : c;
-  const bool pad = !body.empty() && (body.front() == '`' || body.back() == '`');
-  return absl::StrCat(fence, pad ? " " : "", body, pad ? " " : "", fence);
-}
-
-// A code span inside a table cell: GitHub needs '|' escaped even there.
-std::string CellCode(absl::string_view text) {
-  std::string out;
-  for (char c : Code(text)) {
-    if (c == '|')
-      out += "\\|";
-    else
-      out += c;
-  }
-  return out;
-}
-
+// Cells arrive escaped (MarkdownCell, MarkdownCellCode) or are figures and
+// words we wrote, so no cell adds a column or a line.
 std::string Table(const std::vector<std::string>& headers,
                   const std::vector<std::vector<std::string>>& rows) {
   std::string out = absl::StrCat("| ", absl::StrJoin(headers, " | "), " |\n|");
@@ -124,12 +48,16 @@ void Findings(const v1::Certificate& c, std::string& out) {
                    [](const auto* a, const auto* b) { return TriageRank(*a) < TriageRank(*b); });
   for (const auto* f : sorted) {
     absl::StrAppend(&out, "### ", f->status() == "fail" ? kCross : "?", " ", StatusLabel(*f), " ",
-                    Code(KeyOf(*f)), "\n\n");
-    if (!f->message().empty()) absl::StrAppend(&out, Md(f->message()), "\n\n");
-    if (!f->observed().empty()) absl::StrAppend(&out, "- Observed: ", Code(f->observed()), "\n");
-    if (!f->expected().empty()) absl::StrAppend(&out, "- Expected: ", Code(f->expected()), "\n");
-    if (IsCarried(f->carried())) absl::StrAppend(&out, "- ", Md(CarriedText(f->carried())), "\n");
-    if (!f->remedy().empty()) absl::StrAppend(&out, "- **Remedy:** ", Md(f->remedy()), "\n");
+                    MarkdownCode(KeyOf(*f)), "\n\n");
+    if (!f->message().empty()) absl::StrAppend(&out, MarkdownText(f->message()), "\n\n");
+    if (!f->observed().empty())
+      absl::StrAppend(&out, "- Observed: ", MarkdownCode(f->observed()), "\n");
+    if (!f->expected().empty())
+      absl::StrAppend(&out, "- Expected: ", MarkdownCode(f->expected()), "\n");
+    if (IsCarried(f->carried()))
+      absl::StrAppend(&out, "- ", MarkdownText(CarriedText(f->carried())), "\n");
+    if (!f->remedy().empty())
+      absl::StrAppend(&out, "- **Remedy:** ", MarkdownText(f->remedy()), "\n");
     out += "\n";
   }
 }
@@ -141,15 +69,15 @@ void Matrices(const v1::Certificate& c, std::string& out) {
   for (const auto& m : matrices) {
     int failing = 0;
     for (const auto& [ends, p] : m.cells) failing += CellStatus(*p) == "fail" || !p->ok();
-    absl::StrAppend(&out, "### ", Md(m.Title()), " (", Md(m.unit),
+    absl::StrAppend(&out, "### ", MarkdownText(m.Title()), " (", MarkdownText(m.unit),
                     ", client rows \xC3\x97 server "
                     "columns, ",
                     failing, " failing)\n\n");
     std::vector<std::string> headers = {"client \\ server"};
-    for (const auto& n : m.nodes) headers.push_back(Cell(n));
+    for (const auto& n : m.nodes) headers.push_back(MarkdownCell(n));
     std::vector<std::vector<std::string>> rows;
     for (const auto& client : m.nodes) {
-      std::vector<std::string> row = {Cell(client)};
+      std::vector<std::string> row = {MarkdownCell(client)};
       for (const auto& server : m.nodes) {
         auto it = m.cells.find({client, server});
         if (client == server) {
@@ -175,10 +103,10 @@ void Matrices(const v1::Certificate& c, std::string& out) {
     std::vector<std::vector<std::string>> rows;
     for (const auto* p : retests) {
       const bool failing = CellStatus(*p) == "fail" || !p->ok();
-      rows.push_back({CellCode(controller::PairKey(*p)),
-                      p->ok() ? absl::StrCat(FormatNumber(p->value()), " ", Cell(p->unit()))
+      rows.push_back({MarkdownCellCode(controller::PairKey(*p)),
+                      p->ok() ? absl::StrCat(FormatNumber(p->value()), " ", MarkdownCell(p->unit()))
                               : std::string("ERR"),
-                      failing ? absl::StrCat(kCross, " fail") : Cell(CellStatus(*p))});
+                      failing ? absl::StrCat(kCross, " fail") : MarkdownCell(CellStatus(*p))});
     }
     absl::StrAppend(&out, "Retests against passing partners:\n\n",
                     Table({"retest", "value", "status"}, rows), "\n");
@@ -190,20 +118,23 @@ void Sweeps(const v1::Certificate& c, std::string& out) {
   out += "## Collectives\n\n";
   std::vector<std::vector<std::string>> rows;
   for (const auto& s : c.collectives()) {
-    std::string status = s.ok() ? "ran" : absl::StrCat(kCross, " failed: ", Cell(s.error()));
+    std::string status =
+        s.ok() ? "ran" : absl::StrCat(kCross, " failed: ", MarkdownCell(s.error()));
     std::string floor = s.min_busbw_gbytes() > 0 ? FormatNumber(s.min_busbw_gbytes()) : "none";
     for (const auto& f : c.checks()) {
       if (f.id() == "collectives.busbw" && controller::FindingOfSweep(f, s)) {
-        if (s.min_busbw_gbytes() <= 0 && !f.expected().empty()) floor = CellCode(f.expected());
-        status =
-            absl::StrCat(s.ok() ? "" : status + "; ", "busbw ",
-                         f.status() == "fail" ? absl::StrCat(kCross, " fail") : Cell(f.status()));
+        if (s.min_busbw_gbytes() <= 0 && !f.expected().empty())
+          floor = MarkdownCellCode(f.expected());
+        status = absl::StrCat(
+            s.ok() ? "" : status + "; ", "busbw ",
+            f.status() == "fail" ? absl::StrCat(kCross, " fail") : MarkdownCell(f.status()));
       }
     }
-    if (IsCarried(s.carried())) absl::StrAppend(&status, "; ", Cell(CarriedText(s.carried())));
+    if (IsCarried(s.carried()))
+      absl::StrAppend(&status, "; ", MarkdownCell(CarriedText(s.carried())));
     rows.push_back(
-        {Cell(controller::SweepName(s)), Cell(absl::StrJoin(s.nodes(), ", ")),
-         Cell(absl::StrCat(s.backend(), " ", s.transport())), absl::StrCat(s.ranks()),
+        {MarkdownCell(controller::SweepName(s)), MarkdownCell(absl::StrJoin(s.nodes(), ", ")),
+         MarkdownCell(absl::StrCat(s.backend(), " ", s.transport())), absl::StrCat(s.ranks()),
          absl::StrCat(FormatNumber(s.large_busbw_gbytes()),
                       s.large_from_bytes() > 0
                           ? absl::StrCat(" (from ", FormatBytes(s.large_from_bytes()), ")")
@@ -222,11 +153,12 @@ void Suspects(const v1::Certificate& c, std::string& out) {
   for (const auto& s : c.suspects()) {
     std::string who = s.node().empty() ? std::string("the fabric") : s.node();
     if (!s.rail().empty()) absl::StrAppend(&who, " ", s.rail());
-    absl::StrAppend(&out, "- **", Md(who), "**: ", s.failing_pairs(), " of ", s.total_pairs(),
-                    " pair(s) failing. ", Md(s.reason()), "\n");
+    absl::StrAppend(&out, "- **", MarkdownText(who), "**: ", s.failing_pairs(), " of ",
+                    s.total_pairs(), " pair(s) failing. ", MarkdownText(s.reason()), "\n");
     for (const auto& f : s.inventory_findings()) {
-      absl::StrAppend(&out, "  - ", StatusLabel(f), " ", Code(KeyOf(f)), ": ", Md(f.message()),
-                      f.remedy().empty() ? "" : " ", Md(f.remedy()), "\n");
+      absl::StrAppend(&out, "  - ", StatusLabel(f), " ", MarkdownCode(KeyOf(f)), ": ",
+                      MarkdownText(f.message()), f.remedy().empty() ? "" : " ",
+                      MarkdownText(f.remedy()), "\n");
     }
   }
   out += "\n";
@@ -235,13 +167,14 @@ void Suspects(const v1::Certificate& c, std::string& out) {
 void Skipped(const v1::Certificate& c, std::string& out) {
   std::vector<std::vector<std::string>> rows;
   for (const auto& s : c.skipped()) {
-    rows.push_back({Cell(s.kind()), CellCode(s.key()), Cell(s.reason())});
+    rows.push_back({MarkdownCell(s.kind()), MarkdownCellCode(s.key()), MarkdownCell(s.reason())});
   }
   for (const auto& p : c.phases()) {
     if (p.status() == "skipped" && c.skipped().empty()) {
       const std::string& detail = p.detail();
-      rows.push_back({"phase", CellCode(p.name()),
-                      Cell(absl::StartsWith(detail, "skipped: ") ? detail.substr(9) : detail)});
+      rows.push_back(
+          {"phase", MarkdownCellCode(p.name()),
+           MarkdownCell(absl::StartsWith(detail, "skipped: ") ? detail.substr(9) : detail)});
     }
   }
   if (rows.empty()) return;
@@ -255,19 +188,20 @@ void Uplink(const v1::Certificate& c, std::string& out) {
   const v1::UplinkSizing& s = c.uplink().sizing();
   out += "## Uplink\n\n";
   std::vector<std::vector<std::string>> rows = {
-      {"workload", Cell(s.profile().empty() ? "no read rate in the plan" : s.profile())},
-      {"arithmetic", Cell(s.arithmetic())},
+      {"workload", MarkdownCell(s.profile().empty() ? "no read rate in the plan" : s.profile())},
+      {"arithmetic", MarkdownCell(s.arithmetic())},
       {"required", absl::StrCat(FormatNumber(s.required_gbps()), " Gb/s (",
                                 FormatNumber(s.required_gbytes_s()), " GB/s)")},
       {"capacity", absl::StrCat(FormatNumber(s.capacity_gbps()), " Gb/s")},
-      {"verdict", absl::StrCat("**", Cell(s.verdict().empty() ? "unknown" : s.verdict()), "**")},
+      {"verdict",
+       absl::StrCat("**", MarkdownCell(s.verdict().empty() ? "unknown" : s.verdict()), "**")},
       {"headroom", absl::StrCat(FormatNumber(s.headroom_gbps()), " Gb/s")}};
   if (s.checkpoint_seconds() > 0) {
     rows.push_back({"checkpoint", absl::StrCat(FormatNumber(s.checkpoint_gbytes()), " GB in ",
                                                FormatNumber(s.checkpoint_seconds()), " s")});
   }
   absl::StrAppend(&out, Table({"sizing", "value"}, rows), "\n");
-  for (const auto& advice : s.advice()) absl::StrAppend(&out, "- ", Md(advice), "\n");
+  for (const auto& advice : s.advice()) absl::StrAppend(&out, "- ", MarkdownText(advice), "\n");
   if (!s.advice().empty()) out += "\n";
   std::vector<std::vector<std::string>> runs;
   for (const auto& t : c.uplink().throughput()) {
@@ -277,10 +211,11 @@ void Uplink(const v1::Certificate& c, std::string& out) {
                                          : absl::StrCat(FormatNumber(t.min_flow_gbps()), "-",
                                                         FormatNumber(t.max_flow_gbps()));
     }
-    runs.push_back({Cell(t.node()), CellCode(t.target()), Cell(t.target_type()),
-                    absl::StrCat(t.flows()), t.ok() ? FormatNumber(t.aggregate_gbps()) : "failed",
-                    per_flow, t.need_gbps() > 0 ? FormatNumber(t.need_gbps()) : "",
-                    Cell(t.ok() ? "" : t.error())});
+    runs.push_back({MarkdownCell(t.node()), MarkdownCellCode(t.target()),
+                    MarkdownCell(t.target_type()), absl::StrCat(t.flows()),
+                    t.ok() ? FormatNumber(t.aggregate_gbps()) : "failed", per_flow,
+                    t.need_gbps() > 0 ? FormatNumber(t.need_gbps()) : "",
+                    MarkdownCell(t.ok() ? "" : t.error())});
   }
   if (!runs.empty()) {
     absl::StrAppend(&out,
@@ -295,39 +230,44 @@ std::string RenderMarkdownReport(const v1::Certificate& c) {
   const bool certified = c.verdict() == "certified";
   std::string out =
       absl::StrCat("# ", certified ? "\xE2\x9C\x85 CERTIFIED" : "\xE2\x9D\x8C NOT CERTIFIED", ": ",
-                   Md(c.cluster()), "\n\n");
-  std::string run = absl::StrCat(Md(c.started_at()), " \xE2\x86\x92 ", Md(c.finished_at()));
+                   MarkdownText(c.cluster()), "\n\n");
+  std::string run =
+      absl::StrCat(MarkdownCell(c.started_at()), " \xE2\x86\x92 ", MarkdownCell(c.finished_at()));
   if (int64_t ms = MillisBetween(c.started_at(), c.finished_at()); ms >= 0) {
     absl::StrAppend(&run, " (", FormatDurationMs(ms), ")");
   }
   std::string signature = "unsigned";
   if (c.has_signature() && !c.signature().public_key_fingerprint().empty()) {
-    signature = absl::StrCat("signed by ", CellCode(c.signature().public_key_fingerprint()));
+    signature =
+        absl::StrCat("signed by ", MarkdownCellCode(c.signature().public_key_fingerprint()));
   }
   std::vector<std::vector<std::string>> rows = {
-      {"verdict", absl::StrCat("**", Cell(c.verdict()), "**")},
-      {"plan", absl::StrCat(CellCode(c.plan_path()), c.plan_sha256().empty() ? "" : " sha256 ",
-                            c.plan_sha256().empty() ? "" : CellCode(c.plan_sha256()))},
+      {"verdict", absl::StrCat("**", MarkdownCell(c.verdict()), "**")},
+      {"plan",
+       absl::StrCat(MarkdownCellCode(c.plan_path()), c.plan_sha256().empty() ? "" : " sha256 ",
+                    c.plan_sha256().empty() ? "" : MarkdownCellCode(c.plan_sha256()))},
       {"run", run},
-      {"tool",
-       absl::StrCat(Cell(c.tool()), " ", Cell(c.tool_version()), ", format ", c.format_version())},
+      {"tool", absl::StrCat(MarkdownCell(c.tool()), " ", MarkdownCell(c.tool_version()),
+                            ", format ", c.format_version())},
       {"signature", signature}};
   if (c.has_baseline() && !c.baseline().path().empty()) {
     rows.push_back(
-        {"baseline",
-         absl::StrCat(CellCode(c.baseline().path()), " of ", Cell(c.baseline().started_at()),
-                      "; measured again: ", Cell(absl::StrJoin(c.baseline().only_nodes(), ", ")))});
+        {"baseline", absl::StrCat(MarkdownCellCode(c.baseline().path()), " of ",
+                                  MarkdownCell(c.baseline().started_at()), "; measured again: ",
+                                  MarkdownCell(absl::StrJoin(c.baseline().only_nodes(), ", ")))});
   }
   absl::StrAppend(&out, Table({"field", "value"}, rows), "\n");
   if (!c.verdict_reasons().empty()) {
     out += "## Reasons\n\n";
-    for (const auto& reason : c.verdict_reasons()) absl::StrAppend(&out, "- ", Md(reason), "\n");
+    for (const auto& reason : c.verdict_reasons())
+      absl::StrAppend(&out, "- ", MarkdownText(reason), "\n");
     out += "\n";
   }
   std::vector<std::string> unreachable;
   for (const auto& node : c.nodes()) {
     if (!node.reachable()) {
-      unreachable.push_back(absl::StrCat(Md(node.name()), " (", Md(node.error()), ")"));
+      unreachable.push_back(
+          absl::StrCat(MarkdownText(node.name()), " (", MarkdownText(node.error()), ")"));
     }
   }
   if (!unreachable.empty()) {

@@ -9,53 +9,6 @@
 
 namespace clustercert::report {
 
-namespace {
-
-// The five characters markup gives meaning to, as entities; XML also keeps
-// line breaks and tabs as references and replaces other control bytes, which
-// XML 1.0 cannot carry at all.
-std::string EscapeMarkup(absl::string_view text, bool xml) {
-  std::string out;
-  out.reserve(text.size() + text.size() / 8);
-  for (char c : text) {
-    const auto byte = static_cast<unsigned char>(c);
-    switch (c) {
-      case '&':
-        out += "&amp;";
-        break;
-      case '<':
-        out += "&lt;";
-        break;
-      case '>':
-        out += "&gt;";
-        break;
-      case '"':
-        out += "&quot;";
-        break;
-      case '\'':
-        out += xml ? "&apos;" : "&#39;";
-        break;
-      default:
-        // Bytes >= 0x80 are parts of UTF-8 sequences (proto3 strings are
-        // valid UTF-8) and pass through.
-        if (!xml || (byte >= 0x20 && byte != 0x7f)) {
-          out += c;
-        } else if (c == '\n' || c == '\r' || c == '\t') {
-          absl::StrAppend(&out, "&#", static_cast<int>(byte), ";");
-        } else {
-          out += "\xEF\xBF\xBD";
-        }
-    }
-  }
-  return out;
-}
-
-}  // namespace
-
-std::string HtmlEscape(absl::string_view text) { return EscapeMarkup(text, false); }
-
-std::string XmlEscape(absl::string_view text) { return EscapeMarkup(text, true); }
-
 std::string FormatNumber(double value) {
   if (value == 0 || !std::isfinite(value)) return value == 0 ? "0" : absl::StrCat(value);
   if (std::fabs(value) >= 100000) return absl::StrFormat("%.0f", value);

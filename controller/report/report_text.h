@@ -5,20 +5,14 @@
 
 #include "absl/strings/string_view.h"
 #include "clustercert/v1/certificate.pb.h"
+#include "common/text_escape.h"
 
 namespace clustercert::report {
 
-// Text helpers shared by the HTML, Markdown and JUnit renderers: escaping for
-// each markup, and the number, size and age formats every report uses, so a
-// value reads the same in all three.
-
-// &, <, >, " and ' as entities: safe in element text and in quoted attributes.
-std::string HtmlEscape(absl::string_view text);
-
-// XML 1.0 text/attribute escaping; characters XML 1.0 cannot carry (control
-// characters other than tab, newline and carriage return) become U+FFFD, and
-// newlines/tabs are kept as character references so attributes keep them.
-std::string XmlEscape(absl::string_view text);
+// Number, size and age formats every report uses, so a value reads the same
+// in the HTML, Markdown and JUnit reports. Escaping for each of them lives in
+// common/text_escape.h (HtmlEscape, XmlEscape, MarkdownCell, ...), included
+// here because every renderer needs both.
 
 // Five significant digits, never an exponent above 1e-4 (92.4, 0.048726,
 // 7403.6, 171022); "0" for zero. The same figures pairwise verdicts print.

@@ -105,7 +105,10 @@ std::string HeatmapSvg(const PairMatrix& matrix, const v1::Certificate& certific
   // and the value table keep them whole).
   constexpr size_t kMaxLabel = 30;
   auto label = [&](const std::string& name) {
-    return name.size() <= kMaxLabel ? name : name.substr(0, kMaxLabel - 1) + "\xE2\x80\xA6";
+    // Cut on a character boundary: half a UTF-8 sequence would show as U+FFFD.
+    return name.size() <= kMaxLabel
+               ? name
+               : name.substr(0, Utf8Prefix(name, kMaxLabel - 1)) + "\xE2\x80\xA6";
   };
   size_t longest = 6;
   for (const auto& name : matrix.nodes)

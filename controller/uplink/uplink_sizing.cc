@@ -80,8 +80,8 @@ v1::UplinkSizing SizeUplink(const plan::Plan& plan) {
   } else if (cluster_gbps > 0) {
     sizing.set_required_gbps(cluster_gbps);
     sizing.set_required_gbytes_s(cluster_gbps / 8);
-    sizing.set_arithmetic(absl::StrCat("cluster read rate ", Num(cluster_gbps), " Gb/s = ",
-                                       Num(cluster_gbps / 8), " GB/s"));
+    sizing.set_arithmetic(absl::StrCat("cluster read rate ", Num(cluster_gbps),
+                                       " Gb/s = ", Num(cluster_gbps / 8), " GB/s"));
   }
   if (!basis.empty()) {
     sizing.set_arithmetic(absl::StrCat(sizing.arithmetic(), " (", sizing.profile(), ")"));
@@ -104,11 +104,11 @@ v1::UplinkSizing SizeUplink(const plan::Plan& plan) {
   sizing.set_fabric_gbps(rails * plan.fabric.link_rate_gbps);
 
   if (sizing.verdict() == "undersized") {
-    sizing.add_advice(absl::StrCat(
-        "The uplink carries ", Num(capacity), " Gb/s but the dataset read rate needs ",
-        Num(required), " Gb/s (", sizing.arithmetic(),
-        "): size the uplink to the read rate (", Num(required / capacity),
-        "x this one), or stage the dataset on local NVMe before training."));
+    sizing.add_advice(
+        absl::StrCat("The uplink carries ", Num(capacity), " Gb/s but the dataset read rate needs ",
+                     Num(required), " Gb/s (", sizing.arithmetic(),
+                     "): size the uplink to the read rate (", Num(required / capacity),
+                     "x this one), or stage the dataset on local NVMe before training."));
   }
   // The seed's common mistake: an uplink as fast as the fabric when the read
   // rate is a fraction of it.
@@ -134,8 +134,8 @@ v1::UplinkSizing SizeUplink(const plan::Plan& plan) {
 double NodeNeedGbps(const plan::Plan& plan, const v1::UplinkSizing& sizing,
                     const plan::Node& node) {
   if (sizing.ingest_gbytes_per_gpu() > 0) {
-    const int gpus = plan.uplink.workload.gpus_per_node > 0 ? plan.uplink.workload.gpus_per_node
-                                                            : node.gpus;
+    const int gpus =
+        plan.uplink.workload.gpus_per_node > 0 ? plan.uplink.workload.gpus_per_node : node.gpus;
     return gpus * sizing.ingest_gbytes_per_gpu() * 8;
   }
   if (sizing.required_gbps() > 0 && sizing.nodes() > 0) {

@@ -24,8 +24,7 @@ int CountedGpus(const plan::Plan& plan);
 
 // One node's share of the required ingest, in Gb/s: its GPUs x the per-GPU
 // rate, or the cluster-wide rate split evenly; 0 when the sizing has no rate.
-double NodeNeedGbps(const plan::Plan& plan, const v1::UplinkSizing& sizing,
-                    const plan::Node& node);
+double NodeNeedGbps(const plan::Plan& plan, const v1::UplinkSizing& sizing, const plan::Node& node);
 
 // Seconds to move `gbytes` at `gbps` (GB x 8 / Gb/s); 0 when gbps is 0.
 double TransferSeconds(double gbytes, double gbps);

@@ -123,12 +123,12 @@ v1::Finding SizingFinding(const v1::UplinkSizing& sizing) {
     return finding;
   }
   const std::string observed =
-      absl::StrCat(GbpsText(sizing.required_gbps()), " (", absl::StrFormat("%.3g", sizing.required_gbytes_s()),
-                   " GB/s) needed");
-  std::string message = absl::StrCat(
-      "The workload reads ", sizing.arithmetic(), " against an uplink of ",
-      GbpsText(sizing.capacity_gbps()), ": ", absl::StrFormat("%.0f", sizing.utilisation() * 100),
-      "% used, headroom ", GbpsText(sizing.headroom_gbps()), ".");
+      absl::StrCat(GbpsText(sizing.required_gbps()), " (",
+                   absl::StrFormat("%.3g", sizing.required_gbytes_s()), " GB/s) needed");
+  std::string message = absl::StrCat("The workload reads ", sizing.arithmetic(),
+                                     " against an uplink of ", GbpsText(sizing.capacity_gbps()),
+                                     ": ", absl::StrFormat("%.0f", sizing.utilisation() * 100),
+                                     "% used, headroom ", GbpsText(sizing.headroom_gbps()), ".");
   if (!sizing.basis().empty()) absl::StrAppend(&message, " ", sizing.basis());
   for (const std::string& advice : sizing.advice()) absl::StrAppend(&message, " ", advice);
   v1::Finding finding;

@@ -69,7 +69,8 @@ for _ in $(seq 100); do
 done
 log "rxe0 on data0 ($data_ip, MTU $data_mtu): $(cat /sys/class/infiniband/rxe0/ports/1/rate), GID 1 $(cat /sys/class/infiniband/rxe0/ports/1/gids/1)"
 
-"$agent" --listen "$mgmt_ip:7070" --node-name "node$node" --insecure \
+"$agent" --listen "$mgmt_ip:7070" --node-name "node$node" \
+  --tls-cert "$state/agent.pem" --tls-key "$state/agent.key" --tls-ca "$state/ca.pem" \
   --port-file "$state/agent.port" >"$state/agent.log" 2>&1 &
 log "node-agent started on $mgmt_ip:7070 (pid $!)"
 

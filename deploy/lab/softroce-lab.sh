@@ -28,6 +28,7 @@ set -euo pipefail
 repo=$(cd "$(dirname "$0")/../.." && pwd)
 name=${CCLAB_NAME:-cclab}
 state=${CCLAB_STATE:-/var/tmp/cclab-$name}
+pki=${CCLAB_PKI:-/var/tmp/clustercert-lab-pki}
 build=${CCLAB_BUILD:-build}
 case "$build" in /*) ;; *) build="$repo/$build" ;; esac
 netns=$name
@@ -141,10 +142,25 @@ make_switch() {
 
 # VM N: taps mN and dN on the bridges, qemu in the background. Its NICs are
 # named by MAC in node-init.sh; the data NIC's speed is what rxe reports.
+# The lab's PKI, made once and shared by every lab name (the addresses are
+# the same in each): node N's certificate for 10.203.1.N, the controller's
+# for plans/lab-softroce.yaml's agents.tls. pki.sh keeps existing files.
+make_pki() {
+  local specs=() n
+  for ((n = 1; n <= $1; ++n)); do specs+=("node$n=10.203.1.$n"); done
+  bash "$repo/deploy/pki.sh" "$pki" "${specs[@]}" >/dev/null ||
+    die "deploy/pki.sh $pki failed (see above): the lab's agents need certificates"
+}
+
 boot_vm() {
   local n=$1 kver=$2 data_mtu=$3 speed=$4 hex
   hex=$(printf '%02x' "$n")
   mkdir -p "$state/node$n"
+  # The VM sees its state folder as /run/cclab: node-init.sh serves mutual TLS
+  # with these (the agent refuses plaintext off loopback).
+  cp "$pki/node$n.pem" "$state/node$n/agent.pem"
+  cp "$pki/node$n.key" "$state/node$n/agent.key"
+  cp "$pki/ca.pem" "$state/node$n/ca.pem"
   in_ns ip tuntap add dev "m$n" mode tap
   in_ns ip tuntap add dev "d$n" mode tap
   in_ns ip link set "m$n" master mgmt up
@@ -211,6 +227,7 @@ up() {
   trap 'say "interrupted: tearing the lab down"; down; exit 130' INT TERM
   trap 'rc=$?; if ((rc != 0)); then say "up failed: tearing the lab down"; down; fi' EXIT
   mkdir -p "$state"
+  make_pki "$nodes"
   local kver
   kver=$(kernel_version)
   build_initramfs "$kver"

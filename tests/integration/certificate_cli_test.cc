@@ -59,8 +59,9 @@ class CertificateCliTest : public ::testing::Test {
                        "fabric: {type: ethernet, link_rate_gbps: 1, min_netdev_mtu: 1500}\n"
                        "nodes:\n";
     for (int n = 1; n <= 4; ++n) {
-      plan += "  - {name: node" + std::to_string(n) + ", agent: \"127.0.0.1:" +
-              std::to_string(ports_[n - 1]) + "\", data_ip: 127.0.0.1, gpus: 0}\n";
+      plan += "  - {name: node" + std::to_string(n) +
+              ", agent: \"127.0.0.1:" + std::to_string(ports_[n - 1]) +
+              "\", data_ip: 127.0.0.1, gpus: 0}\n";
     }
     plan +=
         "expect: {nvidia_peermem: false, ntp_synced: false, ofed: false, clock_offset_ms: 250, "
@@ -112,17 +113,31 @@ TEST_F(CertificateCliTest, SignedRunVerifiesAndEveryEditIsCaught) {
   v1::Certificate certificate = CertificateFromOutput(run.out);
   EXPECT_EQ(certificate.format_version(), 4u);
   EXPECT_EQ(certificate.signature().algorithm(), "ed25519");
-  EXPECT_EQ(certificate.pairs_size(), 24);        // 12 ordered pairs x 2 tests
+  EXPECT_EQ(certificate.pairs_size(), 24);       // 12 ordered pairs x 2 tests
   EXPECT_EQ(certificate.collectives_size(), 6);  // 1-node on each of 4 nodes, 2-node, all-nodes
   EXPECT_FALSE(certificate.plan_yaml().empty());
 
-  CommandResult verify = Run({CONTROLLER_BIN, "verify", path});
-  EXPECT_EQ(verify.exit_code, 0) << verify.out << verify.err;
-  EXPECT_NE(verify.out.find("24 pair cell(s), 6 sweep(s) recomputed"), std::string::npos)
-      << verify.out;
+  // Without a trusted key the signature shows only that the content is
+  // unchanged: anyone can re-sign an edited copy with a fresh key (issue 15).
+  CommandResult untrusted = Run({CONTROLLER_BIN, "verify", path});
+  EXPECT_EQ(untrusted.exit_code, 1) << untrusted.out << untrusted.err;
+  EXPECT_NE(untrusted.out.find("signature: intact, but the signer is NOT TRUSTED: Ed25519 key "
+                               "SHA256:"),
+            std::string::npos)
+      << untrusted.out;
+  EXPECT_NE(untrusted.out.find("pass the cluster's public key with --pubkey FILE or add it to"),
+            std::string::npos)
+      << untrusted.out;
   CommandResult pinned = Run({CONTROLLER_BIN, "verify", path, "--pubkey", key_ + ".pub"});
   EXPECT_EQ(pinned.exit_code, 0) << pinned.out << pinned.err;
-  EXPECT_NE(pinned.out.find("the key given with --pubkey"), std::string::npos) << pinned.out;
+  EXPECT_NE(pinned.out.find("24 pair cell(s), 6 sweep(s) recomputed"), std::string::npos)
+      << pinned.out;
+  EXPECT_NE(pinned.out.find("(trusted: " + key_ + ".pub)"), std::string::npos) << pinned.out;
+  const fs::path trusted = dir_ / "trusted-keys";
+  fs::create_directories(trusted);
+  fs::copy_file(key_ + ".pub", trusted / "cluster.pub");
+  CommandResult directory = Run({CONTROLLER_BIN, "verify", path, "--trust-dir", trusted.string()});
+  EXPECT_EQ(directory.exit_code, 0) << directory.out << directory.err;
 
   const std::string other = (dir_ / "other.key").string();
   ASSERT_EQ(Run({CONTROLLER_BIN, "keygen", "--out", other}).exit_code, 0);
@@ -146,14 +161,17 @@ TEST_F(CertificateCliTest, SignedRunVerifiesAndEveryEditIsCaught) {
        "is not a clustercert certificate"},
   };
   for (const Edit& edit : edits) {
-    CommandResult edited = Run({CONTROLLER_BIN, "verify", Edited(path, edit.name, edit.from, edit.to)});
+    CommandResult edited =
+        Run({CONTROLLER_BIN, "verify", Edited(path, edit.name, edit.from, edit.to), "--pubkey",
+             key_ + ".pub"});
     EXPECT_NE(edited.exit_code, 0) << edit.name << "\n" << edited.out;
     EXPECT_NE((edited.out + edited.err).find(edit.expect), std::string::npos)
         << edit.name << ": expected '" << edit.expect << "' in\n"
         << edited.out << edited.err;
   }
   // A plan edit that moves a threshold also shows the verdicts it changes.
-  CommandResult plan_edit = Run({CONTROLLER_BIN, "verify", (dir_ / "plan.json").string()});
+  CommandResult plan_edit =
+      Run({CONTROLLER_BIN, "verify", (dir_ / "plan.json").string(), "--pubkey", key_ + ".pub"});
   EXPECT_NE(plan_edit.out.find("checks collectives.busbw@2-node: recorded pass"), std::string::npos)
       << plan_edit.out;
 
@@ -184,7 +202,8 @@ TEST_F(CertificateCliTest, ReportRerendersFromTheCertificateAndTheSchemaValidate
 
   CommandResult printed = Run({CONTROLLER_BIN, "schema"});
   EXPECT_EQ(printed.exit_code, 0);
-  EXPECT_EQ(printed.out, ReadFile(std::string(CLUSTERCERT_SOURCE_DIR) + "/docs/certificate.schema.json"));
+  EXPECT_EQ(printed.out,
+            ReadFile(std::string(CLUSTERCERT_SOURCE_DIR) + "/docs/certificate.schema.json"));
 }
 
 TEST_F(CertificateCliTest, PartialRerunCarriesTheRestAndVerifies) {
@@ -193,7 +212,8 @@ TEST_F(CertificateCliTest, PartialRerunCarriesTheRestAndVerifies) {
   ASSERT_EQ(first.exit_code, 0) << first.out << first.err;
   const std::string baseline = CertificatePath(first);
 
-  CommandResult rerun = Run({CONTROLLER_BIN, "run", plan, "--baseline", baseline, "--only", "node2"});
+  CommandResult rerun =
+      Run({CONTROLLER_BIN, "run", plan, "--baseline", baseline, "--only", "node2"});
   ASSERT_EQ(rerun.exit_code, 0) << rerun.out << rerun.err;
   EXPECT_NE(rerun.err.find("re-measuring node2"), std::string::npos) << rerun.err;
   v1::Certificate certificate = CertificateFromOutput(rerun.out);
@@ -215,7 +235,8 @@ TEST_F(CertificateCliTest, PartialRerunCarriesTheRestAndVerifies) {
     EXPECT_EQ(node.has_carried(), node.name() != "node2") << node.name();
   }
   EXPECT_EQ(certificate.baseline().path(), baseline);
-  CommandResult verify = Run({CONTROLLER_BIN, "verify", CertificatePath(rerun)});
+  CommandResult verify =
+      Run({CONTROLLER_BIN, "verify", CertificatePath(rerun), "--pubkey", key_ + ".pub"});
   EXPECT_EQ(verify.exit_code, 0) << verify.out;
   EXPECT_NE(verify.out.find("re-measured 1 node(s) (node2)"), std::string::npos) << verify.out;
 
@@ -230,10 +251,10 @@ TEST_F(CertificateCliTest, PartialRerunCarriesTheRestAndVerifies) {
                                   "--baseline", baseline, "--only", "node2"});
   EXPECT_EQ(other_plan.exit_code, 2);
   EXPECT_NE(other_plan.err.find("was made from another plan"), std::string::npos) << other_plan.err;
-  CommandResult edited = Run({CONTROLLER_BIN, "run", plan, "--baseline",
-                              Edited(baseline, "edited.json", "\"status\": \"pass\"",
-                                     "\"status\": \"fail\""),
-                              "--only", "node2"});
+  CommandResult edited =
+      Run({CONTROLLER_BIN, "run", plan, "--baseline",
+           Edited(baseline, "edited.json", "\"status\": \"pass\"", "\"status\": \"fail\""),
+           "--only", "node2"});
   EXPECT_EQ(edited.exit_code, 2);
   EXPECT_NE(edited.err.find("does not verify"), std::string::npos) << edited.err;
 }

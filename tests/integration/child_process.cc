@@ -1,7 +1,5 @@
 #include "tests/integration/child_process.h"
 
-#include "gtest/gtest.h"
-
 #include <fcntl.h>
 #include <signal.h>
 #include <sys/wait.h>
@@ -11,6 +9,8 @@
 #include <fstream>
 #include <sstream>
 #include <thread>
+
+#include "gtest/gtest.h"
 
 namespace clustercert::testing {
 namespace {

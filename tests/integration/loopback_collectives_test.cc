@@ -114,11 +114,12 @@ TEST_F(LoopbackCollectivesTest, FourAgentsRunEveryScopeAndCertify) {
     EXPECT_GT(sweep.rows(8).oop_busbw_gbytes(), 0);
     // busbw = algbw * 2(n-1)/n on the recorded figures.
     const double n = sweep.ranks();
-    EXPECT_NEAR(sweep.rows(8).oop_busbw_gbytes(), sweep.rows(8).oop_algbw_gbytes() * 2 * (n - 1) / n,
-                1e-9);
+    EXPECT_NEAR(sweep.rows(8).oop_busbw_gbytes(),
+                sweep.rows(8).oop_algbw_gbytes() * 2 * (n - 1) / n, 1e-9);
     EXPECT_NE(sweep.table().find("#wrong"), std::string::npos);
     int bound = 0;
-    for (const auto& note : sweep.notes()) bound += note.find("transport tcp 127.0.0.1") != std::string::npos;
+    for (const auto& note : sweep.notes())
+      bound += note.find("transport tcp 127.0.0.1") != std::string::npos;
     EXPECT_EQ(bound, sweep.ranks()) << "every rank binds the data address";
   }
   auto statuses = Statuses(certificate);

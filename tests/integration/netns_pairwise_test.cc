@@ -17,6 +17,7 @@
 #include "gtest/gtest.h"
 #include "tests/integration/child_process.h"
 #include "tests/integration/controller_output.h"
+#include "tests/integration/test_pki.h"
 
 namespace clustercert::testing {
 namespace {
@@ -35,6 +36,9 @@ class NetnsPairwiseTest : public ::testing::Test {
     fs::create_directories(dir_);
     CommandResult up = RunCommand({"/bin/bash", kLab, "up", prefix_}, (dir_ / "lab").string());
     if (up.exit_code != 0) GTEST_SKIP() << "cannot build the namespace lab here: " << up.err;
+    // Off loopback the agents serve mutual TLS only (--insecure is loopback-only).
+    pki_ = TestPki::Make((dir_ / "pki").string(), {"node1=10.201.1.1", "node2=10.201.1.2",
+                                                   "node3=10.201.1.3", "node4=10.201.1.4"});
   }
 
   void TearDown() override {
@@ -52,12 +56,19 @@ class NetnsPairwiseTest : public ::testing::Test {
     for (int n = 1; n <= 4; ++n) {
       const std::string name = "node" + std::to_string(n);
       const std::string port_file = (dir_ / (name + ".port")).string();
-      agents_[name] = std::make_unique<ChildProcess>(
-          std::vector<std::string>{"/usr/sbin/ip", "netns", "exec", Ns("n" + std::to_string(n)),
-                                   NODE_AGENT_BIN, "--listen",
-                                   "10.201.1." + std::to_string(n) + ":7070", "--node-name", name,
-                                   "--insecure", "--port-file", port_file},
-          (dir_ / name).string());
+      std::vector<std::string> argv = {"/usr/sbin/ip",
+                                       "netns",
+                                       "exec",
+                                       Ns("n" + std::to_string(n)),
+                                       NODE_AGENT_BIN,
+                                       "--listen",
+                                       "10.201.1." + std::to_string(n) + ":7070",
+                                       "--node-name",
+                                       name,
+                                       "--port-file",
+                                       port_file};
+      for (const std::string& flag : pki_.AgentFlags(name)) argv.push_back(flag);
+      agents_[name] = std::make_unique<ChildProcess>(argv, (dir_ / name).string());
       for (int i = 0; i < 200 && ReadFile(port_file).empty(); ++i) {
         std::this_thread::sleep_for(std::chrono::milliseconds(25));
       }
@@ -67,7 +78,7 @@ class NetnsPairwiseTest : public ::testing::Test {
 
   // The four hosts with their management and data addresses, and how to
   // reach their agents; shared by every plan of this lab.
-  static std::string NodesAndAgents() {
+  std::string NodesAndAgents() const {
     std::string text;
     for (int n = 1; n <= 4; ++n) {
       const std::string i = std::to_string(n);
@@ -76,7 +87,8 @@ class NetnsPairwiseTest : public ::testing::Test {
     }
     return text +
            "expect: {nvidia_peermem: false, ntp_synced: false, ofed: false, clock_offset_ms: 250}\n"
-           "agents: {insecure: true, connect_timeout_s: 2, call_timeout_s: 20, retries: 0}\n";
+           "agents: {" +
+           pki_.PlanTls() + ", connect_timeout_s: 2, call_timeout_s: 20, retries: 0}\n";
   }
 
   std::string WritePlan(double duration_s, const std::string& signing_key = "") {
@@ -125,6 +137,7 @@ class NetnsPairwiseTest : public ::testing::Test {
 
   std::string prefix_;
   fs::path dir_;
+  TestPki pki_;
   std::map<std::string, std::unique_ptr<ChildProcess>> agents_;
 };
 

@@ -19,6 +19,7 @@
 #include "gtest/gtest.h"
 #include "tests/integration/child_process.h"
 #include "tests/integration/controller_output.h"
+#include "tests/integration/test_pki.h"
 
 namespace clustercert::testing {
 namespace {
@@ -26,8 +27,7 @@ namespace {
 namespace fs = std::filesystem;
 
 const std::string kLab = std::string(CLUSTERCERT_SOURCE_DIR) + "/tests/integration/netns_lab.sh";
-const std::string kNginxConf =
-    std::string(CLUSTERCERT_SOURCE_DIR) + "/tests/support/nginx_conf.sh";
+const std::string kNginxConf = std::string(CLUSTERCERT_SOURCE_DIR) + "/tests/support/nginx_conf.sh";
 constexpr char kNginx[] = "/usr/sbin/nginx";
 
 const v1::Finding* FindCheck(const v1::Certificate& certificate, const std::string& id,
@@ -54,6 +54,10 @@ class NetnsUplinkTest : public ::testing::Test {
     fs::create_directories(dir_);
     CommandResult up = RunCommand({"/bin/bash", kLab, "up", prefix_}, (dir_ / "lab").string());
     if (up.exit_code != 0) GTEST_SKIP() << "cannot build the namespace lab here: " << up.err;
+    // Off loopback the agents serve mutual TLS only (--insecure is loopback-only).
+    pki_ = TestPki::Make((dir_ / "pki").string(),
+                         {"node1=10.201.1.1", "node2=10.201.1.2", "node3=10.201.1.3",
+                          "node4=10.201.1.4", "storage1=10.201.1.50"});
     CommandResult storage =
         RunCommand({"/bin/bash", kLab, "storage", prefix_}, (dir_ / "storage").string());
     ASSERT_EQ(storage.exit_code, 0) << storage.err;
@@ -73,9 +77,10 @@ class NetnsUplinkTest : public ::testing::Test {
   void StartAgent(const std::string& ns, const std::string& name, const std::string& listen,
                   const std::vector<std::string>& extra = {}) {
     const std::string port_file = (dir_ / (name + ".port")).string();
-    std::vector<std::string> argv = {"/usr/sbin/ip", "netns", "exec",      Ns(ns),
-                                     NODE_AGENT_BIN, "--listen", listen, "--node-name",
-                                     name,           "--insecure", "--port-file", port_file};
+    std::vector<std::string> argv = {"/usr/sbin/ip", "netns",       "exec",   Ns(ns),
+                                     NODE_AGENT_BIN, "--listen",    listen,   "--node-name",
+                                     name,           "--port-file", port_file};
+    for (const std::string& flag : pki_.AgentFlags(name)) argv.push_back(flag);
     argv.insert(argv.end(), extra.begin(), extra.end());
     processes_[name] = std::make_unique<ChildProcess>(argv, (dir_ / name).string());
     ASSERT_NE(WaitForPortFile(port_file), 0) << name << ": " << processes_[name]->Stderr();
@@ -112,10 +117,9 @@ class NetnsUplinkTest : public ::testing::Test {
         (dir_ / "nginx").string());
     // Up when the storage host's own curl-free probe connects.
     for (int i = 0; i < 100; ++i) {
-      CommandResult probe =
-          RunCommand({"/usr/sbin/ip", "netns", "exec", Ns("st"), "/bin/bash", "-c",
-                      "exec 3<>/dev/tcp/10.201.2.50/8080"},
-                     (dir_ / "probe").string(), 5);
+      CommandResult probe = RunCommand({"/usr/sbin/ip", "netns", "exec", Ns("st"), "/bin/bash",
+                                        "-c", "exec 3<>/dev/tcp/10.201.2.50/8080"},
+                                       (dir_ / "probe").string(), 5);
       if (probe.exit_code == 0) return;
       std::this_thread::sleep_for(std::chrono::milliseconds(50));
     }
@@ -136,8 +140,9 @@ class NetnsUplinkTest : public ::testing::Test {
     }
     plan +=
         "expect: {nvidia_peermem: false, ntp_synced: false, ofed: false, clock_offset_ms: 50}\n"
-        "agents: {insecure: true, connect_timeout_s: 2, call_timeout_s: 20, retries: 0}\n" +
-        body + "certificate: {out: " + (dir_ / "certs").string() +
+        "agents: {" +
+        pki_.PlanTls() + ", connect_timeout_s: 2, call_timeout_s: 20, retries: 0}\n" + body +
+        "certificate: {out: " + (dir_ / "certs").string() +
         (signing_key.empty() ? std::string() : ", signing_key: " + signing_key) + "}\n";
     const fs::path path = dir_ / name;
     std::ofstream(path) << plan;
@@ -158,6 +163,7 @@ class NetnsUplinkTest : public ::testing::Test {
 
   std::string prefix_;
   fs::path dir_;
+  TestPki pki_;
   std::map<std::string, std::unique_ptr<ChildProcess>> processes_;
 };
 
@@ -166,16 +172,16 @@ TEST_F(NetnsUplinkTest, OneFlowShowsThePerFlowCapAndFourFlowsTheAggregate) {
   // node4's agent reports a clock 500 ms ahead (the test-only flag).
   StartAgents({"--test-clock-offset-ms", "500"});
   const std::string key = (dir_ / "signing.key").string();
-  CommandResult keygen = RunCommand({CONTROLLER_BIN, "keygen", "--out", key},
-                                    (dir_ / "keygen").string());
+  CommandResult keygen =
+      RunCommand({CONTROLLER_BIN, "keygen", "--out", key}, (dir_ / "keygen").string());
   ASSERT_EQ(keygen.exit_code, 0) << keygen.err;
-  const std::string plan = WritePlan(
-      "uplink.yaml",
-      "uplink:\n"
-      "  capacity_gbps: 25\n"
-      "  workload: {profile: image-video, gpus_per_node: 4, checkpoint_gbytes: 280}\n" +
-          Targets() + "  flows: [1, 4]\n  duration_s: 1\n",
-      key);
+  const std::string plan =
+      WritePlan("uplink.yaml",
+                "uplink:\n"
+                "  capacity_gbps: 25\n"
+                "  workload: {profile: image-video, gpus_per_node: 4, checkpoint_gbytes: 280}\n" +
+                    Targets() + "  flows: [1, 4]\n  duration_s: 1\n",
+                key);
   CommandResult run = RunCommand(ControllerArgv(plan), (dir_ / "controller").string(), 240);
   // Not certified: 128 Gb/s of image/video reads on a 25 Gb/s uplink, the
   // lab's 40 Mb/s flows below each node's 32 Gb/s share, node4's clock.

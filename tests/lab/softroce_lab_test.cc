@@ -91,7 +91,6 @@ std::string SoftRoceLabTest::up_error_;
 // The healthy run's certificate, which the slowed run is diffed against.
 std::string g_healthy_certificate;
 
-
 const v1::Finding* FindCheck(const v1::Certificate& certificate, const std::string& node,
                              const std::string& id) {
   for (const v1::Finding& finding : certificate.checks()) {
@@ -113,7 +112,8 @@ DevinfoPort Devinfo(int n) {
   EXPECT_EQ(devinfo.exit_code, 0) << devinfo.err;
   DevinfoPort port;
   std::smatch match;
-  if (std::regex_search(devinfo.out, match, std::regex("\\bstate:\\s+(\\S+)"))) port.state = match[1];
+  if (std::regex_search(devinfo.out, match, std::regex("\\bstate:\\s+(\\S+)")))
+    port.state = match[1];
   if (std::regex_search(devinfo.out, match, std::regex("active_mtu:\\s+(\\d+)"))) {
     port.active_mtu = match[1];
   }
@@ -169,8 +169,8 @@ TEST_F(SoftRoceLabTest, HealthyLabIsCertifiedWithRealVerbs) {
     EXPECT_EQ(devinfo.active_mtu, std::to_string(port.active_mtu())) << node;
     EXPECT_EQ(devinfo.gid1, mapped + " RoCE v2") << node;
 
-    for (const char* id : {"port.state", "port.rate", "roce.gid", "mtu.netdev", "mtu.active",
-                           "mgmt.separate"}) {
+    for (const char* id :
+         {"port.state", "port.rate", "roce.gid", "mtu.netdev", "mtu.active", "mgmt.separate"}) {
       const v1::Finding* check = FindCheck(certificate, node, id);
       ASSERT_NE(check, nullptr) << node << " " << id;
       EXPECT_EQ(check->status(), "pass") << node << " " << id << ": " << check->message();
@@ -205,7 +205,8 @@ TEST_F(SoftRoceLabTest, HealthyLabIsCertifiedWithRealVerbs) {
   EXPECT_EQ(certificate.suspects_size(), 0);
   // Live progress came from the side that counts: writes by their poster.
   // (Progress lines go to stderr.)
-  EXPECT_TRUE(std::regex_search(run.err, std::regex("write_bw host: 0\\.(0[1-9]|[1-9]\\d)\\d* Gb/s now")))
+  EXPECT_TRUE(
+      std::regex_search(run.err, std::regex("write_bw host: 0\\.(0[1-9]|[1-9]\\d)\\d* Gb/s now")))
       << run.err;
 
   // Collectives: gloo's ibverbs transport on rxe0, node1 and node2.
@@ -222,7 +223,8 @@ TEST_F(SoftRoceLabTest, HealthyLabIsCertifiedWithRealVerbs) {
   }
   EXPECT_GT(sweep.large_busbw_gbytes(), 0);
   int on_rxe = 0;
-  for (const auto& note : sweep.notes()) on_rxe += note.find("transport ibverbs rxe0") != std::string::npos;
+  for (const auto& note : sweep.notes())
+    on_rxe += note.find("transport ibverbs rxe0") != std::string::npos;
   EXPECT_EQ(on_rxe, 2);
 }
 
@@ -234,10 +236,12 @@ TEST_F(SoftRoceLabTest, SlowedDataLinkIsLocalisedToItsNode) {
   // first: a healthy pair's 1000 ping-pongs beside a stalled pair's write_bw
   // get too little of the host's two cores (an artefact of emulation).
   std::string plan = ReadFile(kPlan);
-  plan = std::regex_replace(plan, std::regex("tests: \\[[^\\]]*\\]"), "tests: [write_lat, write_bw]");
+  plan =
+      std::regex_replace(plan, std::regex("tests: \\[[^\\]]*\\]"), "tests: [write_lat, write_bw]");
   plan = std::regex_replace(plan, std::regex("duration_s: 3"), "duration_s: 2");
   // The pairwise localisation is what this test is about: no sweep.
-  plan = std::regex_replace(plan, std::regex("\ncollectives:[^]*?\ncertificate:"), "\ncertificate:");
+  plan =
+      std::regex_replace(plan, std::regex("\ncollectives:[^]*?\ncertificate:"), "\ncertificate:");
   const fs::path path = WorkDir() / "slow-plan.yaml";
   std::ofstream(path) << plan;
 
@@ -267,15 +271,15 @@ TEST_F(SoftRoceLabTest, SlowedDataLinkIsLocalisedToItsNode) {
   // wide band keeps emulation's run-to-run spread out; the verdict flips of
   // node3's cells are regressions at any band.
   if (!g_healthy_certificate.empty()) {
-    CommandResult diff = RunCommand({CONTROLLER_BIN, "diff", g_healthy_certificate,
-                                     CertificatePathFromOutput(run.out), "--noise", "0.9",
-                                     "--color=never"},
-                                    (WorkDir() / "diff").string());
+    CommandResult diff =
+        RunCommand({CONTROLLER_BIN, "diff", g_healthy_certificate,
+                    CertificatePathFromOutput(run.out), "--noise", "0.9", "--color=never"},
+                   (WorkDir() / "diff").string());
     EXPECT_EQ(diff.exit_code, 1) << diff.out << diff.err;
     EXPECT_NE(diff.out.find("node3 is in"), std::string::npos) << diff.out;
     for (const char* pair : {"node1->node3", "node2->node3", "node3->node4"}) {
-      EXPECT_NE(diff.out.find(std::string("REGRESSION ") + pair), std::string::npos)
-          << pair << "\n" << diff.out;
+      EXPECT_NE(diff.out.find(std::string("REGRESSION ") + pair), std::string::npos) << pair << "\n"
+                                                                                     << diff.out;
     }
   }
 }

@@ -221,7 +221,8 @@ class NginxServer {
         absl::StrCat("/bin/bash '", CLUSTERCERT_SOURCE_DIR, "/tests/support/nginx_conf.sh' '",
                      dir_.string(), "' '", HostPort(), "' > /dev/null");
     if (std::system(command.c_str()) != 0) {
-      return absl::InternalError(absl::StrCat("tests/support/nginx_conf.sh could not write ", conf));
+      return absl::InternalError(
+          absl::StrCat("tests/support/nginx_conf.sh could not write ", conf));
     }
     std::filesystem::remove(dir_ / "error.log");
     const std::string prefix = dir_.string() + "/";

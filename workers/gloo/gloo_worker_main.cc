@@ -25,10 +25,8 @@
 namespace clustercert::workers::gloo_worker {
 namespace {
 
-
 using collective::SteadySeconds;
 using collective::WorkerOutput;
-
 
 int RunWorker(const collective::WorkerOptions& options, WorkerOutput& output,
               collective::WorkerChannel& channel) {

@@ -35,7 +35,6 @@ constexpr int kExitNoDevice = 3;
 using collective::SteadySeconds;
 using collective::WorkerOutput;
 
-
 // "device cuda:0 NVIDIA H200 pci 0000:1B:00.0", or "" when CUDA will not say.
 std::string DeviceNote(int device) {
   cudaDeviceProp properties{};

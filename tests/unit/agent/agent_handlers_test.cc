@@ -64,8 +64,8 @@ TEST_F(AgentHandlersTest, ExchangeTimeStampsArrivalAndAnswer) {
 }
 
 TEST_F(AgentHandlersTest, TestClockOffsetShiftsEveryReportedTimeAndSaysSo) {
-  AgentHandlers offset{{"node1", "gpu-host-7"}, inventory_, [this] { return now_; },
-                       absl::Milliseconds(250)};
+  AgentHandlers offset{
+      {"node1", "gpu-host-7"}, inventory_, [this] { return now_; }, absl::Milliseconds(250)};
   auto response = offset.ExchangeTime({}, now_);
   EXPECT_EQ(response.receive_unix_us(), absl::ToUnixMicros(now_ + absl::Milliseconds(250)));
   EXPECT_EQ(response.transmit_unix_us(), absl::ToUnixMicros(now_ + absl::Milliseconds(250)));
@@ -92,6 +92,25 @@ TEST(AgentOptionsTest, RequiresTlsOrExplicitInsecure) {
   ASSERT_TRUE(options.ok()) << options.status();
   EXPECT_EQ(options->node_name, "host");
   EXPECT_EQ(options->listen.port, 7070);
+}
+
+TEST(AgentOptionsTest, MaxLongCallsIsBounded) {
+  AgentFlags flags;
+  flags.listen = "127.0.0.1:7070";
+  flags.insecure = true;
+  auto options = ValidateAgentFlags(flags, "host");
+  ASSERT_TRUE(options.ok()) << options.status();
+  EXPECT_EQ(options->max_long_calls, 32);
+  for (int bad : {0, -1, 257}) {
+    flags.max_long_calls = bad;
+    options = ValidateAgentFlags(flags, "host");
+    ASSERT_FALSE(options.ok()) << bad;
+    EXPECT_NE(options.status().message().find("--max-long-calls"), absl::string_view::npos);
+  }
+  flags.max_long_calls = 4;
+  options = ValidateAgentFlags(flags, "host");
+  ASSERT_TRUE(options.ok()) << options.status();
+  EXPECT_EQ(options->max_long_calls, 4);
 }
 
 TEST(AgentOptionsTest, RejectsBothTlsAndInsecureAndPartialTls) {

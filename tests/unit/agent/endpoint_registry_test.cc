@@ -1,17 +1,24 @@
 #include "agent/peer/endpoint_registry.h"
 
 #include <atomic>
+#include <memory>
+#include <sstream>
 #include <thread>
 
 #include "gtest/gtest.h"
+#include "spdlog/sinks/ostream_sink.h"
+#include "spdlog/spdlog.h"
 
 namespace clustercert::peer {
 namespace {
+
+constexpr char kCaller[] = "tls:CN=controller";
 
 // Counts live endpoints so tests can prove the registry frees them.
 struct Tally {
   std::atomic<int> alive{0};
   std::atomic<int> connects{0};
+  std::atomic<int> cancels{0};
 };
 
 class FakeEndpoint final : public PeerEndpoint {
@@ -22,13 +29,23 @@ class FakeEndpoint final : public PeerEndpoint {
     info_.set_tcp_port(4242);
   }
   ~FakeEndpoint() override { --tally_.alive; }
+  void Cancel() override {
+    ++tally_.cancels;
+    cancelled_ = true;
+  }
   const v1::EndpointInfo& local_info() const override { return info_; }
   absl::Status Connect(const v1::EndpointInfo& peer, absl::Time) override {
     ++tally_.connects;
     return peer.tcp_port() == 0 ? absl::InvalidArgumentError("peer has no port") : absl::OkStatus();
   }
+  // Runs for run_for, or until cancelled (as the engines do: verbs polls a
+  // flag, tcp sees its sockets close).
   absl::StatusOr<v1::PeerTestResult> Run(absl::Time) override {
-    absl::SleepFor(run_for_);
+    const absl::Time end = absl::Now() + run_for_;
+    while (absl::Now() < end) {
+      if (cancelled_) return absl::CancelledError("stopped by the controller");
+      absl::SleepFor(absl::Milliseconds(2));
+    }
     v1::PeerTestResult result;
     result.set_detail("fake");
     return result;
@@ -37,6 +54,7 @@ class FakeEndpoint final : public PeerEndpoint {
  private:
   Tally& tally_;
   absl::Duration run_for_;
+  std::atomic<bool> cancelled_{false};
   v1::EndpointInfo info_;
 };
 
@@ -70,96 +88,240 @@ class EndpointRegistryTest : public ::testing::Test {
 };
 
 TEST_F(EndpointRegistryTest, PrepareConnectRunClose) {
-  auto prepared = registry_.Prepare(Request("10.0.0.1"));
+  auto prepared = registry_.Prepare(Request("10.0.0.1"), kCaller);
   ASSERT_TRUE(prepared.ok()) << prepared.status();
   EXPECT_EQ(prepared->info().tcp_port(), 4242u);
   v1::ConnectEndpointRequest connect;
   connect.set_endpoint_id(prepared->endpoint_id());
   connect.mutable_peer()->set_tcp_port(1);
-  EXPECT_TRUE(registry_.Connect(connect).ok());
+  EXPECT_TRUE(registry_.Connect(connect, kCaller).ok());
   v1::RunEndpointRequest run;
   run.set_endpoint_id(prepared->endpoint_id());
-  auto result = registry_.Run(run);
+  auto result = registry_.Run(run, kCaller);
   ASSERT_TRUE(result.ok()) << result.status();
   EXPECT_EQ(result->detail(), "fake");
-  EXPECT_TRUE(registry_.Close(prepared->endpoint_id()).ok());
+  EXPECT_TRUE(registry_.Close(prepared->endpoint_id(), kCaller).ok());
   EXPECT_EQ(tally_.alive, 0);
-  EXPECT_TRUE(absl::IsNotFound(registry_.Close(prepared->endpoint_id())));
+  EXPECT_TRUE(absl::IsNotFound(registry_.Close(prepared->endpoint_id(), kCaller)));
 }
 
 TEST_F(EndpointRegistryTest, SecondTestOnABusyDeviceIsRefusedNamingTheHolder) {
-  auto first = registry_.Prepare(Request("10.0.0.1", "node1-node2-write_bw"));
+  auto first = registry_.Prepare(Request("10.0.0.1", "node1-node2-write_bw"), kCaller);
   ASSERT_TRUE(first.ok());
-  auto second = registry_.Prepare(Request("10.0.0.1", "node1-node3-write_bw"));
+  auto second = registry_.Prepare(Request("10.0.0.1", "node1-node3-write_bw"), kCaller);
   ASSERT_TRUE(absl::IsResourceExhausted(second.status()));
   EXPECT_NE(second.status().message().find("node1-node2-write_bw"), absl::string_view::npos);
-  EXPECT_TRUE(registry_.Prepare(Request("10.0.0.2")).ok());  // another device is free
-  ASSERT_TRUE(registry_.Close(first->endpoint_id()).ok());
-  EXPECT_TRUE(registry_.Prepare(Request("10.0.0.1")).ok());
+  EXPECT_TRUE(registry_.Prepare(Request("10.0.0.2"), kCaller).ok());  // another device is free
+  ASSERT_TRUE(registry_.Close(first->endpoint_id(), kCaller).ok());
+  EXPECT_TRUE(registry_.Prepare(Request("10.0.0.1"), kCaller).ok());
 }
 
 TEST_F(EndpointRegistryTest, LeaseRunsOutWhenTheControllerVanishes) {
-  auto prepared = registry_.Prepare(Request("10.0.0.1"));
+  auto prepared = registry_.Prepare(Request("10.0.0.1"), kCaller);
   ASSERT_TRUE(prepared.ok());
   now_ += absl::Seconds(9);
   EXPECT_EQ(registry_.ReapExpired(), 0);
   v1::ConnectEndpointRequest connect;  // a call renews the lease
   connect.set_endpoint_id(prepared->endpoint_id());
   connect.mutable_peer()->set_tcp_port(1);
-  ASSERT_TRUE(registry_.Connect(connect).ok());
+  ASSERT_TRUE(registry_.Connect(connect, kCaller).ok());
   now_ += absl::Seconds(9);
   EXPECT_EQ(registry_.ReapExpired(), 0);
   now_ += absl::Seconds(2);
   EXPECT_EQ(registry_.ReapExpired(), 1);
   EXPECT_EQ(tally_.alive, 0);
   EXPECT_EQ(registry_.active(), 0u);
-  EXPECT_TRUE(absl::IsNotFound(registry_.Connect(connect)));
+  EXPECT_TRUE(absl::IsNotFound(registry_.Connect(connect, kCaller)));
+}
+
+// The daemon's log tells the operator which endpoint it freed and why.
+TEST_F(EndpointRegistryTest, ALeaseThatRunsOutIsLoggedWithTheEndpointAndTest) {
+  std::ostringstream log;
+  auto previous = spdlog::default_logger();
+  spdlog::set_default_logger(std::make_shared<spdlog::logger>(
+      "test", std::make_shared<spdlog::sinks::ostream_sink_mt>(log)));
+  auto prepared = registry_.Prepare(Request("10.0.0.1", "node1-node2-write_bw"), kCaller);
+  ASSERT_TRUE(prepared.ok());
+  now_ += absl::Seconds(11);
+  EXPECT_EQ(registry_.ReapExpired(), 1);
+  spdlog::set_default_logger(previous);
+  EXPECT_NE(log.str().find("endpoint " + prepared->endpoint_id() +
+                           " prepared for tls:CN=controller on tcp 10.0.0.1 "
+                           "(test node1-node2-write_bw, lease 10 s)"),
+            std::string::npos)
+      << log.str();
+  EXPECT_NE(log.str().find("endpoint " + prepared->endpoint_id() +
+                           " on tcp 10.0.0.1 (test node1-node2-write_bw, prepared by "
+                           "tls:CN=controller) freed: its 10 s lease ran out"),
+            std::string::npos)
+      << log.str();
 }
 
 TEST_F(EndpointRegistryTest, BoundsAreRejectedNotObeyed) {
   auto request = Request("10.0.0.1");
   request.set_lease_s(0);
-  EXPECT_TRUE(absl::IsInvalidArgument(registry_.Prepare(request).status()));
+  EXPECT_TRUE(absl::IsInvalidArgument(registry_.Prepare(request, kCaller).status()));
   request.set_lease_s(100000);
-  EXPECT_TRUE(absl::IsInvalidArgument(registry_.Prepare(request).status()));
+  EXPECT_TRUE(absl::IsInvalidArgument(registry_.Prepare(request, kCaller).status()));
   request = Request("10.0.0.1");
   request.mutable_spec()->set_message_bytes(1ull << 40);  // a 1 TB buffer
-  EXPECT_TRUE(absl::IsInvalidArgument(registry_.Prepare(request).status()));
+  EXPECT_TRUE(absl::IsInvalidArgument(registry_.Prepare(request, kCaller).status()));
   request = Request("10.0.0.1");
   request.mutable_spec()->set_engine("carrier-pigeon");
-  auto status = registry_.Prepare(request).status();
+  auto status = registry_.Prepare(request, kCaller).status();
   EXPECT_TRUE(absl::IsInvalidArgument(status));
   EXPECT_NE(status.message().find("tcp"), absl::string_view::npos);
-  auto prepared = registry_.Prepare(Request("10.0.0.1"));
+  auto prepared = registry_.Prepare(Request("10.0.0.1"), kCaller);
   ASSERT_TRUE(prepared.ok());
   v1::RunEndpointRequest run;
   run.set_endpoint_id(prepared->endpoint_id());
   run.set_timeout_ms(4'000'000'000u);
-  EXPECT_TRUE(absl::IsInvalidArgument(registry_.Run(run).status()));
+  EXPECT_TRUE(absl::IsInvalidArgument(registry_.Run(run, kCaller).status()));
 }
 
-TEST(EndpointRegistryThreadsTest, CloseIsNotBlockedByARunningTestAndReaperFrees) {
+// Issue 15: leases up to an hour held a vanished controller's devices. The
+// controller asks for 60 s and renews it; ten minutes is the most.
+TEST_F(EndpointRegistryTest, LeasesAreAtMostTenMinutes) {
+  auto request = Request("10.0.0.1");
+  request.set_lease_s(3600);
+  const absl::Status refused = registry_.Prepare(request, kCaller).status();
+  EXPECT_TRUE(absl::IsInvalidArgument(refused));
+  EXPECT_EQ(refused.message(),
+            "lease_s is 3600; it must be from 1 to 600 (the controller renews it with every call)");
+  request.set_lease_s(60);  // what the controller asks for
+  EXPECT_TRUE(registry_.Prepare(request, kCaller).ok());
+  request = Request("10.0.0.2");
+  request.set_lease_s(600);
+  EXPECT_TRUE(registry_.Prepare(request, kCaller).ok());
+}
+
+// Issue 15: queue_depth 2^32-1 was accepted by the tcp engine, which ignores it.
+TEST_F(EndpointRegistryTest, AQueueDepthNoEngineTakesIsRefused) {
+  auto request = Request("10.0.0.1");
+  request.mutable_spec()->set_queue_depth(4294967295u);
+  const absl::Status refused = registry_.Prepare(request, kCaller).status();
+  EXPECT_TRUE(absl::IsInvalidArgument(refused));
+  EXPECT_EQ(refused.message(),
+            "queue_depth is 4294967295; it must be 0 (the engine's default) to 4096");
+  request.mutable_spec()->set_queue_depth(128);  // what the controller sends
+  EXPECT_TRUE(registry_.Prepare(request, kCaller).ok());
+}
+
+// Issue 15: ids were "ep-1", "ep-2", ..., and any caller could close any of
+// them. Ids are random; another caller is answered as for an unknown id.
+TEST_F(EndpointRegistryTest, AnotherCallersEndpointIsAnsweredAsIfItDidNotExist) {
+  auto prepared = registry_.Prepare(Request("10.0.0.1", "node1-node2-write_bw"), kCaller);
+  ASSERT_TRUE(prepared.ok()) << prepared.status();
+  const std::string id = prepared->endpoint_id();
+  ASSERT_EQ(id.size(), 3u + 32u) << id;
+  EXPECT_EQ(id.find_first_not_of("0123456789abcdef", 3), std::string::npos) << id;
+  const std::string intruder = "tls:CN=intruder";
+  const std::string made_up = "ep-00000000000000000000000000000000";
+
+  v1::ConnectEndpointRequest connect;
+  connect.set_endpoint_id(id);
+  connect.mutable_peer()->set_tcp_port(1);
+  const absl::Status theirs = registry_.Connect(connect, intruder);
+  connect.set_endpoint_id(made_up);
+  const absl::Status unknown = registry_.Connect(connect, intruder);
+  EXPECT_TRUE(absl::IsNotFound(theirs));
+  EXPECT_EQ(std::string(theirs.message()).replace(theirs.message().find(id), id.size(), made_up),
+            unknown.message());
+
+  const absl::Status close = registry_.Close(id, intruder);
+  EXPECT_TRUE(absl::IsNotFound(close));
+  EXPECT_EQ(std::string(close.message()).replace(close.message().find(id), id.size(), made_up),
+            registry_.Close(made_up, intruder).message());
+  v1::RunEndpointRequest run;
+  run.set_endpoint_id(id);
+  EXPECT_TRUE(absl::IsNotFound(registry_.Run(run, intruder).status()));
+  EXPECT_TRUE(absl::IsNotFound(registry_.Progress(id, intruder).status()));
+  EXPECT_EQ(registry_.active(), 1u);
+
+  // The busy answer names the test, but the holder's id only to its owner.
+  const absl::Status busy = registry_.Prepare(Request("10.0.0.1"), intruder).status();
+  EXPECT_TRUE(absl::IsResourceExhausted(busy));
+  EXPECT_EQ(busy.message().find(id), absl::string_view::npos) << busy;
+  EXPECT_NE(busy.message().find("node1-node2-write_bw"), absl::string_view::npos) << busy;
+  const absl::Status own = registry_.Prepare(Request("10.0.0.1"), kCaller).status();
+  EXPECT_NE(own.message().find(id), absl::string_view::npos) << own;
+
+  EXPECT_TRUE(registry_.Close(id, kCaller).ok());
+  EXPECT_EQ(tally_.alive, 0);
+}
+
+// Issue 15: the registry held at most 64 endpoints, but said so without the fix.
+TEST_F(EndpointRegistryTest, LiveEndpointsAreCapped) {
+  EndpointLimits limits;
+  limits.max_endpoints = 2;
+  EndpointRegistry registry(
+      {{"tcp", &engine_}}, [this] { return now_; }, limits);
+  ASSERT_TRUE(registry.Prepare(Request("10.0.0.1"), kCaller).ok());
+  ASSERT_TRUE(registry.Prepare(Request("10.0.0.2"), kCaller).ok());
+  const absl::Status third = registry.Prepare(Request("10.0.0.3"), kCaller).status();
+  EXPECT_TRUE(absl::IsResourceExhausted(third));
+  EXPECT_EQ(third.message(),
+            "busy: 2 endpoints are open, the most this agent holds: close finished tests' "
+            "endpoints, or wait for their leases to run out");
+}
+
+TEST_F(EndpointRegistryTest, ThePeerAddressMustBeAnIpLiteral) {
+  auto prepared = registry_.Prepare(Request("10.0.0.1"), kCaller);
+  ASSERT_TRUE(prepared.ok());
+  v1::ConnectEndpointRequest connect;
+  connect.set_endpoint_id(prepared->endpoint_id());
+  connect.mutable_peer()->set_address("--copy-check");
+  connect.mutable_peer()->set_tcp_port(4242);
+  const absl::Status flag = registry_.Connect(connect, kCaller);
+  EXPECT_TRUE(absl::IsInvalidArgument(flag));
+  EXPECT_EQ(flag.message(),
+            "the peer's address is '--copy-check'; it must be the peer's data IP as a literal "
+            "(e.g. 10.0.0.2 or fd00::2)");
+  connect.mutable_peer()->set_address("10.0.0.2");
+  connect.mutable_peer()->set_tcp_port(70000);
+  EXPECT_TRUE(absl::IsInvalidArgument(registry_.Connect(connect, kCaller)));
+  connect.mutable_peer()->set_tcp_port(4242);
+  EXPECT_TRUE(registry_.Connect(connect, kCaller).ok());
+  EXPECT_EQ(tally_.connects, 1);
+}
+
+// Issue 15: a megabyte field was echoed whole into the error.
+TEST_F(EndpointRegistryTest, EchoedFieldsAreClipped) {
+  auto request = Request("10.0.0.1");
+  request.mutable_spec()->set_engine(std::string(1 << 20, 'e'));
+  const absl::Status status = registry_.Prepare(request, kCaller).status();
+  EXPECT_TRUE(absl::IsInvalidArgument(status));
+  EXPECT_LT(status.message().size(), 300u) << status.message().size();
+  EXPECT_NE(status.message().find("(1048576 bytes)"), absl::string_view::npos);
+}
+
+// Closing a running endpoint stops its run (the controller closes the
+// surviving end of a pair whose other end failed) without waiting for it.
+TEST(EndpointRegistryThreadsTest, CloseStopsARunningTestAtOnceAndReaperFrees) {
   Tally tally;
   FakeEngine engine(tally);
-  engine.run_for = absl::Milliseconds(300);
+  engine.run_for = absl::Seconds(30);
   EndpointRegistry registry({{"tcp", &engine}}, [] { return absl::Now(); });
   v1::PrepareEndpointRequest request;
   request.mutable_spec()->set_engine("tcp");
   request.mutable_spec()->set_data_ip("10.0.0.1");
   request.set_lease_s(1);
-  auto prepared = registry.Prepare(request);
+  auto prepared = registry.Prepare(request, kCaller);
   ASSERT_TRUE(prepared.ok());
   v1::RunEndpointRequest run;
   run.set_endpoint_id(prepared->endpoint_id());
-  std::thread runner([&] { EXPECT_TRUE(registry.Run(run).ok()); });
+  std::thread runner(
+      [&] { EXPECT_EQ(registry.Run(run, kCaller).status().code(), absl::StatusCode::kCancelled); });
   absl::SleepFor(absl::Milliseconds(50));
   const absl::Time start = absl::Now();
-  EXPECT_TRUE(registry.Close(prepared->endpoint_id()).ok());
+  EXPECT_TRUE(registry.Close(prepared->endpoint_id(), kCaller).ok());
   EXPECT_LT(absl::Now() - start, absl::Milliseconds(100));
   runner.join();
+  EXPECT_LT(absl::Now() - start, absl::Seconds(5));  // not the 30 s run
+  EXPECT_EQ(tally.cancels, 1);
   EXPECT_EQ(tally.alive, 0);  // the run held the last reference
 
-  auto leased = registry.Prepare(request);
+  auto leased = registry.Prepare(request, kCaller);
   ASSERT_TRUE(leased.ok());
   registry.StartReaper(absl::Milliseconds(50));
   for (int i = 0; i < 60 && tally.alive > 0; ++i) absl::SleepFor(absl::Milliseconds(50));

@@ -57,10 +57,10 @@ std::string ReadFile(const fs::path& path) {
   return text.str();
 }
 
-class NoCommands final : public inventory::CommandRunner {
+class NoCommands final : public process::CommandRunner {
  public:
-  absl::StatusOr<inventory::CommandResult> Run(const std::vector<std::string>& argv,
-                                               absl::Duration) override {
+  absl::StatusOr<process::CommandResult> Run(const std::vector<std::string>& argv,
+                                             absl::Duration) override {
     return absl::NotFoundError(argv[0] + " must not run on a fixture");
   }
 };
@@ -83,7 +83,7 @@ v1::Inventory Collect(const fs::path& root) {
 }
 
 absl::StatusOr<CaptureReport> CaptureTree(const fs::path& root, const fs::path& out,
-                                          inventory::CommandRunner* runner = nullptr,
+                                          process::CommandRunner* runner = nullptr,
                                           inventory::DcbSource* dcb = nullptr,
                                           bool run_tools = false) {
   SysfsView view(root);
@@ -247,10 +247,10 @@ TEST(HostCaptureTest, RefusesANonEmptyDirectory) {
 }
 
 // Answers by argv; anything not listed does not exist on the "host".
-class ScriptedRunner final : public inventory::CommandRunner {
+class ScriptedRunner final : public process::CommandRunner {
  public:
-  absl::StatusOr<inventory::CommandResult> Run(const std::vector<std::string>& argv,
-                                               absl::Duration timeout) override {
+  absl::StatusOr<process::CommandResult> Run(const std::vector<std::string>& argv,
+                                             absl::Duration timeout) override {
     std::string key;
     for (const auto& arg : argv) key += (key.empty() ? "" : " ") + arg;
     calls.push_back(key);
@@ -259,7 +259,7 @@ class ScriptedRunner final : public inventory::CommandRunner {
     if (it == outputs.end()) return absl::NotFoundError(argv[0] + ": not found in $PATH");
     return it->second;
   }
-  std::map<std::string, inventory::CommandResult> outputs;
+  std::map<std::string, process::CommandResult> outputs;
   std::vector<std::string> calls;
 };
 

@@ -12,15 +12,16 @@
 #include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
 #include "gtest/gtest.h"
-#include "tests/unit/agent_collective/fake_workers.h"
+#include "tests/support/child_processes.h"
+#include "tests/support/fake_process_spawner.h"
 
 namespace clustercert::agent::collective {
 namespace {
 
-using testing::FakeWorker;
-using testing::HasNoChildren;
-using testing::IsGone;
-using testing::WaitUntil;
+using process::testing::FakeWorker;
+using process::testing::HasNoChildren;
+using process::testing::IsGone;
+using process::testing::WaitUntil;
 
 WorkerLaunch Worker(int rank, const std::string& script, std::vector<std::string> args = {},
                     std::map<std::string, std::string> env = {}) {
@@ -111,7 +112,7 @@ TEST(CollectiveJobTest, DeliverAnswersAPendingGet) {
   std::this_thread::sleep_for(std::chrono::milliseconds(200));
   EXPECT_FALSE(job->Finished());
 
-  job->Deliver({StoreEntry{"k2", {'x', 'y', 'z'}}});
+  ASSERT_TRUE(job->Deliver({StoreEntry{"k2", {'x', 'y', 'z'}}}).ok());
   ASSERT_TRUE(WaitUntil([&] { return job->Finished(); }));
   auto rank = job->Ranks()[0];
   EXPECT_EQ(rank.state, RankState::kDone) << rank.error;
@@ -122,7 +123,7 @@ TEST(CollectiveJobTest, DeliverAnswersAPendingGet) {
 TEST(CollectiveJobTest, KeyDeliveredBeforeTheGetIsAnsweredAtOnce) {
   auto job = StartOrDie(Job({Worker(0, "fake_worker_ok.sh", {"k1", "6869", "late"})}));
   ASSERT_NE(job, nullptr);
-  job->Deliver({StoreEntry{"late", {'o', 'k'}}});
+  ASSERT_TRUE(job->Deliver({StoreEntry{"late", {'o', 'k'}}}).ok());
   ASSERT_TRUE(WaitUntil([&] { return job->Finished(); }));
   auto rank = job->Ranks()[0];
   EXPECT_EQ(rank.state, RankState::kDone) << rank.error;
@@ -202,6 +203,26 @@ TEST(CollectiveJobTest, OneFailedRankDoesNotKillTheOthers) {
   EXPECT_EQ(ranks[0].error, "rank 0 cannot reach 10.0.0.2:29500: check that the peer's agent runs");
 }
 
+// Each rank is started through the job's spawner with the launch's
+// executable, args and env, exactly as the agent resolved them.
+TEST(CollectiveJobTest, StartsEachRankThroughItsSpawner) {
+  process::testing::FakeProcessSpawner spawner;
+  spawner.Substitute("/opt/clustercert/libexec/collective-worker-gloo",
+                     FakeWorker("fake_worker_ok.sh"));
+  WorkerLaunch rank0{0,
+                     "/opt/clustercert/libexec/collective-worker-gloo",
+                     {"k0", "6161", "k0"},
+                     {{"FAKE_WORKER_TAG", "r0"}}};
+  auto job = CollectiveJob::Start(Job({rank0}), spawner);
+  ASSERT_TRUE(job.ok()) << job.status();
+  ASSERT_TRUE(WaitUntil([&] { return (*job)->Finished(); }));
+  EXPECT_EQ((*job)->Ranks()[0].exit_code, 0);
+  ASSERT_EQ(spawner.requests().size(), 1u);
+  EXPECT_EQ(spawner.requests()[0].executable, "/opt/clustercert/libexec/collective-worker-gloo");
+  EXPECT_EQ(spawner.requests()[0].args, rank0.args);
+  EXPECT_EQ(spawner.requests()[0].env, rank0.env);
+}
+
 TEST(CollectiveJobTest, ExecFailureFailsStartAndLeavesNoProcess) {
   WorkerLaunch missing{1, "/nonexistent/collective-worker-gloo", {}, {}};
   auto job = CollectiveJob::Start(Job({Worker(0, "fake_worker_hang.sh"), missing}));
@@ -268,8 +289,9 @@ TEST(CollectiveJobTest, CallsFromManyThreadsWhileWorkersRun) {
   for (int t = 0; t < 4; ++t) {
     callers.emplace_back([&, t] {
       for (int i = 0; i < 50; ++i) {
-        job->Deliver(
-            {StoreEntry{absl::StrCat("b", i % 2), {'z'}}, StoreEntry{absl::StrCat("x", t), {}}});
+        EXPECT_TRUE(job->Deliver({StoreEntry{absl::StrCat("b", i % 2), {'z'}},
+                                  StoreEntry{absl::StrCat("x", t), {}}})
+                        .ok());
         job->TakePublished();
         job->TakeRows();
         job->Ranks();

@@ -20,14 +20,15 @@ namespace fs = std::filesystem;
 class CertificateSignerTest : public ::testing::Test {
  protected:
   void SetUp() override {
-    dir_ = fs::temp_directory_path() / ("cc_signer_" + std::to_string(::getpid()) + "_" +
-                                        ::testing::UnitTest::GetInstance()->current_test_info()->name());
+    dir_ = fs::temp_directory_path() /
+           ("cc_signer_" + std::to_string(::getpid()) + "_" +
+            ::testing::UnitTest::GetInstance()->current_test_info()->name());
     fs::remove_all(dir_);
     fs::create_directories(dir_);
     key_ = (dir_ / "signing.key").string();
     ASSERT_TRUE(GenerateSigningKey(key_).ok());
-    auto loaded = LoadCertificate(std::string(CLUSTERCERT_FIXTURES) +
-                                  "/certificates/lab-healthy.json");
+    auto loaded =
+        LoadCertificate(std::string(CLUSTERCERT_FIXTURES) + "/certificates/lab-healthy.json");
     ASSERT_TRUE(loaded.ok()) << loaded.status();
     certificate_ = loaded->certificate;
     ASSERT_TRUE(SignCertificate(certificate_, key_).ok());
@@ -59,18 +60,27 @@ TEST_F(CertificateSignerTest, KeygenNeverOverwritesAKey) {
   EXPECT_NE(status.message().find("never overwrites"), std::string::npos) << status;
 }
 
-TEST_F(CertificateSignerTest, SignedCertificateVerifiesWithItsOwnAndTheGivenKey) {
+TEST_F(CertificateSignerTest, SignedCertificateIsIntactAndValidOnlyWithATrustedKey) {
   EXPECT_EQ(certificate_.signature().algorithm(), "ed25519");
   EXPECT_GT(certificate_.signature().sections_size(), certificate_.pairs_size());
-  auto embedded = CheckSignature(certificate_, std::nullopt);
-  EXPECT_TRUE(embedded.valid) << Problems(embedded);
-  EXPECT_FALSE(embedded.checked_against_given_key);
-  auto pem = ReadPublicKeyFile(key_ + ".pub");
-  ASSERT_TRUE(pem.ok());
-  auto given = CheckSignature(certificate_, *pem);
+  // The embedded key shows the content is unchanged, never who signed it.
+  auto embedded = CheckSignature(certificate_, TrustedKeys());
+  EXPECT_TRUE(embedded.intact) << Problems(embedded);
+  EXPECT_FALSE(embedded.trusted);
+  EXPECT_FALSE(embedded.valid);
+  EXPECT_NE(embedded.untrusted.find(certificate_.signature().public_key_fingerprint()),
+            std::string::npos)
+      << embedded.untrusted;
+  auto trusted = TrustedKeys::FromPublicKeyFile(key_ + ".pub");
+  ASSERT_TRUE(trusted.ok()) << trusted.status();
+  auto given = CheckSignature(certificate_, *trusted);
   EXPECT_TRUE(given.valid) << Problems(given);
-  EXPECT_TRUE(given.checked_against_given_key);
+  EXPECT_EQ(given.trusted_by, key_ + ".pub");
   EXPECT_EQ(given.fingerprint, certificate_.signature().public_key_fingerprint());
+  // The plan's own private key trusts what it signed (re-certification).
+  auto own = TrustedKeys::FromSigningKey(key_);
+  ASSERT_TRUE(own.ok()) << own.status();
+  EXPECT_TRUE(CheckSignature(certificate_, *own).valid);
 }
 
 TEST_F(CertificateSignerTest, SurvivesTheJsonRoundTrip) {
@@ -79,8 +89,8 @@ TEST_F(CertificateSignerTest, SurvivesTheJsonRoundTrip) {
   ASSERT_TRUE(json.ok());
   auto parsed = ParseCertificateJson(*json, "round trip");
   ASSERT_TRUE(parsed.ok()) << parsed.status();
-  auto check = CheckSignature(*parsed, std::nullopt);
-  EXPECT_TRUE(check.valid) << Problems(check);
+  auto check = CheckSignature(*parsed, TrustedKeys());
+  EXPECT_TRUE(check.intact) << Problems(check);
 }
 
 TEST_F(CertificateSignerTest, SignsANotCertifiedCertificateWithItsReasons) {
@@ -90,9 +100,9 @@ TEST_F(CertificateSignerTest, SignsANotCertifiedCertificateWithItsReasons) {
   v1::Certificate slowed = loaded->certificate;
   ASSERT_GT(slowed.verdict_reasons_size(), 0);
   ASSERT_TRUE(SignCertificate(slowed, key_).ok());
-  EXPECT_TRUE(CheckSignature(slowed, std::nullopt).valid);
+  EXPECT_TRUE(CheckSignature(slowed, TrustedKeys()).intact);
   slowed.set_verdict_reasons(0, "nothing to see");
-  auto check = CheckSignature(slowed, std::nullopt);
+  auto check = CheckSignature(slowed, TrustedKeys());
   EXPECT_NE(Problems(check).find("verdict_reasons was edited"), std::string::npos)
       << Problems(check);
 }
@@ -100,17 +110,18 @@ TEST_F(CertificateSignerTest, SignsANotCertifiedCertificateWithItsReasons) {
 TEST_F(CertificateSignerTest, AnotherKeyIsRefused) {
   const std::string other = (dir_ / "other.key").string();
   ASSERT_TRUE(GenerateSigningKey(other).ok());
-  auto pem = ReadPublicKeyFile(other + ".pub");
-  ASSERT_TRUE(pem.ok());
-  auto check = CheckSignature(certificate_, *pem);
+  auto trusted = TrustedKeys::FromPublicKeyFile(other + ".pub");
+  ASSERT_TRUE(trusted.ok());
+  auto check = CheckSignature(certificate_, *trusted);
+  EXPECT_TRUE(check.intact);
   EXPECT_FALSE(check.valid);
-  EXPECT_NE(Problems(check).find("signed by another key"), std::string::npos) << Problems(check);
+  EXPECT_NE(check.untrusted.find("signed by another key"), std::string::npos) << check.untrusted;
 }
 
 TEST_F(CertificateSignerTest, AnEditedValueNamesThePairCell) {
   certificate_.mutable_pairs(0)->mutable_client_result()->mutable_latency()->set_typical_us(1.0);
-  auto check = CheckSignature(certificate_, std::nullopt);
-  EXPECT_FALSE(check.valid);
+  auto check = CheckSignature(certificate_, TrustedKeys());
+  EXPECT_FALSE(check.intact);
   EXPECT_NE(Problems(check).find("pairs[node1->node4 rxe0 write_bw host] was edited"),
             std::string::npos)
       << Problems(check);
@@ -118,22 +129,22 @@ TEST_F(CertificateSignerTest, AnEditedValueNamesThePairCell) {
 
 TEST_F(CertificateSignerTest, AnEditedVerdictIsCaught) {
   certificate_.set_verdict("not-certified");
-  auto header = CheckSignature(certificate_, std::nullopt);
-  EXPECT_FALSE(header.valid);
+  auto header = CheckSignature(certificate_, TrustedKeys());
+  EXPECT_FALSE(header.intact);
   EXPECT_NE(Problems(header).find("header was edited"), std::string::npos) << Problems(header);
 
   ASSERT_TRUE(SignCertificate(certificate_, key_).ok());
   certificate_.mutable_checks(0)->set_status("pass");
   certificate_.mutable_checks(0)->set_severity("warning");
-  auto checks = CheckSignature(certificate_, std::nullopt);
-  EXPECT_FALSE(checks.valid);
+  auto checks = CheckSignature(certificate_, TrustedKeys());
+  EXPECT_FALSE(checks.intact);
   EXPECT_NE(Problems(checks).find("checks was edited"), std::string::npos) << Problems(checks);
 }
 
 TEST_F(CertificateSignerTest, AnEditedPlanIsCaught) {
   certificate_.set_plan_yaml("cluster: other\n");
-  auto check = CheckSignature(certificate_, std::nullopt);
-  EXPECT_FALSE(check.valid);
+  auto check = CheckSignature(certificate_, TrustedKeys());
+  EXPECT_FALSE(check.intact);
   EXPECT_NE(Problems(check).find("plan_yaml was edited"), std::string::npos) << Problems(check);
 }
 
@@ -141,8 +152,8 @@ TEST_F(CertificateSignerTest, AnEditedSignatureIsCaught) {
   std::string value = certificate_.signature().value();
   value[0] = value[0] == 'A' ? 'B' : 'A';
   certificate_.mutable_signature()->set_value(value);
-  auto check = CheckSignature(certificate_, std::nullopt);
-  EXPECT_FALSE(check.valid);
+  auto check = CheckSignature(certificate_, TrustedKeys());
+  EXPECT_FALSE(check.intact);
   EXPECT_NE(Problems(check).find("signature does not match"), std::string::npos) << Problems(check);
 }
 
@@ -153,17 +164,17 @@ TEST_F(CertificateSignerTest, ASwappedEmbeddedKeyIsCaught) {
   ASSERT_TRUE(GenerateSigningKey(other).ok());
   ASSERT_TRUE(SignCertificate(certificate_, other).ok());
   certificate_.mutable_signature()->set_public_key_fingerprint(fingerprint);
-  auto check = CheckSignature(certificate_, std::nullopt);
-  EXPECT_FALSE(check.valid);
+  auto check = CheckSignature(certificate_, TrustedKeys());
+  EXPECT_FALSE(check.intact);
   EXPECT_NE(Problems(check).find("embedded public key is SHA256:"), std::string::npos)
       << Problems(check);
 }
 
 TEST_F(CertificateSignerTest, UnsignedIsNotValidAndSaysHowToSign) {
   certificate_.clear_signature();
-  auto check = CheckSignature(certificate_, std::nullopt);
+  auto check = CheckSignature(certificate_, TrustedKeys());
   EXPECT_FALSE(check.is_signed);
-  EXPECT_FALSE(check.valid);
+  EXPECT_FALSE(check.intact);
   EXPECT_NE(Problems(check).find("certificate.signing_key"), std::string::npos);
 }
 

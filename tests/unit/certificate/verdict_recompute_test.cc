@@ -77,8 +77,8 @@ TEST(VerdictRecomputeTest, ACertifiedVerdictOverFailingChecksIsCaught) {
 
 TEST(VerdictRecomputeTest, AnEditedPlanThresholdChangesTheVerdicts) {
   v1::Certificate certificate = Fixture();
-  certificate.set_plan_yaml(absl::StrReplaceAll(certificate.plan_yaml(),
-                                                {{"min_busbw_gbytes: 0.02", "min_busbw_gbytes: 50"}}));
+  certificate.set_plan_yaml(absl::StrReplaceAll(
+      certificate.plan_yaml(), {{"min_busbw_gbytes: 0.02", "min_busbw_gbytes: 50"}}));
   const std::string text = Differences(RecheckVerdicts(certificate));
   EXPECT_NE(text.find("the embedded plan was edited"), std::string::npos) << text;
   EXPECT_NE(text.find("checks collectives.busbw@2-node: recorded pass"), std::string::npos) << text;
@@ -89,8 +89,9 @@ TEST(VerdictRecomputeTest, EditedSweepRowsNoLongerGiveTheRecordedBusbw) {
   auto* sweep = certificate.mutable_collectives(1);
   for (auto& row : *sweep->mutable_rows()) row.set_oop_busbw_gbytes(row.oop_busbw_gbytes() / 100);
   const std::string text = Differences(RecheckVerdicts(certificate));
-  EXPECT_NE(text.find(absl::StrCat("collectives[", sweep->scope(), "]: recorded large-message busbw")),
-            std::string::npos)
+  EXPECT_NE(
+      text.find(absl::StrCat("collectives[", sweep->scope(), "]: recorded large-message busbw")),
+      std::string::npos)
       << text;
 }
 

@@ -38,10 +38,10 @@ class ManagementAddresses final : public inventory::AddressSource, public invent
   std::string address_;
 };
 
-class NoCommands final : public inventory::CommandRunner {
+class NoCommands final : public process::CommandRunner {
  public:
-  absl::StatusOr<inventory::CommandResult> Run(const std::vector<std::string>& argv,
-                                               absl::Duration) override {
+  absl::StatusOr<process::CommandResult> Run(const std::vector<std::string>& argv,
+                                             absl::Duration) override {
     return absl::NotFoundError(argv[0] + " must not run on a fixture");
   }
 };

@@ -275,7 +275,7 @@ TEST(HostSettingFixturesTest, NonRootHostIsUnknownAndFirmwareSkipped) {
   std::vector<v1::Finding> findings = Evaluate(HgxSlicePlan(), CollectFixture("acs-nonroot"));
   const v1::Finding& acs = Get(findings, "pcie.acs");
   EXPECT_EQ(acs.status(), "unknown");
-  EXPECT_THAT(acs.observed(), HasSubstr("run the agent as root"));
+  EXPECT_THAT(acs.observed(), HasSubstr("only to a reader with CAP_SYS_ADMIN"));
   EXPECT_EQ(Get(findings, "host.iommu").status(), "fail");  // DMA groups: translated
   EXPECT_EQ(Get(findings, "nic.link_type", "mlx5_0").status(), "skipped");
   // Whether ATS is needed cannot be told while ACS is unknown.

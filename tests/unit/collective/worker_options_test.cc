@@ -122,5 +122,53 @@ TEST(WorkerOptionsTest, ErrorsNameTheFlagAndTheValue) {
             "--rank is '99999999999': it must be a whole number, 0 or more");
 }
 
+// Issue 15: the worker took any text as --bind-ip and any size as a count;
+// it refuses what the agent refuses, so a worker started by hand is as safe.
+TEST(WorkerOptionsTest, ValuesPastTheDocumentedMaximaAreRefused) {
+  const std::vector<std::string> base = {"--rank", "0", "--ranks", "2"};
+  auto with = [&](std::initializer_list<std::string> more) {
+    std::vector<std::string> args = base;
+    args.insert(args.end(), more);
+    return ErrorFor(args);
+  };
+  EXPECT_EQ(with({"--bind-ip", "--copy-check"}),
+            "bind_ip is '--copy-check': it must be this node's data address as an IP literal "
+            "(e.g. 10.0.0.7 or fd00::7), the plan's nodes[].data_ip");
+  EXPECT_EQ(with({"--ib-device", "-x"}).substr(0, 19), "ib_device is '-x': ");
+  EXPECT_EQ(with({"--iters", "100001"}),
+            "collectives.iters is 100001: it must be 1 to 100000 (nccl-tests -n)");
+  EXPECT_EQ(with({"--warmup", "1001"}),
+            "collectives.warmup_iters is 1001: it must be 0 to 1000 (nccl-tests -w)");
+  EXPECT_EQ(with({"--sizes", "8:68719476736:2"}),
+            "collectives.sizes.max is 68719476736 bytes: the most is 34359738368 (32G) per "
+            "buffer; lower sizes.max");
+  EXPECT_EQ(with({"--ib-port", "256"}),
+            "ib_port is 256: it must be 1 to 255 (the device's port number)");
+  EXPECT_EQ(with({"--gid-index", "256"}),
+            "gid_index is 256: it must be 0 to 255 (a row of the port's GID table)");
+  EXPECT_EQ(with({"--local-rank", "16"}),
+            "local_rank is 16: it must be 0 to 15 (ranks on one node)");
+  EXPECT_EQ(with({"--timeout-s", "86401"}),
+            "timeout_s is 86401: it must be above 0 and at most 86400 seconds "
+            "(collectives.timeout_s)");
+  EXPECT_EQ(ErrorFor({"--rank", "0", "--ranks", "65537"}),
+            "world_size (--ranks) is 65537: it must be 1 to 65536 (ranks in the whole job)");
+}
+
+TEST(WorkerOptionsTest, ValidateWorkerOptionsAcceptsEveryShippedShape) {
+  EXPECT_EQ(ValidateWorkerOptions(EveryFieldSet()), "");
+  EXPECT_EQ(ValidateWorkerOptions(WorkerOptions{}), "");
+  WorkerOptions v6 = EveryFieldSet();
+  v6.bind_ip = "fd00::7";
+  EXPECT_EQ(ValidateWorkerOptions(v6), "");
+}
+
+TEST(WorkerOptionsTest, QuotedValuesAreClippedAndPrintable) {
+  const std::string error =
+      ErrorFor({"--rank", "0", "--ranks", "2", "--transport", std::string(1 << 20, 'x') + "\n"});
+  EXPECT_LT(error.size(), 200u);
+  EXPECT_NE(error.find("(1048577 bytes)"), std::string::npos) << error;
+}
+
 }  // namespace
 }  // namespace clustercert::collective

@@ -48,5 +48,27 @@ TEST(WorkerEnvTest, BadNamesAndValuesAreRefused) {
   EXPECT_TRUE(CheckWorkerEnv("NCCL_DEBUG", "").ok());
 }
 
+// Issue 15: env keys with '=' or NUL were accepted; the worker's environ
+// would hold "NCCL_X=1=..." or a name cut short at the NUL.
+TEST(WorkerEnvTest, KeysWithEqualsOrNulAreRefusedAndQuotedSafely) {
+  for (const std::string& name :
+       {std::string("NCCL_IB_HCA=mlx5_0"), std::string("NCCL_DEBUG\0LD_PRELOAD", 21),
+        std::string("=NCCL"), std::string("nccl_debug"), std::string("1NCCL"), std::string()}) {
+    const absl::Status status = CheckWorkerEnv(name, "x");
+    EXPECT_TRUE(absl::IsInvalidArgument(status)) << name;
+    EXPECT_THAT(std::string(status.message()), HasSubstr("not a variable name the workers take"));
+    EXPECT_EQ(std::string(status.message()).find('\0'), std::string::npos);
+  }
+  const absl::Status nul = CheckWorkerEnv(std::string("NCCL_DEBUG\0X", 12), "x");
+  EXPECT_THAT(std::string(nul.message()), HasSubstr("'NCCL_DEBUG\\000X'"));
+}
+
+TEST(WorkerEnvTest, AMegabyteKeyIsQuotedClipped) {
+  const absl::Status status = CheckWorkerEnv(std::string(1 << 20, '-'), "x");
+  EXPECT_TRUE(absl::IsInvalidArgument(status));
+  EXPECT_LT(status.message().size(), 400u);
+  EXPECT_THAT(std::string(status.message()), HasSubstr("(1048576 bytes)"));
+}
+
 }  // namespace
 }  // namespace clustercert

@@ -6,9 +6,11 @@
 #include <map>
 #include <mutex>
 
+#include "absl/strings/match.h"
 #include "absl/time/clock.h"
 #include "collective/sweep_row.h"
 #include "gtest/gtest.h"
+#include "tests/support/fake_agent_client.h"
 
 namespace clustercert::controller {
 namespace {
@@ -21,42 +23,10 @@ struct Fleet {
   std::map<std::string, std::vector<std::string>> got;  // node -> keys delivered
 };
 
-class ScriptedAgent final : public AgentClient {
+class ScriptedAgent final : public testing::FakeAgentClient {
  public:
   ScriptedAgent(std::string node, int rank, Script script, Fleet& fleet)
       : node_(std::move(node)), rank_(rank), script_(script), fleet_(fleet) {}
-
-  void GetVersion(absl::Duration, AgentCallback<v1::GetVersionResponse> done) override {
-    done(v1::GetVersionResponse(), {});
-  }
-  void GetInventory(const v1::GetInventoryRequest&, absl::Duration,
-                    AgentCallback<v1::GetInventoryResponse> done) override {
-    done(v1::GetInventoryResponse(), {});
-  }
-  void PrepareEndpoint(const v1::PrepareEndpointRequest&, absl::Duration,
-                       AgentCallback<v1::PrepareEndpointResponse> done) override {
-    done(absl::UnimplementedError("no peer tests here"), {});
-  }
-  void ConnectEndpoint(const v1::ConnectEndpointRequest&, absl::Duration,
-                       AgentCallback<v1::ConnectEndpointResponse> done) override {
-    done(absl::UnimplementedError("no peer tests here"), {});
-  }
-  void RunEndpoint(const v1::RunEndpointRequest&, absl::Duration,
-                   AgentCallback<v1::RunEndpointResponse> done) override {
-    done(absl::UnimplementedError("no peer tests here"), {});
-  }
-  void CloseEndpoint(const v1::CloseEndpointRequest&, absl::Duration,
-                     AgentCallback<v1::CloseEndpointResponse> done) override {
-    done(absl::UnimplementedError("no peer tests here"), {});
-  }
-  void GetEndpointProgress(const v1::GetEndpointProgressRequest&, absl::Duration,
-                           AgentCallback<v1::GetEndpointProgressResponse> done) override {
-    done(absl::UnimplementedError("no peer tests here"), {});
-  }
-  void ReadPortCounters(const v1::ReadPortCountersRequest&, absl::Duration,
-                        AgentCallback<v1::ReadPortCountersResponse> done) override {
-    done(absl::UnimplementedError("no peer tests here"), {});
-  }
 
   void StartCollective(const v1::StartCollectiveRequest& request, absl::Duration,
                        AgentCallback<v1::StartCollectiveResponse> done) override {
@@ -118,6 +88,14 @@ class ScriptedAgent final : public AgentClient {
     done(v1::StopCollectiveResponse(), {});
   }
 
+ protected:
+  absl::Status OnCall(const std::string& call, absl::Duration) override {
+    if (absl::StrContains(call, "Endpoint") || call == "ReadPortCounters") {
+      return absl::UnimplementedError("no peer tests here");
+    }
+    return absl::OkStatus();
+  }
+
  private:
   std::string node_;
   int rank_;
@@ -140,8 +118,8 @@ Scope MakeScope(const std::vector<Script>& scripts, Fleet& fleet) {
   for (size_t i = 0; i < scripts.size(); ++i) {
     NodeState& state = scope.states[i];
     state.node.name = "node" + std::to_string(i + 1);
-    state.client = std::make_unique<ScriptedAgent>(state.node.name, static_cast<int>(i),
-                                                   scripts[i], fleet);
+    state.client =
+        std::make_unique<ScriptedAgent>(state.node.name, static_cast<int>(i), scripts[i], fleet);
     v1::CollectiveJobSpec spec;
     spec.set_world_size(static_cast<int>(scripts.size()));
     spec.add_ranks()->set_rank(static_cast<int>(i));

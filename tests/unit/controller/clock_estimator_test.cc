@@ -10,8 +10,8 @@ namespace {
 // An exchange against an agent whose clock is `offset` ahead, with the
 // request taking `out` and the answer `back` on the wire and the agent
 // `processing` to answer.
-TimeExchange Exchange(absl::Time t1, absl::Duration offset, absl::Duration out,
-                      absl::Duration back, absl::Duration processing = absl::Microseconds(20)) {
+TimeExchange Exchange(absl::Time t1, absl::Duration offset, absl::Duration out, absl::Duration back,
+                      absl::Duration processing = absl::Microseconds(20)) {
   const absl::Time arrive = t1 + out;
   const absl::Time leave = arrive + processing;
   return TimeExchange{t1, arrive + offset, leave + offset, leave + back};
@@ -21,8 +21,8 @@ TEST(ClockEstimatorTest, SymmetricPathGivesTheInjectedOffsetExactly) {
   const absl::Time t = absl::FromUnixSeconds(1'800'000'000);
   for (absl::Duration offset :
        {absl::ZeroDuration(), absl::Milliseconds(250), absl::Milliseconds(-40)}) {
-    auto estimate = EstimateClock(
-        {Exchange(t, offset, absl::Microseconds(100), absl::Microseconds(100))});
+    auto estimate =
+        EstimateClock({Exchange(t, offset, absl::Microseconds(100), absl::Microseconds(100))});
     ASSERT_TRUE(estimate.ok());
     EXPECT_EQ(estimate->offset, offset);
     EXPECT_EQ(estimate->delay, absl::Microseconds(200));
@@ -39,8 +39,7 @@ TEST(ClockEstimatorTest, KeepsTheLowestDelayExchange) {
       Exchange(t, offset, absl::Milliseconds(30), absl::Microseconds(100)),
       Exchange(t + absl::Milliseconds(50), offset, absl::Microseconds(100),
                absl::Microseconds(120)),
-      Exchange(t + absl::Milliseconds(90), offset, absl::Microseconds(100),
-               absl::Milliseconds(12)),
+      Exchange(t + absl::Milliseconds(90), offset, absl::Microseconds(100), absl::Milliseconds(12)),
   };
   auto estimate = EstimateClock(exchanges);
   ASSERT_TRUE(estimate.ok());

@@ -317,19 +317,19 @@ TEST(JudgeIntraNode, OneNodeFarBelowTheMedianIsNamed) {
   }
 }
 
-class CannedRunner : public inventory::CommandRunner {
+class CannedRunner : public process::CommandRunner {
  public:
-  explicit CannedRunner(absl::StatusOr<inventory::CommandResult> result)
+  explicit CannedRunner(absl::StatusOr<process::CommandResult> result)
       : result_(std::move(result)) {}
-  absl::StatusOr<inventory::CommandResult> Run(const std::vector<std::string>& argv,
-                                               absl::Duration) override {
+  absl::StatusOr<process::CommandResult> Run(const std::vector<std::string>& argv,
+                                             absl::Duration) override {
     argv_ = argv;
     return result_;
   }
   std::vector<std::string> argv_;
 
  private:
-  absl::StatusOr<inventory::CommandResult> result_;
+  absl::StatusOr<process::CommandResult> result_;
 };
 
 plan::Plan MpirunPlan() {
@@ -370,7 +370,7 @@ TEST(MpirunSweep, MissingMpirunIsSkippedNotPassed) {
 }
 
 TEST(MpirunSweep, ParsesOutputIntoTheSweepModel) {
-  inventory::CommandResult output;
+  process::CommandResult output;
   output.exit_code = 0;
   output.stdout_text =
       "# nThread 1 nGpus 1 minBytes 8 maxBytes 1048576 step: 2(factor) warmup iters: 5 iters: 20 "

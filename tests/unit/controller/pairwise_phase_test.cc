@@ -2,11 +2,18 @@
 // cleanup, verdicts, retests and localisation, without a network.
 #include "controller/phases/pairwise_phase.h"
 
+#include <chrono>
+#include <condition_variable>
 #include <map>
 #include <mutex>
 #include <set>
+#include <thread>
+#include <vector>
 
+#include "absl/strings/match.h"
+#include "gmock/gmock.h"
 #include "gtest/gtest.h"
+#include "tests/support/fake_agent_client.h"
 
 namespace clustercert::controller {
 namespace {
@@ -18,25 +25,22 @@ struct Ledger {
   std::map<std::string, int> prepares;    // node -> PrepareEndpoint calls
   std::set<std::string> slow;             // nodes whose data plane is slow
   std::set<std::string> failing_prepare;  // nodes whose PrepareEndpoint fails
-  v1::PeerTestSpec last_spec;             // the most recent prepared spec
-  std::vector<v1::PeerTestSpec> specs;    // every prepared spec, in order
-  std::string engine = "tcp";             // the engine every spec must name
+  // Nodes whose RunEndpoint fails at once, as a verbs run whose QP broke;
+  // their peers' runs then answer only when closed (Cancelled), as a verbs
+  // endpoint polling for a message that never comes, or after 5 s.
+  std::set<std::string> failing_run;
+  v1::PeerTestSpec last_spec;           // the most recent prepared spec
+  std::vector<v1::PeerTestSpec> specs;  // every prepared spec, in order
+  std::string engine = "tcp";           // the engine every spec must name
 };
 
 // A node-agent that answers at once; bandwidth is 9 Gb/s unless either end
 // is slow (0.1 Gb/s). Endpoint ids carry the node so the server side can
 // learn its peer from Connect.
-class FakeAgent final : public AgentClient {
+class FakeAgent final : public testing::FakeAgentClient {
  public:
   FakeAgent(std::string node, Ledger& ledger) : node_(std::move(node)), ledger_(ledger) {}
 
-  void GetVersion(absl::Duration, AgentCallback<v1::GetVersionResponse> done) override {
-    done(v1::GetVersionResponse(), {});
-  }
-  void GetInventory(const v1::GetInventoryRequest&, absl::Duration,
-                    AgentCallback<v1::GetInventoryResponse> done) override {
-    done(v1::GetInventoryResponse(), {});
-  }
   void PrepareEndpoint(const v1::PrepareEndpointRequest& request, absl::Duration,
                        AgentCallback<v1::PrepareEndpointResponse> done) override {
     std::lock_guard<std::mutex> lock(ledger_.mutex);
@@ -51,6 +55,7 @@ class FakeAgent final : public AgentClient {
     ++ledger_.open[node_];
     v1::PrepareEndpointResponse response;
     response.set_endpoint_id(request.spec().role() + "@" + node_);
+    open_ids_.insert(response.endpoint_id());
     response.mutable_info()->set_address(node_);
     done(response, {});
   }
@@ -59,50 +64,90 @@ class FakeAgent final : public AgentClient {
     peer_ = request.peer().address();
     done(v1::ConnectEndpointResponse(), {});
   }
+  ~FakeAgent() override {
+    for (std::thread& timer : timers_) timer.join();
+  }
+
   void RunEndpoint(const v1::RunEndpointRequest& request, absl::Duration,
                    AgentCallback<v1::RunEndpointResponse> done) override {
     v1::RunEndpointResponse response;
     bool slow = false;
+    bool fails = false;
+    bool hangs = false;
     {
       std::lock_guard<std::mutex> lock(ledger_.mutex);
       slow = ledger_.slow.count(node_) || ledger_.slow.count(peer_);
+      fails = ledger_.failing_run.count(node_) != 0;
+      hangs = !fails && ledger_.failing_run.count(peer_) != 0;
+    }
+    if (fails) {
+      done(absl::UnavailableError("rxe0 QP 0x11: IBV_WC_RETRY_EXC_ERR"), {});
+      return;
+    }
+    if (hangs) {
+      Hang(request.endpoint_id(), std::move(done));
+      return;
     }
     auto* bandwidth = response.mutable_result()->mutable_bandwidth();
     bandwidth->set_avg_gbps(slow ? 0.1 : 9.0);
     bandwidth->set_seconds(1);
     done(response, {});
   }
-  void CloseEndpoint(const v1::CloseEndpointRequest&, absl::Duration,
+  void CloseEndpoint(const v1::CloseEndpointRequest& request, absl::Duration,
                      AgentCallback<v1::CloseEndpointResponse> done) override {
+    if (AgentCallback<v1::RunEndpointResponse> run = TakeHanging(request.endpoint_id())) {
+      run(absl::CancelledError("stopped by the controller"), {});  // as the agent's Cancel
+    }
     std::lock_guard<std::mutex> lock(ledger_.mutex);
+    if (open_ids_.erase(request.endpoint_id()) == 0) {
+      done(absl::NotFoundError("no endpoint to close: it was closed already"), {});
+      return;
+    }
     --ledger_.open[node_];
     done(v1::CloseEndpointResponse(), {});
   }
-  void GetEndpointProgress(const v1::GetEndpointProgressRequest&, absl::Duration,
-                           AgentCallback<v1::GetEndpointProgressResponse> done) override {
-    done(v1::GetEndpointProgressResponse(), {});
-  }
-  void ReadPortCounters(const v1::ReadPortCountersRequest&, absl::Duration,
-                        AgentCallback<v1::ReadPortCountersResponse> done) override {
-    done(v1::ReadPortCountersResponse(), {});
-  }
-  void StartCollective(const v1::StartCollectiveRequest&, absl::Duration,
-                       AgentCallback<v1::StartCollectiveResponse> done) override {
-    done(absl::UnimplementedError("no collectives in the pairwise fake"), {});
-  }
-  void PollCollective(const v1::PollCollectiveRequest&, absl::Duration,
-                      AgentCallback<v1::PollCollectiveResponse> done) override {
-    done(absl::UnimplementedError("no collectives in the pairwise fake"), {});
-  }
-  void StopCollective(const v1::StopCollectiveRequest&, absl::Duration,
-                      AgentCallback<v1::StopCollectiveResponse> done) override {
-    done(absl::UnimplementedError("no collectives in the pairwise fake"), {});
+
+ protected:
+  absl::Status OnCall(const std::string& call, absl::Duration) override {
+    if (absl::StrContains(call, "Collective")) {
+      return absl::UnimplementedError("no collectives in the pairwise fake");
+    }
+    return absl::OkStatus();
   }
 
  private:
+  void Hang(const std::string& id, AgentCallback<v1::RunEndpointResponse> done) {
+    std::lock_guard<std::mutex> lock(hanging_mutex_);
+    hanging_[id] = std::move(done);
+    timers_.emplace_back([this, id] {
+      {
+        std::unique_lock<std::mutex> wait(hanging_mutex_);
+        hanging_closed_.wait_for(wait, std::chrono::seconds(5),
+                                 [&] { return hanging_.count(id) == 0; });
+      }
+      if (AgentCallback<v1::RunEndpointResponse> run = TakeHanging(id)) {
+        run(absl::DeadlineExceededError("reached its deadline"), {});
+      }
+    });
+  }
+  AgentCallback<v1::RunEndpointResponse> TakeHanging(const std::string& id) {
+    std::lock_guard<std::mutex> lock(hanging_mutex_);
+    auto it = hanging_.find(id);
+    if (it == hanging_.end()) return nullptr;
+    AgentCallback<v1::RunEndpointResponse> run = std::move(it->second);
+    hanging_.erase(it);
+    hanging_closed_.notify_all();
+    return run;
+  }
+
   std::string node_;
   Ledger& ledger_;
   std::string peer_;
+  std::set<std::string> open_ids_;  // guarded by ledger_.mutex
+  std::mutex hanging_mutex_;
+  std::map<std::string, AgentCallback<v1::RunEndpointResponse>> hanging_;
+  std::condition_variable hanging_closed_;
+  std::vector<std::thread> timers_;
 };
 
 class PairwisePhaseTest : public ::testing::Test {
@@ -173,6 +218,7 @@ TEST_F(PairwisePhaseTest, SlowNodeFailsItsPairsIsRetestedAndLocalised) {
     if (!pair.retest_of().empty()) {
       ++retests;
       EXPECT_NE(pair.server(), "node3");  // partners are nodes with a good record
+      EXPECT_THAT(pair.verdict().key(), ::testing::HasSubstr(" retest of " + pair.retest_of()));
     }
   }
   EXPECT_GT(retests, 0);
@@ -205,6 +251,27 @@ TEST_F(PairwisePhaseTest, FailedPrepareClosesThePeerAndNamesTheNode) {
       EXPECT_NE(pair.error().find("node2 prepare: busy"), std::string::npos) << pair.error();
     }
   }
+  for (const auto& [node, open] : ledger_.open) EXPECT_EQ(open, 0) << node;
+}
+
+// One end's run fails (its QP broke): the other end, which would poll until
+// its deadline, is closed at once and both failures are named.
+TEST_F(PairwisePhaseTest, WhenOneEndFailsTheOtherIsStoppedAtOnce) {
+  ledger_.failing_run.insert("node2");
+  const absl::Time start = absl::Now();
+  PairwiseOutcome outcome = Run();
+  EXPECT_LT(absl::Now() - start, absl::Seconds(4));  // no pair waited for the 5 s hang
+  int node2_cells = 0;
+  for (const auto& pair : outcome.pairs) {
+    if (pair.client() != "node2" && pair.server() != "node2") continue;
+    ++node2_cells;
+    EXPECT_FALSE(pair.ok());
+    EXPECT_NE(pair.error().find("node2 run: rxe0 QP 0x11: IBV_WC_RETRY_EXC_ERR"), std::string::npos)
+        << pair.error();
+    EXPECT_NE(pair.error().find("run: stopped by the controller"), std::string::npos)
+        << pair.error();
+  }
+  EXPECT_GT(node2_cells, 0);
   for (const auto& [node, open] : ledger_.open) EXPECT_EQ(open, 0) << node;
 }
 

@@ -23,9 +23,8 @@ plan::Plan FourNodes(const std::string& uplink) {
       "fabric: {type: roce, link_rate_gbps: 200}\n"
       "nodes:\n";
   for (int n = 1; n <= 4; ++n) {
-    yaml += "  - {name: node" + std::to_string(n) + ", agent: 192.168.100.1" +
-            std::to_string(n) + ":7070, data_ip: 10.10.1." + std::to_string(n) +
-            ", rails: [mlx5_0], gpus: 4}\n";
+    yaml += "  - {name: node" + std::to_string(n) + ", agent: 192.168.100.1" + std::to_string(n) +
+            ":7070, data_ip: 10.10.1." + std::to_string(n) + ", rails: [mlx5_0], gpus: 4}\n";
   }
   yaml += "uplink:\n" + uplink;
   auto plan = plan::ParsePlan(yaml, "uplink.yaml");
@@ -85,12 +84,11 @@ TEST(UplinkSizingTest, AnUplinkSizedToTheFabricGetsTheSeedsAdvice) {
 }
 
 TEST(UplinkSizingTest, FineTuneBurstsAndCustomRates) {
-  EXPECT_DOUBLE_EQ(
-      SizeUplink(FourNodes("  capacity_gbps: 100\n  workload: {profile: fine-tune}\n"))
-          .required_gbps(),
-      40);
-  v1::UplinkSizing custom = SizeUplink(
-      FourNodes("  capacity_gbps: 100\n  workload: {ingest_gbytes_per_gpu: 0.25}\n"));
+  EXPECT_DOUBLE_EQ(SizeUplink(FourNodes("  capacity_gbps: 100\n  workload: {profile: fine-tune}\n"))
+                       .required_gbps(),
+                   40);
+  v1::UplinkSizing custom =
+      SizeUplink(FourNodes("  capacity_gbps: 100\n  workload: {ingest_gbytes_per_gpu: 0.25}\n"));
   EXPECT_EQ(custom.profile(), "custom");
   EXPECT_EQ(custom.gpus(), 16);  // each node's gpus: 4
   EXPECT_DOUBLE_EQ(custom.required_gbps(), 32);
@@ -118,8 +116,8 @@ TEST(UplinkSizingTest, ProfileAndRateTogetherIsAPlanError) {
 }
 
 TEST(UplinkVerdictsTest, SizingFindingFailsAnUndersizedUplink) {
-  v1::Finding finding = SizingFinding(SizeUplink(
-      FourNodes("  capacity_gbps: 25\n  workload: {profile: image-video}\n")));
+  v1::Finding finding = SizingFinding(
+      SizeUplink(FourNodes("  capacity_gbps: 25\n  workload: {profile: image-video}\n")));
   EXPECT_EQ(finding.id(), "uplink.sizing");
   EXPECT_EQ(finding.status(), "fail");
   EXPECT_EQ(finding.severity(), "error");

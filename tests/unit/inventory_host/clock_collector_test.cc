@@ -1,7 +1,19 @@
 #include "agent/inventory/clock_collector.h"
 
-#include <iostream>
+#include <linux/filter.h>
+#include <linux/seccomp.h>
+#include <sys/prctl.h>
+#include <sys/syscall.h>
+#include <sys/wait.h>
+#include <unistd.h>
 
+#include <cerrno>
+#include <cstddef>
+#include <iostream>
+#include <string>
+
+#include "absl/status/status.h"
+#include "absl/strings/str_cat.h"
 #include "agent/inventory/adjtimex_clock_source.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
@@ -111,6 +123,55 @@ TEST(AdjtimexClockSourceTest, ReadsThisHost) {
   EXPECT_TRUE(reading->max_error_us.has_value());
   EXPECT_GT(reading->unix_time_us, 1'600'000'000'000'000);
   std::cout << "[ info     ] " << reading->status << "\n";
+}
+
+// What systemd's ProtectClock=yes does to the agent: a seccomp filter that
+// fails adjtimex and clock_adjtime (glibc's adjtimex()) with EPERM. Run in a
+// child so the filter stays there; the child sends back what Read() said.
+std::string ReadUnderProtectClock() {
+  int fds[2];
+  if (::pipe(fds) != 0) return "pipe failed";
+  const pid_t pid = ::fork();
+  if (pid == 0) {
+    ::close(fds[0]);
+    sock_filter filter[] = {
+        BPF_STMT(BPF_LD | BPF_W | BPF_ABS, offsetof(seccomp_data, nr)),
+        BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, SYS_adjtimex, 1, 0),
+        BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, SYS_clock_adjtime, 0, 1),
+        BPF_STMT(BPF_RET | BPF_K, SECCOMP_RET_ERRNO | (EPERM & SECCOMP_RET_DATA)),
+        BPF_STMT(BPF_RET | BPF_K, SECCOMP_RET_ALLOW),
+    };
+    sock_fprog program{static_cast<unsigned short>(sizeof(filter) / sizeof(filter[0])), filter};
+    std::string said = "could not install the seccomp filter";
+    if (::prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) == 0 &&
+        ::prctl(PR_SET_SECCOMP, SECCOMP_MODE_FILTER, &program) == 0) {
+      AdjtimexClockSource source;
+      auto reading = source.Read();
+      said = reading.ok() ? "read the clock"
+                          : absl::StrCat(absl::StatusCodeToString(reading.status().code()), " ",
+                                         reading.status().message());
+    }
+    const ssize_t ignored = ::write(fds[1], said.data(), said.size());
+    (void)ignored;
+    ::_exit(0);
+  }
+  ::close(fds[1]);
+  std::string said;
+  char buffer[512];
+  ssize_t n;
+  while ((n = ::read(fds[0], buffer, sizeof(buffer))) > 0) said.append(buffer, n);
+  ::close(fds[0]);
+  int status = 0;
+  ::waitpid(pid, &status, 0);
+  return said;
+}
+
+TEST(AdjtimexClockSourceTest, ProtectClockIsNamedNotReportedAsAClockFault) {
+  const std::string said = ReadUnderProtectClock();
+  EXPECT_THAT(said, StartsWith("PERMISSION_DENIED "));
+  EXPECT_THAT(said, HasSubstr("refused (EPERM): a seccomp filter denies it"));
+  EXPECT_THAT(said, HasSubstr("ProtectClock=yes"));
+  EXPECT_THAT(said, HasSubstr("systemctl cat clustercert-agent"));
 }
 
 }  // namespace

@@ -57,7 +57,8 @@ class ManagementNetdevTest : public ::testing::Test {
 };
 
 TEST_F(ManagementNetdevTest, ManagementAddressKeepsThePrefixLength) {
-  absl::StatusOr<InterfaceAddress> address = ManagementAddress("10.0.0.5:7070", addresses_, resolver_);
+  absl::StatusOr<InterfaceAddress> address =
+      ManagementAddress("10.0.0.5:7070", addresses_, resolver_);
   ASSERT_TRUE(address.ok()) << address.status();
   EXPECT_EQ(address->netdev, "eno1");
   EXPECT_EQ(address->address, "10.0.0.5");

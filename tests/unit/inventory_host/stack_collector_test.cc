@@ -32,18 +32,19 @@ constexpr char kRealModules[] =
 using ::clustercert::testing::TempTree;
 
 // Answers every command with one canned result and remembers what was asked.
-class FakeCommandRunner : public CommandRunner {
+class FakeCommandRunner : public process::CommandRunner {
  public:
-  explicit FakeCommandRunner(absl::StatusOr<CommandResult> result) : result_(std::move(result)) {}
-  absl::StatusOr<CommandResult> Run(const std::vector<std::string>& argv,
-                                    absl::Duration timeout) override {
+  explicit FakeCommandRunner(absl::StatusOr<process::CommandResult> result)
+      : result_(std::move(result)) {}
+  absl::StatusOr<process::CommandResult> Run(const std::vector<std::string>& argv,
+                                             absl::Duration timeout) override {
     calls.push_back(argv);
     return result_;
   }
   std::vector<std::vector<std::string>> calls;
 
  private:
-  absl::StatusOr<CommandResult> result_;
+  absl::StatusOr<process::CommandResult> result_;
 };
 
 std::map<std::string, bool> LoadedMap(const v1::Stack& stack) {
@@ -211,7 +212,7 @@ TEST(StackCollectorTest, UnreadableProcModulesIsUnknownNotUnloaded) {
 TEST(StackCollectorTest, LiveRunsOfedInfoThroughTheRunner) {
   SysfsView view("/");
   ASSERT_TRUE(view.is_live());
-  FakeCommandRunner runner(CommandResult{0, "MLNX_OFED_LINUX-5.8-1.1.2.1:\n", ""});
+  FakeCommandRunner runner(process::CommandResult{0, "MLNX_OFED_LINUX-5.8-1.1.2.1:\n", ""});
   v1::Stack stack = StackCollector(view, runner).Collect();
   ASSERT_EQ(runner.calls.size(), 1u);
   EXPECT_THAT(runner.calls[0], ElementsAre("ofed_info", "-s"));
@@ -241,7 +242,7 @@ TEST(StackCollectorTest, LiveOfedInfoTimeoutOrFailureIsUnknown) {
   EXPECT_TRUE(stack.ofed_version().empty());
   EXPECT_TRUE(HasUnknown(stack, "ofed_version"));
 
-  FakeCommandRunner failing(CommandResult{1, "", "rpm: database locked\n"});
+  FakeCommandRunner failing(process::CommandResult{1, "", "rpm: database locked\n"});
   stack = StackCollector(view, failing).Collect();
   EXPECT_TRUE(stack.ofed_version().empty());
   ASSERT_TRUE(HasUnknown(stack, "ofed_version"));

@@ -45,9 +45,10 @@ constexpr char kProprietaryBanner[] =
 constexpr char kNvidiaLoaded[] =
     "nvidia 56737792 2 nvidia_modeset, Live 0x0000000000000000 (POE)\n";
 
-class NoCommands : public CommandRunner {
+class NoCommands : public process::CommandRunner {
  public:
-  absl::StatusOr<CommandResult> Run(const std::vector<std::string>&, absl::Duration) override {
+  absl::StatusOr<process::CommandResult> Run(const std::vector<std::string>&,
+                                             absl::Duration) override {
     return absl::InternalError("a capture runs no command");
   }
 };

@@ -18,15 +18,16 @@ using ::testing::ElementsAre;
 using testing::FixtureRoot;
 using ::testing::HasSubstr;
 using ::testing::IsEmpty;
+using ::testing::Not;
 
 // Answers by program name (argv[0]); a program it does not know is NotFound,
-// as ProcessCommandRunner reports a missing executable. Records every argv.
-class FakeCommandRunner : public CommandRunner {
+// as process::ProcessCommandRunner reports a missing executable. Records every argv.
+class FakeCommandRunner : public process::CommandRunner {
  public:
-  explicit FakeCommandRunner(std::map<std::string, absl::StatusOr<CommandResult>> results)
+  explicit FakeCommandRunner(std::map<std::string, absl::StatusOr<process::CommandResult>> results)
       : results_(std::move(results)) {}
-  absl::StatusOr<CommandResult> Run(const std::vector<std::string>& argv,
-                                    absl::Duration timeout) override {
+  absl::StatusOr<process::CommandResult> Run(const std::vector<std::string>& argv,
+                                             absl::Duration timeout) override {
     calls.push_back(argv);
     timeouts.push_back(timeout);
     auto it = results_.find(argv[0]);
@@ -37,7 +38,7 @@ class FakeCommandRunner : public CommandRunner {
   std::vector<absl::Duration> timeouts;
 
  private:
-  std::map<std::string, absl::StatusOr<CommandResult>> results_;
+  std::map<std::string, absl::StatusOr<process::CommandResult>> results_;
 };
 
 std::string ReadFixture(const std::string& host, const std::string& relative) {
@@ -151,7 +152,7 @@ TEST(ParseMstconfigQueryTest, GarbageIsAnError) {
 
 TEST(NicFirmwareCollectorTest, LiveRunsMstconfigOncePerCard) {
   SysfsView live("/");
-  FakeCommandRunner runner({{"mstconfig", CommandResult{0, NewLayout(), ""}}});
+  FakeCommandRunner runner({{"mstconfig", process::CommandResult{0, NewLayout(), ""}}});
   std::vector<v1::NicFirmwareConfig> configs =
       NicFirmwareCollector(live, runner)
           .Collect({Device("mlx5_0", "0000:41:00.0"), Device("mlx5_1", "0000:41:00.1"),
@@ -171,7 +172,7 @@ TEST(NicFirmwareCollectorTest, LiveRunsMstconfigOncePerCard) {
 
 TEST(NicFirmwareCollectorTest, FallsBackToMlxconfig) {
   SysfsView live("/");
-  FakeCommandRunner runner({{"mlxconfig", CommandResult{0, OldLayout(), ""}}});
+  FakeCommandRunner runner({{"mlxconfig", process::CommandResult{0, OldLayout(), ""}}});
   auto configs = NicFirmwareCollector(live, runner).Collect({Device("mlx5_0", "0000:19:00.0")});
   ASSERT_EQ(configs.size(), 1u);
   EXPECT_EQ(configs[0].tool(), "mlxconfig");
@@ -196,14 +197,20 @@ TEST(NicFirmwareCollectorTest, ToolAbsentSaysHowToInstallAndStopsAsking) {
 TEST(NicFirmwareCollectorTest, FailuresAreErrorsWithTheToolsWords) {
   SysfsView live("/");
   FakeCommandRunner failing(
-      {{"mstconfig", CommandResult{3, "",
-                                   "-E- Failed to open device: 0000:19:00.0. Permission "
-                                   "denied\n"}}});
+      {{"mstconfig", process::CommandResult{3, "",
+                                            "-E- Failed to open device: 0000:19:00.0. Permission "
+                                            "denied\n"}}});
   auto configs = NicFirmwareCollector(live, failing).Collect({Device("mlx5_0", "0000:19:00.0")});
   EXPECT_THAT(configs[0].error(), HasSubstr("exited with status 3"));
   EXPECT_THAT(configs[0].error(), HasSubstr("Permission denied"));
 
-  FakeCommandRunner garbage({{"mstconfig", CommandResult{0, "\x7f\x45LF garbage", ""}}});
+  FakeCommandRunner unclear(
+      {{"mstconfig", process::CommandResult{3, "", "-E- Unsupported device\n"}}});
+  configs = NicFirmwareCollector(live, unclear).Collect({Device("mlx5_0", "0000:19:00.0")});
+  EXPECT_THAT(configs[0].error(), HasSubstr("Unsupported device"));
+  EXPECT_THAT(configs[0].error(), Not(HasSubstr("needs root"))) << "only a refusal is blamed on it";
+
+  FakeCommandRunner garbage({{"mstconfig", process::CommandResult{0, "\x7f\x45LF garbage", ""}}});
   configs = NicFirmwareCollector(live, garbage).Collect({Device("mlx5_0", "0000:19:00.0")});
   EXPECT_THAT(configs[0].error(), HasSubstr("unparsable"));
 
@@ -215,9 +222,37 @@ TEST(NicFirmwareCollectorTest, FailuresAreErrorsWithTheToolsWords) {
   EXPECT_EQ(hung.calls.size(), 1u);
 }
 
+// The hardened unit: the agent is not root and /sys is read-only, so the
+// tool is refused on the first NIC; the error names the privilege the unit
+// withholds and the fix, and the other cards are not asked again.
+TEST(NicFirmwareCollectorTest, RefusedByTheUnitNamesWhatIsWithheldAndAsksOnce) {
+  SysfsView live("/");
+  FakeCommandRunner refused(
+      {{"mstconfig", process::CommandResult{3, "",
+                                            "-E- Failed to open device: 0000:19:00.0. Permission "
+                                            "denied\n"}}});
+  auto configs = NicFirmwareCollector(live, refused)
+                     .Collect({Device("mlx5_0", "0000:19:00.0"), Device("mlx5_1", "0000:29:00.0")});
+  ASSERT_EQ(configs.size(), 2u);
+  EXPECT_THAT(configs[0].error(), HasSubstr("mstconfig -d 0000:19:00.0 q exited with status 3"));
+  EXPECT_THAT(configs[0].error(), HasSubstr("needs root to open the NIC's configuration gateway"));
+  EXPECT_THAT(configs[0].error(), HasSubstr("deploy/clustercert-agent.service"));
+  EXPECT_THAT(configs[0].error(), HasSubstr("`node-agent --capture DIR` as root"));
+  EXPECT_THAT(configs[1].error(), HasSubstr("not queried, since 0000:19:00.0 was refused"));
+  EXPECT_THAT(configs[1].error(), HasSubstr("`node-agent --capture DIR` as root"));
+  EXPECT_THAT(configs[1].settings(), IsEmpty());
+  EXPECT_EQ(refused.calls.size(), 1u);
+
+  FakeCommandRunner read_only_sys(
+      {{"mstconfig",
+        process::CommandResult{1, "-E- Failed to open device: Read-only file system\n", ""}}});
+  configs = NicFirmwareCollector(live, read_only_sys).Collect({Device("mlx5_0", "0000:19:00.0")});
+  EXPECT_THAT(configs[0].error(), HasSubstr("needs root"));
+}
+
 TEST(NicFirmwareCollectorTest, HostileAddressNeverReachesTheCommandLine) {
   SysfsView live("/");
-  FakeCommandRunner runner({{"mstconfig", CommandResult{0, OldLayout(), ""}}});
+  FakeCommandRunner runner({{"mstconfig", process::CommandResult{0, OldLayout(), ""}}});
   auto configs =
       NicFirmwareCollector(live, runner).Collect({Device("mlx5_0", "0000:19:00.0 --help")});
   ASSERT_EQ(configs.size(), 1u);

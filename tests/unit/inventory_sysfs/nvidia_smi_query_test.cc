@@ -129,13 +129,14 @@ TEST(NvidiaSmiQueryTest, TruncationsNeverCrashAndKeepWhatIsWhole) {
   EXPECT_EQ(first_only->size(), 1u);
 }
 
-class CannedRunner : public CommandRunner {
+class CannedRunner : public process::CommandRunner {
  public:
-  absl::StatusOr<CommandResult> Run(const std::vector<std::string>& argv, absl::Duration) override {
+  absl::StatusOr<process::CommandResult> Run(const std::vector<std::string>& argv,
+                                             absl::Duration) override {
     calls.push_back(argv);
     return result;
   }
-  absl::StatusOr<CommandResult> result;
+  absl::StatusOr<process::CommandResult> result;
   std::vector<std::vector<std::string>> calls;
 };
 
@@ -155,7 +156,7 @@ v1::Inventory TwoGpuInventory() {
 
 TEST(NvidiaSmiIdentityTest, FillsGpusAndTheirFunctionsFromALiveRun) {
   CannedRunner runner;
-  runner.result = CommandResult{0, kTwoH200, ""};
+  runner.result = process::CommandResult{0, kTwoH200, ""};
   SysfsView live("/");
   v1::Inventory inventory = TwoGpuInventory();
   // The first function has a VPD identity already: nvidia-smi does not override it.
@@ -190,7 +191,7 @@ TEST(NvidiaSmiIdentityTest, MissingOrFailingNvidiaSmiIsOneUnknown) {
   EXPECT_EQ(inventory.pci(1).serial_number(), "");
 
   CannedRunner failing;
-  failing.result = CommandResult{
+  failing.result = process::CommandResult{
       9, "NVIDIA-SMI has failed because it couldn't communicate with the NVIDIA driver.\n", ""};
   inventory = TwoGpuInventory();
   NvidiaSmiIdentity(live, &failing).Fill(inventory);
@@ -199,9 +200,37 @@ TEST(NvidiaSmiIdentityTest, MissingOrFailingNvidiaSmiIsOneUnknown) {
       << inventory.unknowns(0).reason();
 }
 
+// Under the hardened unit on a host whose /dev/nvidia* are 0660 to a group
+// the agent's user is not in: NVML's refusal becomes the group fix.
+TEST(NvidiaSmiIdentityTest, DeviceFilesTheAgentMayNotOpenNameTheFix) {
+  SysfsView live("/");
+  CannedRunner refused;
+  refused.result =
+      process::CommandResult{4, "Failed to initialize NVML: Insufficient Permissions\n", ""};
+  v1::Inventory inventory = TwoGpuInventory();
+  NvidiaSmiIdentity(live, &refused).Fill(inventory);
+  ASSERT_EQ(inventory.unknowns_size(), 1);
+  const std::string& reason = inventory.unknowns(0).reason();
+  EXPECT_NE(reason.find("exited with status 4: 'Failed to initialize NVML: Insufficient "
+                        "Permissions'"),
+            std::string::npos)
+      << reason;
+  EXPECT_NE(reason.find("usermod -aG GROUP clustercert"), std::string::npos) << reason;
+  EXPECT_NE(reason.find("DeviceAllow=char-nvidia*"), std::string::npos) << reason;
+
+  CannedRunner no_driver;
+  no_driver.result = process::CommandResult{
+      9, "NVIDIA-SMI has failed because it couldn't communicate with the NVIDIA driver.\n", ""};
+  inventory = TwoGpuInventory();
+  NvidiaSmiIdentity(live, &no_driver).Fill(inventory);
+  ASSERT_EQ(inventory.unknowns_size(), 1);
+  EXPECT_EQ(inventory.unknowns(0).reason().find("usermod"), std::string::npos)
+      << "a missing driver is not a permission problem";
+}
+
 TEST(NvidiaSmiIdentityTest, NoGpuRunsNothing) {
   CannedRunner runner;
-  runner.result = CommandResult{0, kTwoH200, ""};
+  runner.result = process::CommandResult{0, kTwoH200, ""};
   v1::Inventory inventory;
   inventory.add_pci()->set_role("nic");
   NvidiaSmiIdentity(SysfsView("/"), &runner).Fill(inventory);

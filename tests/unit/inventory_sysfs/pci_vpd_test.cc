@@ -3,7 +3,13 @@
 // through PciCollector and the inventory.
 #include "agent/inventory/pci_vpd.h"
 
+#include <linux/capability.h>
+#include <sys/stat.h>
+#include <sys/syscall.h>
+#include <unistd.h>
+
 #include <cstdint>
+#include <filesystem>
 #include <random>
 #include <string>
 #include <vector>
@@ -13,6 +19,7 @@
 #include "agent/inventory/pci_collector.h"
 #include "agent/inventory/rdma_collector.h"
 #include "common/sysfs_view.h"
+#include "gmock/gmock.h"
 #include "gtest/gtest.h"
 #include "tests/unit/inventory_sysfs/sysfs_test_support.h"
 
@@ -21,6 +28,8 @@ namespace {
 
 using testing::FindUnknown;
 using testing::FixtureRoot;
+using ::testing::HasSubstr;
+using ::testing::Not;
 using testing::TempSysfsTree;
 
 constexpr char kIdentifier[] =
@@ -222,6 +231,59 @@ TEST(PciVpdTest, AGarbledOrUnreadableVpdIsAnUnknown) {
   ASSERT_NE(FindUnknown(nic.unknowns(), "serial_number"), nullptr);
   EXPECT_NE(FindUnknown(nic.unknowns(), "serial_number")->reason().find("larger than 32768"),
             std::string::npos);
+}
+
+// Lowers this thread's effective capabilities to none while it lives, so a
+// file's mode binds a test run as root the way it binds the hardened unit's
+// user (capabilities are per thread; the permitted set brings them back).
+class WithoutEffectiveCapabilities {
+ public:
+  WithoutEffectiveCapabilities() {
+    header_.version = _LINUX_CAPABILITY_VERSION_3;
+    ok_ = ::syscall(SYS_capget, &header_, saved_) == 0;
+    if (!ok_) return;
+    __user_cap_data_struct lowered[2] = {saved_[0], saved_[1]};
+    lowered[0].effective = 0;
+    lowered[1].effective = 0;
+    ok_ = ::syscall(SYS_capset, &header_, lowered) == 0;
+  }
+  ~WithoutEffectiveCapabilities() {
+    if (ok_) ::syscall(SYS_capset, &header_, saved_);
+  }
+  WithoutEffectiveCapabilities(const WithoutEffectiveCapabilities&) = delete;
+  WithoutEffectiveCapabilities& operator=(const WithoutEffectiveCapabilities&) = delete;
+
+  bool ok() const { return ok_; }
+
+ private:
+  __user_cap_header_struct header_{};
+  __user_cap_data_struct saved_[2] = {};
+  bool ok_ = false;
+};
+
+// A VPD the agent may not open is an Unknown that says why and what to do,
+// not "no VPD" (which would pass a function off as having none).
+TEST(PciVpdTest, AnUnreadableVpdNamesThePermissionAndTheFix) {
+  TempSysfsTree tree("roce-healthy");
+  const std::string vpd = std::string(kNic) + "/vpd";
+  tree.Write(vpd, ConnectX7Vpd());
+  const auto real = std::filesystem::canonical(tree.root() / vpd.substr(1));
+  ASSERT_EQ(::chmod(real.c_str(), 0), 0);
+  SysfsView view(tree.root());
+  v1::PciFunction nic;
+  {
+    WithoutEffectiveCapabilities unprivileged;
+    ASSERT_TRUE(unprivileged.ok());
+    nic = PciCollector(view).Describe(kNic, PciCollector::kRoleNic, "mlx5_0");
+  }
+  EXPECT_EQ(nic.serial_number(), "");
+  const v1::Unknown* unknown = FindUnknown(nic.unknowns(), "serial_number");
+  ASSERT_NE(unknown, nullptr) << nic.DebugString();
+  EXPECT_EQ(unknown->path(), vpd);
+  // A capture, not the live host: the fix is the capture's modes, not udev.
+  EXPECT_THAT(unknown->reason(), HasSubstr("not readable by this agent's user: chmod -R a+rX"));
+  EXPECT_THAT(unknown->reason(), Not(HasSubstr("99-clustercert-vpd.rules")));
+  EXPECT_THAT(nic.identity_source(), HasSubstr("VPD unreadable"));
 }
 
 TEST(PciVpdTest, FixtureFunctionsWithoutVpdHaveNoUnknown) {

@@ -17,6 +17,7 @@ using ::testing::ElementsAre;
 using testing::FindUnknown;
 using testing::FixtureRoot;
 using ::testing::HasSubstr;
+using ::testing::Not;
 
 // The acs-* hosts (tests/fixtures/sysfs/make_acs_fixtures.py): root port
 // 15:01.0, switch 16:00.0 (upstream) / 17:0x.0 (downstream), gpu0 18:00.0,
@@ -126,7 +127,8 @@ TEST(PcieAcsCollectorTest, RequestAndCompletionRedirectOnADownstreamPortIsRedire
   EXPECT_FALSE(Find(collected.bridges, kUpstream)->p2p_redirect());
 }
 
-TEST(PcieAcsCollectorTest, ShortConfigSpaceIsUnknownWithTheRootFix) {
+// What the hardened unit's user sees without CAP_SYS_ADMIN: 64 bytes.
+TEST(PcieAcsCollectorTest, ShortConfigSpaceIsUnknownNamingTheCapability) {
   Collected collected = CollectFixture("acs-nonroot");
   ASSERT_EQ(collected.bridges.size(), 4u);
   for (const auto& bridge : collected.bridges) {
@@ -136,7 +138,10 @@ TEST(PcieAcsCollectorTest, ShortConfigSpaceIsUnknownWithTheRootFix) {
     const v1::Unknown* unknown = FindUnknown(bridge.unknowns(), "acs_control");
     ASSERT_NE(unknown, nullptr) << bridge.address();
     EXPECT_THAT(unknown->reason(), HasSubstr("only 64 bytes"));
-    EXPECT_THAT(unknown->reason(), HasSubstr("run the agent as root"));
+    EXPECT_THAT(unknown->reason(), HasSubstr("only to a reader with CAP_SYS_ADMIN"));
+    EXPECT_THAT(unknown->reason(), HasSubstr("AmbientCapabilities=CAP_SYS_ADMIN"));
+    EXPECT_THAT(unknown->reason(), HasSubstr("`node-agent --capture DIR` as root"));
+    EXPECT_THAT(bridge.source(), HasSubstr("CAP_SYS_ADMIN"));
     EXPECT_EQ(unknown->path(), "/sys/bus/pci/devices/" + bridge.address() + "/config");
   }
 }
@@ -238,13 +243,18 @@ TEST(ParseAcsTest, ChainLongerThanSixtyFourEntriesStops) {
 }
 
 TEST(ParseAcsTest, SizesOtherThan4096) {
-  auto non_root = ParseAcs(std::string(64, '\0'));
-  EXPECT_TRUE(absl::IsFailedPrecondition(non_root.status()));
-  EXPECT_THAT(non_root.status().message(), HasSubstr("run the agent as root"));
+  auto unprivileged = ParseAcs(std::string(64, '\0'));
+  EXPECT_TRUE(absl::IsFailedPrecondition(unprivileged.status()));
+  EXPECT_THAT(unprivileged.status().message(), HasSubstr("CAP_SYS_ADMIN, and this agent does not"));
+  auto cardbus = ParseAcs(std::string(128, '\0'));
+  EXPECT_THAT(cardbus.status().message(), HasSubstr("CAP_SYS_ADMIN, and this agent does not"));
+  // 256 bytes come only to a reader holding CAP_SYS_ADMIN: no privilege is
+  // missing, the kernel cannot reach the extended space.
   auto conventional = ParseAcs(std::string(256, '\0'));
   EXPECT_TRUE(absl::IsFailedPrecondition(conventional.status()));
   EXPECT_THAT(conventional.status().message(), HasSubstr("only 256 bytes"));
-  EXPECT_THAT(conventional.status().message(), HasSubstr("run the agent as root"));
+  EXPECT_THAT(conventional.status().message(), HasSubstr("MMCONFIG/ECAM"));
+  EXPECT_THAT(conventional.status().message(), Not(HasSubstr("does not hold it")));
   EXPECT_TRUE(absl::IsInvalidArgument(ParseAcs(std::string(4097, '\0')).status()));
   EXPECT_FALSE(ParseAcs("").ok());
 }

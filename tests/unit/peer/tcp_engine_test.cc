@@ -352,6 +352,26 @@ TEST(TcpEngineTest, ServerFailsWhenClientIsDestroyedMidRun) {
   EXPECT_THAT(std::string(result.status().message()), HasSubstr("delivered 0 bytes"));
 }
 
+// A client that connected and then moves nothing (a frozen peer, a dead
+// link): the server ends as no progress after no_progress_s, not at its
+// deadline 30 s away.
+TEST(TcpEngineTest, ServerWhoseClientMovesNothingEndsAsNoProgress) {
+  const absl::Time deadline = absl::Now() + absl::Seconds(30);
+  v1::PeerTestSpec spec = Spec("write_bw");
+  spec.set_streams(2);
+  spec.set_iterations(1000);
+  spec.set_no_progress_s(0.3);
+  Pair pair = Connected(spec, deadline);
+  ASSERT_NE(pair.server, nullptr);
+  const absl::Time start = absl::Now();
+  absl::StatusOr<v1::PeerTestResult> result = pair.server->Run(deadline);  // the client never runs
+  EXPECT_LT(absl::Now() - start, absl::Seconds(5));
+  EXPECT_TRUE(absl::IsDeadlineExceeded(result.status())) << result.status();
+  EXPECT_THAT(std::string(result.status().message()),
+              AllOf(HasSubstr("stalled: no data moved for 0.3 s"), HasSubstr(" of 2, receiving"),
+                    HasSubstr("pairwise.no_progress_s")));
+}
+
 TEST(TcpEngineTest, ConnectToClosedPortNamesAddressAndPort) {
   uint16_t port = 0;
   {

@@ -149,8 +149,11 @@ class Cx7Port {
 
   v1::PortCounters Read(Cx7Ethtool& ethtool) const {
     SysfsView view(tree_.root());
-    return PortCounterReader(view, &ethtool, [] { return absl::FromUnixSeconds(1700000000); })
-        .Read("mlx5_0", 1, "enp65s0f0np0");
+    absl::StatusOr<v1::PortCounters> read = PortCounterReader(view, &ethtool, [] {
+                                              return absl::FromUnixSeconds(1700000000);
+                                            }).Read("mlx5_0", 1, "enp65s0f0np0");
+    EXPECT_TRUE(read.ok()) << read.status();
+    return read.value_or(v1::PortCounters());
   }
 
  private:

@@ -11,9 +11,9 @@
 namespace clustercert::peer {
 namespace {
 
-using ::clustercert::counters::CounterConcerns;
-using ::clustercert::counters::CounterCategory;
 using ::clustercert::counters::ConcernContext;
+using ::clustercert::counters::CounterCategory;
+using ::clustercert::counters::CounterConcerns;
 
 using ::testing::ElementsAre;
 using ::testing::HasSubstr;

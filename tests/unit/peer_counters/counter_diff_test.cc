@@ -14,10 +14,10 @@
 namespace clustercert::peer {
 namespace {
 
-using ::clustercert::counters::DiffCounters;
 using ::clustercert::counters::CounterCategory;
-using ::clustercert::counters::DataWordsToBytes;
 using ::clustercert::counters::CountsDataWords;
+using ::clustercert::counters::DataWordsToBytes;
+using ::clustercert::counters::DiffCounters;
 using ::clustercert::counters::kBytesPerDataWord;
 
 using inventory::testing::FixtureRoot;
@@ -111,7 +111,9 @@ TEST(CounterDiffTest, HealthyToBrokenFixtureShowsOnlyThePlantedFlap) {
   SysfsView broken(FixtureRoot("roce-broken"));
   auto before = PortCounterReader(healthy, nullptr).Read("mlx5_0", 1, "");
   auto after = PortCounterReader(broken, nullptr).Read("mlx5_0", 1, "");
-  std::vector<v1::CounterDelta> deltas = DiffCounters(before, after);
+  ASSERT_TRUE(before.ok()) << before.status();
+  ASSERT_TRUE(after.ok()) << after.status();
+  std::vector<v1::CounterDelta> deltas = DiffCounters(*before, *after);
   ASSERT_EQ(deltas.size(), 50u);
   std::vector<std::string> moved;
   for (const auto& delta : deltas) {

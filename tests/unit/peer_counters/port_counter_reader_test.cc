@@ -9,6 +9,7 @@
 #include "absl/time/time.h"
 #include "agent/peer/port_counters.h"
 #include "common/sysfs_view.h"
+#include "gmock/gmock.h"
 #include "gtest/gtest.h"
 #include "tests/unit/inventory_sysfs/sysfs_test_support.h"
 
@@ -18,6 +19,9 @@ namespace {
 using inventory::testing::FindUnknown;
 using inventory::testing::FixtureRoot;
 using inventory::testing::TempSysfsTree;
+using ::testing::AllOf;
+using ::testing::HasSubstr;
+using ::testing::Not;
 
 constexpr char kPort[] = "/sys/class/infiniband/mlx5_0/ports/1";
 const absl::Time kNow = absl::FromUnixSeconds(1700000000);
@@ -50,10 +54,19 @@ class FakeEthtool : public EthtoolStatsSource {
   std::string last_netdev;
 };
 
+// A read that must succeed; a failure fails the test and gives no counters.
+v1::PortCounters ReadOk(const SysfsView& view, EthtoolStatsSource* ethtool,
+                        const std::string& device, uint32_t port, const std::string& netdev) {
+  absl::StatusOr<v1::PortCounters> read =
+      PortCounterReader(view, ethtool, FixedNow).Read(device, port, netdev);
+  EXPECT_TRUE(read.ok()) << read.status();
+  return read.value_or(v1::PortCounters());
+}
+
 v1::PortCounters ReadFixture(const std::string& host, const std::string& device,
                              const std::string& netdev = "") {
   SysfsView view(FixtureRoot(host));
-  return PortCounterReader(view, nullptr, FixedNow).Read(device, 1, netdev);
+  return ReadOk(view, nullptr, device, 1, netdev);
 }
 
 TEST(PortCounterReaderTest, RoceHealthyReadsCountersAndMlx5HwCounters) {
@@ -110,18 +123,22 @@ TEST(PortCounterReaderTest, RxeHasOnlyHwCountersFromTheSample) {
   EXPECT_EQ(ValueOf(counters, "hw_counters", "link_downed"), 0u);
 }
 
-TEST(PortCounterReaderTest, MissingPortIsOneUnknownNotAnEmptyPort) {
-  v1::PortCounters counters = ReadFixture("no-rdma", "mlx5_0");
-  EXPECT_EQ(counters.values_size(), 0);
-  const v1::Unknown* port = FindUnknown(counters.unknowns(), "port");
-  ASSERT_NE(port, nullptr) << counters.DebugString();
-  EXPECT_EQ(port->path(), kPort);
-  EXPECT_NE(port->reason().find("mlx5_0 port 1"), std::string::npos) << port->reason();
+TEST(PortCounterReaderTest, MissingDeviceOrPortIsAnErrorNamingWhatTheHostHas) {
+  SysfsView no_rdma(FixtureRoot("no-rdma"));
+  absl::StatusOr<v1::PortCounters> none = PortCounterReader(no_rdma, nullptr).Read("mlx5_0", 1, "");
+  EXPECT_EQ(none.status().code(), absl::StatusCode::kNotFound) << none.status();
+  EXPECT_THAT(none.status().message(), AllOf(HasSubstr("device mlx5_0 is not in "
+                                                       "/sys/class/infiniband"),
+                                             HasSubstr("(none)")));
   SysfsView view(FixtureRoot("roce-healthy"));
-  v1::PortCounters port2 = PortCounterReader(view, nullptr, FixedNow).Read("mlx5_0", 2, "");
-  EXPECT_EQ(port2.values_size(), 0);
-  ASSERT_EQ(port2.unknowns_size(), 1);
-  EXPECT_EQ(port2.unknowns(0).field(), "port");
+  PortCounterReader reader(view, nullptr, FixedNow);
+  absl::StatusOr<v1::PortCounters> port2 = reader.Read("mlx5_0", 2, "");
+  EXPECT_EQ(port2.status().code(), absl::StatusCode::kNotFound) << port2.status();
+  EXPECT_THAT(port2.status().message(), HasSubstr("mlx5_0 has no port 2"));
+  EXPECT_THAT(port2.status().message(), HasSubstr("(1)"));
+  absl::StatusOr<v1::PortCounters> other = reader.Read("mlx5_9", 1, "");
+  EXPECT_EQ(other.status().code(), absl::StatusCode::kNotFound);
+  EXPECT_THAT(other.status().message(), HasSubstr("(mlx5_0, mlx5_1)"));
 }
 
 TEST(PortCounterReaderTest, GarbledTruncatedAndUnreadableFilesAreUnknowns) {
@@ -137,7 +154,7 @@ TEST(PortCounterReaderTest, GarbledTruncatedAndUnreadableFilesAreUnknowns) {
   std::filesystem::create_directory(tree.root() / "sys/class/infiniband/mlx5_0/ports/1" /
                                     "hw_counters" / "not_a_file");
   SysfsView view(tree.root());
-  v1::PortCounters read = PortCounterReader(view, nullptr, FixedNow).Read("mlx5_0", 1, "");
+  v1::PortCounters read = ReadOk(view, nullptr, "mlx5_0", 1, "");
 
   EXPECT_EQ(read.unknowns_size(), 6) << read.DebugString();
   struct Expect {
@@ -168,7 +185,7 @@ TEST(PortCounterReaderTest, MissingCounterDirectoryIsSimplyAbsent) {
   TempSysfsTree tree("roce-healthy");
   std::filesystem::remove_all(tree.root() / "sys/class/infiniband/mlx5_0/ports/1/hw_counters");
   SysfsView view(tree.root());
-  v1::PortCounters read = PortCounterReader(view, nullptr, FixedNow).Read("mlx5_0", 1, "");
+  v1::PortCounters read = ReadOk(view, nullptr, "mlx5_0", 1, "");
   EXPECT_EQ(read.unknowns_size(), 0);
   EXPECT_EQ(CountSource(read, "hw_counters"), 0);
   EXPECT_EQ(CountSource(read, "counters"), 21);
@@ -179,8 +196,7 @@ TEST(PortCounterReaderTest, EthtoolStatisticsJoinTheSysfsCounters) {
   ethtool.result = std::map<std::string, uint64_t>{
       {"rx_prio3_pause", 120}, {"tx_prio3_pause", 80}, {"rx_discards_phy", 0}};
   SysfsView view(FixtureRoot("roce-healthy"));
-  v1::PortCounters read =
-      PortCounterReader(view, &ethtool, FixedNow).Read("mlx5_0", 1, "enp65s0f0np0");
+  v1::PortCounters read = ReadOk(view, &ethtool, "mlx5_0", 1, "enp65s0f0np0");
   EXPECT_EQ(ethtool.calls, 1);
   EXPECT_EQ(ethtool.last_netdev, "enp65s0f0np0");
   EXPECT_EQ(read.unknowns_size(), 0);
@@ -193,8 +209,7 @@ TEST(PortCounterReaderTest, EthtoolFailureIsAnUnknownAndSysfsStillRead) {
   FakeEthtool ethtool;
   ethtool.result = absl::UnimplementedError("enp65s0f0np0: the driver has no ethtool statistics");
   SysfsView view(FixtureRoot("roce-healthy"));
-  v1::PortCounters read =
-      PortCounterReader(view, &ethtool, FixedNow).Read("mlx5_0", 1, "enp65s0f0np0");
+  v1::PortCounters read = ReadOk(view, &ethtool, "mlx5_0", 1, "enp65s0f0np0");
   const v1::Unknown* unknown = FindUnknown(read.unknowns(), "ethtool");
   ASSERT_NE(unknown, nullptr);
   EXPECT_EQ(unknown->path(), "SIOCETHTOOL ETHTOOL_GSTATS enp65s0f0np0");
@@ -205,7 +220,7 @@ TEST(PortCounterReaderTest, EthtoolFailureIsAnUnknownAndSysfsStillRead) {
 TEST(PortCounterReaderTest, NoNetdevMeansNoEthtoolCall) {
   FakeEthtool ethtool;
   SysfsView view(FixtureRoot("ib-hdr-healthy"));
-  v1::PortCounters read = PortCounterReader(view, &ethtool, FixedNow).Read("mlx5_0", 1, "");
+  v1::PortCounters read = ReadOk(view, &ethtool, "mlx5_0", 1, "");
   EXPECT_EQ(ethtool.calls, 0);
   EXPECT_EQ(read.unknowns_size(), 0);
 }

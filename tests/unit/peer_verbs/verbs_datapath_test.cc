@@ -283,6 +283,38 @@ TEST_P(DataPathTest, AFailedCompletionNamesTheQpAndStatus) {
               HasSubstr("waiting for the peer's end-of-test signal on 1 of 1 QPs"));
 }
 
+// The lab's 70 s wait: the client's QP breaks (its write is lost past the
+// RC retries), so no ping ever reaches the server, whose own QP stays up.
+// Cancelled (the controller closing the endpoint once the client failed),
+// the server ends within a poll, naming what it was waiting for.
+TEST_P(DataPathTest, ACancelledServerStopsAtOnceNamingItsWait) {
+  for (const char* test : {"write_lat", "send_lat", "read_lat", "write_bw", "send_bw"}) {
+    SCOPED_TRACE(test);
+    v1::PeerTestSpec spec = Spec(test);
+    spec.set_iterations(1000);
+    Build(spec);
+    std::atomic<bool> cancelled{false};
+    server_.path.cancelled = &cancelled;
+    fake_->FailNext(kClient, IBV_WC_RETRY_EXC_ERR);
+    absl::StatusOr<v1::PeerTestResult> server_result = absl::UnknownError("not run");
+    std::thread server([&] { server_result = RunSide(server_, absl::Seconds(30)); });
+    const absl::StatusOr<v1::PeerTestResult> client_result = RunSide(client_, absl::Seconds(30));
+    EXPECT_EQ(client_result.status().code(), absl::StatusCode::kUnavailable)
+        << client_result.status();
+    const absl::Time cancelled_at = absl::Now();
+    cancelled = true;
+    server.join();
+    EXPECT_LT(absl::Now() - cancelled_at, absl::Seconds(1));
+    EXPECT_EQ(server_result.status().code(), absl::StatusCode::kCancelled)
+        << server_result.status();
+    EXPECT_THAT(
+        std::string(server_result.status().message()),
+        AllOf(HasSubstr("run on fake0 was stopped by the controller after"),
+              HasSubstr("while waiting for"),
+              HasSubstr("the other end of the pair failed first or the run was interrupted")));
+  }
+}
+
 TEST_P(DataPathTest, AClientPastItsDeadlineAbortsTheServer) {
   v1::PeerTestSpec spec = Spec("write_bw");
   spec.set_iterations(100'000'000);
@@ -318,6 +350,42 @@ TEST_P(DataPathTest, ADeadPeerNeverHangsEitherSide) {
     EXPECT_EQ(outcome.server.status().code(), absl::StatusCode::kDeadlineExceeded)
         << outcome.server.status();
     EXPECT_LT(absl::Now() - start, absl::Seconds(3));
+  }
+}
+
+// A link that stops carrying data (FakeRc's stall: the client's requests
+// never leave) ends every side that sees its data move within no_progress_s,
+// long before the 30 s deadline; a side that sees nothing (the target of
+// writes or reads) ends when the controller closes it.
+TEST_P(DataPathTest, AStalledLinkEndsAsNoProgressLongBeforeTheDeadline) {
+  for (const char* test : {"write_bw", "send_bw", "write_lat", "send_lat", "read_lat"}) {
+    SCOPED_TRACE(test);
+    v1::PeerTestSpec spec = Spec(test);
+    spec.set_no_progress_s(0.3);
+    Build(spec);
+    fake_->Stall(kClient);
+    const bool target = std::string(test) == "write_bw" || std::string(test) == "read_lat";
+    std::atomic<bool> cancelled{false};
+    server_.path.cancelled = target ? &cancelled : nullptr;
+    const absl::Time start = absl::Now();
+    absl::StatusOr<v1::PeerTestResult> server_result = absl::UnknownError("not run");
+    std::thread server([&] { server_result = RunSide(server_, absl::Seconds(30)); });
+    const absl::StatusOr<v1::PeerTestResult> client_result = RunSide(client_, absl::Seconds(30));
+    EXPECT_LT(absl::Now() - start, absl::Seconds(5));
+    EXPECT_EQ(client_result.status().code(), absl::StatusCode::kDeadlineExceeded)
+        << client_result.status();
+    EXPECT_THAT(std::string(client_result.status().message()),
+                AllOf(HasSubstr("run on fake0 moved no data for 0.3 s"), HasSubstr("while "),
+                      HasSubstr("pairwise.no_progress_s")));
+    cancelled = true;  // the controller's close, which only the target needs
+    server.join();
+    EXPECT_EQ(server_result.status().code(),
+              target ? absl::StatusCode::kCancelled : absl::StatusCode::kDeadlineExceeded)
+        << server_result.status();
+    if (!target) {
+      EXPECT_THAT(std::string(server_result.status().message()), HasSubstr("moved no data for"));
+    }
+    EXPECT_LT(absl::Now() - start, absl::Seconds(5));
   }
 }
 

@@ -5,8 +5,8 @@
 #include <string>
 
 #include "absl/status/status.h"
-#include "gmock/gmock.h"
 #include "common/ib_mtu.h"
+#include "gmock/gmock.h"
 #include "gtest/gtest.h"
 
 namespace clustercert::peer {
@@ -178,6 +178,18 @@ TEST(VerbsTestOptionsTest, DurationBounds) {
   for (double bad : {3600.5, -1.0, std::nan("")}) {
     spec.set_duration_s(bad);
     EXPECT_THAT(Rejection(spec), HasSubstr("is outside 0 < duration_s <= 3600")) << bad;
+  }
+}
+
+// 0 is what a controller that predates the field sends: the default applies.
+TEST(VerbsTestOptionsTest, NoProgressDefaultsToTenSecondsAndIsBounded) {
+  v1::PeerTestSpec spec = Spec("write_bw");
+  EXPECT_EQ(Accepted(spec).no_progress, absl::Seconds(10));
+  spec.set_no_progress_s(2.5);
+  EXPECT_EQ(Accepted(spec).no_progress, absl::Milliseconds(2500));
+  for (double bad : {3600.5, -1.0, std::nan("")}) {
+    spec.set_no_progress_s(bad);
+    EXPECT_THAT(Rejection(spec), HasSubstr("is outside 0 < no_progress_s <= 3600")) << bad;
   }
 }
 

@@ -179,6 +179,11 @@ const std::vector<RejectCase> kPairwiseCases = {
      {{"duration_s: 10", "duration_s: 4000"}},
      "4000",
      "pairwise.duration_s is 4000; it must be a positive number of seconds, at most 3600"},
+    {"NoProgressZero",
+     {{"duration_s: 10", "duration_s: 10\n  no_progress_s: 0"}},
+     "no_progress_s: |0",
+     "pairwise.no_progress_s is 0; it must be a positive number of seconds, at most 3600 (a cell "
+     "that moves no data for this long fails as no progress; e.g. 10)"},
     {"MessageBytesBadSuffix",
      {{"message_bytes: 8M", "message_bytes: 8X"}},
      "8X",
@@ -212,7 +217,8 @@ const std::vector<RejectCase> kPairwiseCases = {
      {{"max_latency_us: 5", "max_latency_ms: 5"}},
      "|max_latency_ms",
      "pairwise.max_latency_ms is not a known key; did you mean max_latency_us? Keys allowed in "
-     "pairwise: engine, pattern, k, tests, memory, duration_s, message_bytes, streams, "
+     "pairwise: engine, pattern, k, tests, memory, duration_s, no_progress_s, message_bytes, "
+     "streams, "
      "bidirectional, directions, cuda_gpus, min_fraction_of_line_rate, max_latency_us, "
      "max_retries_per_gb."},
     {"VerbsOnEthernetWithoutRails",
@@ -233,8 +239,8 @@ const std::vector<RejectCase> kCollectivesCases = {
      {{"min: 8, max: 8G", "min: 1.5G, max: 8G"}},
      "1.5G",
      "collectives.sizes.min is \"1.5G\"; it must be a byte count: a whole number, optionally with "
-     "a binary suffix K, M or G (8, 64K, 8G), at least 1. Fractions are not accepted; write "
-     "1536M."},
+     "a binary suffix K, M or G (8, 64K, 8G), at least 1 and at most 32G. Fractions are not "
+     "accepted; write 1536M."},
     {"SizeBadSuffix",
      {{"max: 8G", "max: 8X"}},
      "8X",
@@ -264,7 +270,17 @@ const std::vector<RejectCase> kCollectivesCases = {
     {"RanksNegative",
      {{"ranks_per_node: 4", "ranks_per_node: -1"}},
      "-1",
-     "collectives.ranks_per_node is -1; it must be an integer from 0 to 1024"},
+     "collectives.ranks_per_node is -1; it must be an integer from 0 to 16"},
+    // Issue 15: the agent refuses more than 16 ranks a node; the plan says so first.
+    {"RanksAboveTheAgentsCap",
+     {{"ranks_per_node: 4", "ranks_per_node: 17"}},
+     "ranks_per_node: |17",
+     "collectives.ranks_per_node is 17; it must be an integer from 0 to 16"},
+    {"SizeAboveTheAgentsCap",
+     {{"min: 8, max: 8G", "min: 8, max: 64G"}},
+     "max: |64G",
+     "collectives.sizes.max is \"64G\"; it must be a byte count: a whole number, optionally "
+     "with a binary suffix K, M or G (8, 64K, 8G), at least 1 and at most 32G."},
     {"RanksAboveGpus",
      {{"ranks_per_node: 4", "ranks_per_node: 8"}},
      "ranks_per_node: |8",
@@ -362,8 +378,9 @@ const std::vector<RejectCase> kUplinkCases = {
     {"TcpTargetWithoutPort",
      {{"address: \"10.10.9.1:5201\"", "address: \"10.10.9.1\""}},
      "\"10.10.9.1\"",
-     "uplink.targets[2].address is \"10.10.9.1\"; it must be host:port of a TCP sink with a port "
-     "from 1 to 65535 (e.g. 10.10.9.1:5201). The port is missing."},
+     "uplink.targets[2].address is \"10.10.9.1\"; it must be a literal IP address and port of a "
+     "TCP sink, the port from 1 to 65535 (e.g. 10.10.9.1:5201 or [fd00::9]:5201). The port is "
+     "missing."},
     {"TcpTargetWithoutAddress",
      {{"{type: tcp, address: \"10.10.9.1:5201\"}", "{type: tcp}"}},
      "|{type: tcp}",
@@ -371,11 +388,12 @@ const std::vector<RejectCase> kUplinkCases = {
     {"FlowsZero",
      {{"flows: [1, 8]", "flows: [0, 8]"}},
      "[|0, 8]",
-     "uplink.flows[0] is 0; it must be an integer from 1 to 1024 (parallel TCP flows)."},
+     "uplink.flows[0] is 0; it must be an integer from 1 to 64 (parallel flows in one run; the "
+     "agent opens no more)."},
     {"FlowsTooMany",
      {{"flows: [1, 8]", "flows: [1, 2000]"}},
      "2000",
-     "uplink.flows[1] is 2000; it must be an integer from 1 to 1024"},
+     "uplink.flows[1] is 2000; it must be an integer from 1 to 64"},
     {"FlowsScalar",
      {{"flows: [1, 8]", "flows: 8"}},
      "flows: |8",

@@ -66,6 +66,7 @@ TEST(ShippedPlansTest, FourNodeRoce) {
   EXPECT_EQ(plan->pairwise.cuda_gpus, 0);
   EXPECT_EQ(plan->locations.count("pairwise.cuda_gpus"), 1u);
   EXPECT_EQ(plan->pairwise.duration_s, 10);
+  EXPECT_EQ(plan->pairwise.no_progress_s, 10);  // the default
   EXPECT_EQ(plan->pairwise.message_bytes, 8 << 20);
   EXPECT_DOUBLE_EQ(plan->pairwise.min_fraction_of_line_rate, 0.80);
   EXPECT_EQ(plan->pairwise.max_latency_us, 5);

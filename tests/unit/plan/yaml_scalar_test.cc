@@ -1,5 +1,9 @@
 #include "controller/plan/yaml_scalar.h"
 
+#include <map>
+#include <memory>
+#include <string>
+
 #include "gtest/gtest.h"
 
 namespace clustercert::plan {
@@ -36,8 +40,14 @@ TEST(YamlScalarTest, Booleans) {
 }
 
 TEST(YamlScalarTest, DescribesValuesTheWayTheFileShowsThem) {
-  const YAML::Node node = YAML::Load(
-      "{a: -200, b: fast, c: \"200\", d: {x: 1}, e: [1], f: [], g: , h: true, i: 'say \"hi\"'}");
+  YamlError error;
+  const std::unique_ptr<YamlDocument> document = YamlDocument::Parse(
+      "{a: -200, b: fast, c: \"200\", d: {x: 1}, e: [1], f: [], g: , h: true, i: 'say \"hi\"'}",
+      YamlLimits(), &error);
+  ASSERT_NE(document, nullptr) << error.message;
+  ASSERT_EQ(document->documents().size(), 1u);
+  std::map<std::string, YamlNode> node;
+  for (const auto& entry : document->documents()[0]) node[entry.first.Scalar()] = entry.second;
   EXPECT_EQ(DescribeValue(node["a"]), "-200");
   EXPECT_EQ(DescribeValue(node["b"]), "\"fast\"");
   EXPECT_EQ(DescribeValue(node["c"]), "\"200\"");

@@ -161,7 +161,7 @@ TEST(JunitReport, UnknownIsAnErrorAndSkippedListEntriesAreCases) {
     unknown = true;
     ASSERT_EQ(c->Children("error").size(), 1u);
     EXPECT_EQ(c->Children("error")[0]->Attr("message"),
-              "node2: the clock offset could not be measured & <so> is \"unknown\"\xEF\xBF\xBD. "
+              "node2: the clock offset could not be measured & <so> is \"unknown\"\\x01. "
               "Remedy: Check that the agent answers GetVersion.");
   }
   EXPECT_TRUE(unknown);

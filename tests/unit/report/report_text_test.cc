@@ -5,21 +5,6 @@
 namespace clustercert::report {
 namespace {
 
-TEST(ReportText, HtmlEscapeCoversTextAndAttributes) {
-  EXPECT_EQ(HtmlEscape("<a href=\"x\">Tom & 'Jerry'</a>"),
-            "&lt;a href=&quot;x&quot;&gt;Tom &amp; &#39;Jerry&#39;&lt;/a&gt;");
-  EXPECT_EQ(HtmlEscape("caf\xC3\xA9"), "caf\xC3\xA9");
-}
-
-TEST(ReportText, XmlEscapeReplacesWhatXmlCannotCarry) {
-  EXPECT_EQ(XmlEscape("a<b>&\"'"), "a&lt;b&gt;&amp;&quot;&apos;");
-  EXPECT_EQ(XmlEscape("line\nnext\ttab"), "line&#10;next&#9;tab");
-  EXPECT_EQ(XmlEscape(std::string("nul\0bell\x07", 9)),
-            "nul\xEF\xBF\xBD"
-            "bell\xEF\xBF\xBD");
-  EXPECT_EQ(XmlEscape("\xE2\x9C\x97"), "\xE2\x9C\x97");
-}
-
 TEST(ReportText, Numbers) {
   EXPECT_EQ(FormatNumber(0), "0");
   EXPECT_EQ(FormatNumber(0.09195567776), "0.091956");

@@ -22,7 +22,7 @@
 #include "gtest/gtest.h"
 #include "tests/support/nginx_server.h"
 
-namespace clustercert::uplink {
+namespace clustercert::agent::uplink {
 namespace {
 
 using ::clustercert::testing::NginxServer;
@@ -551,4 +551,4 @@ TEST_F(HttpRangeFlowsTest, BadSpecOrUrlIsInvalidArgument) {
 }
 
 }  // namespace
-}  // namespace clustercert::uplink
+}  // namespace clustercert::agent::uplink

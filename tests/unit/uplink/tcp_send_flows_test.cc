@@ -20,7 +20,7 @@
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
 
-namespace clustercert::uplink {
+namespace clustercert::agent::uplink {
 namespace {
 
 using ::testing::AllOf;
@@ -274,4 +274,4 @@ TEST(TcpSendFlowsTest, FlowCountOutOfRangeIsInvalidArgument) {
 }
 
 }  // namespace
-}  // namespace clustercert::uplink
+}  // namespace clustercert::agent::uplink
