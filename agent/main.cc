@@ -185,7 +185,7 @@ struct AgentParts {
   AgentParts(const agent::AgentOptions& options, double test_clock_offset_ms,
              const std::string& worker_dir)
       : view(options.sysfs_root),
-        collector(inventory::MakeInventoryCollector(view, options.listen.host)),
+        collector(agent::inventory::MakeInventoryCollector(view, options.listen.host)),
         handlers(
             {options.node_name, Hostname()}, *collector, [] { return absl::Now(); },
             absl::Milliseconds(test_clock_offset_ms)),
@@ -194,7 +194,7 @@ struct AgentParts {
         endpoints({{"tcp", &tcp_engine}, {"verbs", &verbs_engine}}, [] { return absl::Now(); }),
         counters(view, view.is_live() ? &ethtool : nullptr),
         collective_jobs([] { return absl::Now(); }),
-        gpus(inventory::MakeGpuSource()),
+        gpus(agent::inventory::MakeGpuSource()),
         collectives(collective_jobs, worker_dir, *gpus),
         pool(options.worker_threads),
         service(handlers, endpoints, counters, collectives, uplink, pool,
@@ -206,17 +206,17 @@ struct AgentParts {
   }
 
   SysfsView view;
-  std::unique_ptr<inventory::InventorySource> collector;
+  std::unique_ptr<agent::inventory::InventorySource> collector;
   agent::AgentHandlers handlers;
   agent::UplinkHandlers uplink;
-  peer::TcpEngine tcp_engine;
-  peer::VerbsEngine verbs_engine;
-  peer::EndpointRegistry endpoints;
-  peer::IoctlEthtoolStatsSource ethtool;
-  peer::PortCounterReader counters;
+  agent::peer::TcpEngine tcp_engine;
+  agent::peer::VerbsEngine verbs_engine;
+  agent::peer::EndpointRegistry endpoints;
+  agent::peer::IoctlEthtoolStatsSource ethtool;
+  agent::peer::PortCounterReader counters;
   agent::collective::CollectiveRegistry collective_jobs;
   // An nccl job gets at most one rank per GPU the CUDA runtime shows.
-  std::unique_ptr<inventory::GpuSource> gpus;
+  std::unique_ptr<agent::inventory::GpuSource> gpus;
   agent::CollectiveHandlers collectives;
   WorkerPool pool;
   agent::NodeAgentService service;

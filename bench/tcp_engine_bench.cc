@@ -23,7 +23,7 @@
 #include "agent/peer/tcp_engine.h"
 #include "common/command_line.h"
 
-namespace clustercert::peer {
+namespace clustercert::agent::peer {
 namespace {
 
 // Time allowed beyond the test's own duration for connecting and draining.
@@ -224,6 +224,6 @@ int Main(int argc, char** argv) {
 }
 
 }  // namespace
-}  // namespace clustercert::peer
+}  // namespace clustercert::agent::peer
 
-int main(int argc, char** argv) { return clustercert::peer::Main(argc, argv); }
+int main(int argc, char** argv) { return clustercert::agent::peer::Main(argc, argv); }

@@ -205,6 +205,97 @@ std::vector<std::string> FormatWorkerArgs(const WorkerOptions& options) {
   return args;
 }
 
+namespace {
+
+bool IsValueFlag(const std::string& flag) {
+  static const char* const kValueFlags[] = {
+      "--rank",    "--ranks",      "--local-rank",  "--sizes",    "--warmup",
+      "--iters",   "--memory-cap", "--transport",   "--bind-ip",  "--ib-device",
+      "--ib-port", "--gid-index",  "--cuda-device", "--timeout-s"};
+  for (const char* name : kValueFlags) {
+    if (flag == name) return true;
+  }
+  return false;
+}
+
+// One value flag into `options`; false, with `error` saying why, for a bad value.
+bool ApplyValueFlag(const std::string& flag, const std::string& value, WorkerOptions& options,
+                    std::string& error) {
+  auto whole_at_least = [&](auto& target, long long minimum, const char* what) {
+    if (!ParseWhole(value, target) || target < minimum) {
+      error = flag + " is " + Quoted(value) + ": it must be " + what;
+      return false;
+    }
+    return true;
+  };
+  if (flag == "--rank") return whole_at_least(options.rank, 0, "a whole number, 0 or more");
+  if (flag == "--ranks") return whole_at_least(options.ranks, 1, "a whole number, 1 or more");
+  if (flag == "--local-rank") {
+    return whole_at_least(options.local_rank, 0, "a whole number, 0 or more");
+  }
+  if (flag == "--sizes") return ParseSizes(value, options.sweep, error);
+  if (flag == "--warmup") {
+    return whole_at_least(options.sweep.warmup_iters, 0, "a whole number, 0 or more");
+  }
+  if (flag == "--iters") return whole_at_least(options.sweep.iters, 1, "a whole number, 1 or more");
+  if (flag == "--memory-cap") {
+    return whole_at_least(options.memory_cap_bytes, 0, "a byte count, 0 (no cap) or more");
+  }
+  if (flag == "--transport") {
+    if (value != "tcp" && value != "ibverbs") {
+      error = "--transport is " + Quoted(value) + ": it must be tcp or ibverbs";
+      return false;
+    }
+    options.transport = value;
+    return true;
+  }
+  if (flag == "--bind-ip") {
+    options.bind_ip = value;
+    return true;
+  }
+  if (flag == "--ib-device") {
+    options.ib_device = value;
+    return true;
+  }
+  if (flag == "--ib-port") return whole_at_least(options.ib_port, 1, "a port number, 1 or more");
+  if (flag == "--gid-index") return whole_at_least(options.gid_index, 0, "a GID index, 0 or more");
+  if (flag == "--cuda-device") {
+    return whole_at_least(options.cuda_device, -1,
+                          "a CUDA device ordinal, or -1 for the local rank");
+  }
+  if (flag == "--timeout-s") {
+    if (!ParseReal(value, options.timeout_s) || options.timeout_s <= 0) {
+      error = "--timeout-s is " + Quoted(value) + ": it must be a number of seconds above 0";
+      return false;
+    }
+  }
+  return true;
+}
+
+// What the flags must say together, once all are read.
+bool CheckTogether(const WorkerOptions& options, bool saw_rank, bool saw_ranks,
+                   std::string& error) {
+  if (!saw_rank || !saw_ranks) {
+    error = std::string(saw_rank ? "--ranks" : "--rank") +
+            " is missing: the worker needs both --rank and --ranks";
+    return false;
+  }
+  if (options.rank >= options.ranks) {
+    error = "--rank is " + std::to_string(options.rank) + " but --ranks is " +
+            std::to_string(options.ranks) + ": the rank must be below the number of ranks";
+    return false;
+  }
+  if (options.print_table && options.ranks != 1) {
+    error = "--print-table is given with --ranks " + std::to_string(options.ranks) +
+            ": the table is for standalone runs only, so use --ranks 1";
+    return false;
+  }
+  error = ValidateWorkerOptions(options);
+  return error.empty();
+}
+
+}  // namespace
+
 std::optional<WorkerOptions> ParseWorkerArgs(const std::vector<std::string>& args,
                                              std::string& error) {
   WorkerOptions options;
@@ -230,14 +321,7 @@ std::optional<WorkerOptions> ParseWorkerArgs(const std::vector<std::string>& arg
       if (flag == "--print-table") options.print_table = true;
       continue;
     }
-
-    static const char* const kValueFlags[] = {
-        "--rank",    "--ranks",      "--local-rank",  "--sizes",    "--warmup",
-        "--iters",   "--memory-cap", "--transport",   "--bind-ip",  "--ib-device",
-        "--ib-port", "--gid-index",  "--cuda-device", "--timeout-s"};
-    bool known = false;
-    for (const char* name : kValueFlags) known = known || flag == name;
-    if (!known) {
+    if (!IsValueFlag(flag)) {
       error = Quoted(args[i]) +
               " is not a collective worker flag: the agent and the worker come from different "
               "builds, so install both from the same release";
@@ -252,82 +336,11 @@ std::optional<WorkerOptions> ParseWorkerArgs(const std::vector<std::string>& arg
       error = flag + " needs a value after it";
       return std::nullopt;
     }
-
-    auto whole_at_least = [&](auto& target, long long minimum, const char* what) {
-      if (!ParseWhole(value, target) || target < minimum) {
-        error = flag + " is " + Quoted(value) + ": it must be " + what;
-        return false;
-      }
-      return true;
-    };
-    if (flag == "--rank") {
-      if (!whole_at_least(options.rank, 0, "a whole number, 0 or more")) return std::nullopt;
-      saw_rank = true;
-    } else if (flag == "--ranks") {
-      if (!whole_at_least(options.ranks, 1, "a whole number, 1 or more")) return std::nullopt;
-      saw_ranks = true;
-    } else if (flag == "--local-rank") {
-      if (!whole_at_least(options.local_rank, 0, "a whole number, 0 or more")) return std::nullopt;
-    } else if (flag == "--sizes") {
-      if (!ParseSizes(value, options.sweep, error)) return std::nullopt;
-    } else if (flag == "--warmup") {
-      if (!whole_at_least(options.sweep.warmup_iters, 0, "a whole number, 0 or more")) {
-        return std::nullopt;
-      }
-    } else if (flag == "--iters") {
-      if (!whole_at_least(options.sweep.iters, 1, "a whole number, 1 or more")) {
-        return std::nullopt;
-      }
-    } else if (flag == "--memory-cap") {
-      if (!whole_at_least(options.memory_cap_bytes, 0, "a byte count, 0 (no cap) or more")) {
-        return std::nullopt;
-      }
-    } else if (flag == "--transport") {
-      if (value != "tcp" && value != "ibverbs") {
-        error = "--transport is " + Quoted(value) + ": it must be tcp or ibverbs";
-        return std::nullopt;
-      }
-      options.transport = value;
-    } else if (flag == "--bind-ip") {
-      options.bind_ip = value;
-    } else if (flag == "--ib-device") {
-      options.ib_device = value;
-    } else if (flag == "--ib-port") {
-      if (!whole_at_least(options.ib_port, 1, "a port number, 1 or more")) return std::nullopt;
-    } else if (flag == "--gid-index") {
-      if (!whole_at_least(options.gid_index, 0, "a GID index, 0 or more")) return std::nullopt;
-    } else if (flag == "--cuda-device") {
-      if (!whole_at_least(options.cuda_device, -1,
-                          "a CUDA device ordinal, or -1 for the local rank")) {
-        return std::nullopt;
-      }
-    } else if (flag == "--timeout-s") {
-      if (!ParseReal(value, options.timeout_s) || options.timeout_s <= 0) {
-        error = "--timeout-s is " + Quoted(value) + ": it must be a number of seconds above 0";
-        return std::nullopt;
-      }
-    }
+    if (!ApplyValueFlag(flag, value, options, error)) return std::nullopt;
+    saw_rank = saw_rank || flag == "--rank";
+    saw_ranks = saw_ranks || flag == "--ranks";
   }
-
-  if (!saw_rank || !saw_ranks) {
-    error = std::string(saw_rank ? "--ranks" : "--rank") +
-            " is missing: the worker needs both --rank and --ranks";
-    return std::nullopt;
-  }
-  if (options.rank >= options.ranks) {
-    error = "--rank is " + std::to_string(options.rank) + " but --ranks is " +
-            std::to_string(options.ranks) + ": the rank must be below the number of ranks";
-    return std::nullopt;
-  }
-  if (options.print_table && options.ranks != 1) {
-    error = "--print-table is given with --ranks " + std::to_string(options.ranks) +
-            ": the table is for standalone runs only, so use --ranks 1";
-    return std::nullopt;
-  }
-  if (std::string problem = ValidateWorkerOptions(options); !problem.empty()) {
-    error = std::move(problem);
-    return std::nullopt;
-  }
+  if (!CheckTogether(options, saw_rank, saw_ranks, error)) return std::nullopt;
   return options;
 }
 

@@ -10,7 +10,7 @@
 
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   const absl::string_view text(reinterpret_cast<const char*>(data), size);
-  clustercert::inventory::ParseMstconfigQuery(text).ok();
-  clustercert::inventory::IsPciAddressArgument(text);
+  clustercert::agent::inventory::ParseMstconfigQuery(text).ok();
+  clustercert::agent::inventory::IsPciAddressArgument(text);
   return 0;
 }

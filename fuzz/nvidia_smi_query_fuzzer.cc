@@ -9,7 +9,7 @@
 
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   const absl::string_view text(reinterpret_cast<const char*>(data), size);
-  clustercert::inventory::ParseNvidiaSmiQuery(text).ok();
-  clustercert::inventory::NvidiaBusIdToPciAddress(text).ok();
+  clustercert::agent::inventory::ParseNvidiaSmiQuery(text).ok();
+  clustercert::agent::inventory::NvidiaBusIdToPciAddress(text).ok();
   return 0;
 }

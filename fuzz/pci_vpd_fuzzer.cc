@@ -9,7 +9,7 @@
 #include "agent/inventory/pci_vpd.h"
 
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
-  auto vpd = clustercert::inventory::ParsePciVpd(
+  auto vpd = clustercert::agent::inventory::ParsePciVpd(
       absl::string_view(reinterpret_cast<const char*>(data), size));
   if (vpd.ok()) {
     vpd->Field("SN");

@@ -10,7 +10,7 @@
 #include "agent/inventory/sysfs_formats.h"
 
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
-  namespace inventory = clustercert::inventory;
+  namespace inventory = clustercert::agent::inventory;
   const absl::string_view text(reinterpret_cast<const char*>(data), size);
   inventory::ParseCodeAndName(text).ok();
   inventory::ParseRate(text).ok();

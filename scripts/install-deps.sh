@@ -19,8 +19,9 @@ build_packages=(
   # and the sanitizer runtimes come with libclang-rt-14-dev, llvm puts
   # llvm-symbolizer on PATH so reports name files and lines, lld links them.
   clang libclang-rt-14-dev llvm lld
-  # scripts/check_format.sh, the first stage of scripts/test.sh.
-  clang-format
+  # scripts/check_format.sh, the first stage of scripts/test.sh, and
+  # scripts/check_tidy.sh (clang-tidy on the lines a change adds).
+  clang-format clang-tidy
   iproute2 procps
   # deploy/check_unit_security.sh rates the shipped unit with
   # systemd-analyze security --offline (systemd 252).

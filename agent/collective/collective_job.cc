@@ -461,31 +461,127 @@ void CollectiveJob::Finalize(Worker& worker) {
                PrintableText(report.error, 512));
 }
 
+absl::Status CollectiveJob::SpawnWorkersLocked() {
+  for (const auto& launch : launch_.workers) {
+    auto process = spawner_.Spawn(launch.executable, launch.args, launch.env);
+    if (!process.ok()) {
+      // The agent resolved the path from --worker-dir: a missing worker
+      // means an incomplete build or install, or the wrong directory.
+      const char* fix = absl::IsNotFound(process.status())
+                            ? "; build it (bash scripts/build.sh) or pass --worker-dir"
+                            : "";
+      return absl::Status(process.status().code(),
+                          absl::StrCat("collective job ", launch_.name, ", rank ", launch.rank,
+                                       ": ", process.status().message(), fix));
+    }
+    auto worker = std::make_unique<Worker>();
+    worker->rank = launch.rank;
+    worker->report.rank = launch.rank;
+    worker->process = *std::move(process);
+    workers_.push_back(std::move(worker));
+  }
+  return absl::OkStatus();
+}
+
+void CollectiveJob::KillPastDeadlineLocked() {
+  for (auto& worker : workers_) {
+    if (worker->report.state != RankState::kRunning || worker->kill_reason.has_value()) continue;
+    worker->kill_reason = absl::StrCat(
+        "rank ", worker->rank, " ran past the job's deadline of ", SecondsText(launch_.timeout),
+        " and was killed: a rank that hangs usually waits for a peer that never joined; "
+        "check the other ranks' errors");
+    worker->process->Kill();
+  }
+}
+
+void CollectiveJob::PollSet::Add(int fd, short events, Source source, Worker* worker) {
+  if (fd < 0) return;
+  fds.push_back(pollfd{fd, events, 0});
+  sources.emplace_back(source, worker);
+}
+
+void CollectiveJob::BuildPollSetLocked(PollSet& set) {
+  using Source = PollSet::Source;
+  set = PollSet();
+  set.Add(wake_read_, POLLIN, Source::kWake, nullptr);
+  for (auto& worker : workers_) {
+    if (worker->report.state != RankState::kRunning) continue;
+    process::ChildProcess& process = *worker->process;
+    if (process.exit_fd() < 0) {
+      if (process.TryReap().has_value()) {
+        Finalize(*worker);
+        continue;
+      }
+      set.needs_reap_timer = true;
+    }
+    set.running = true;
+    set.Add(process.stdout_fd(), POLLIN, Source::kStdout, worker.get());
+    set.Add(process.stderr_fd(), POLLIN, Source::kStderr, worker.get());
+    set.Add(process.exit_fd(), POLLIN, Source::kExit, worker.get());
+    if (process.HasPendingStdin()) {
+      set.Add(process.stdin_fd(), POLLOUT, Source::kStdin, worker.get());
+    }
+  }
+}
+
+void CollectiveJob::AbandonWorkersLocked(const std::string& cause) {
+  for (auto& worker : workers_) {
+    if (worker->report.state != RankState::kRunning) continue;
+    if (!worker->kill_reason.has_value()) {
+      worker->kill_reason = absl::StrCat(
+          "rank ", worker->rank, " was killed because the agent could not watch it (poll: ", cause,
+          "); check the agent's memory and ulimit -n");
+    }
+    worker->process->Kill();
+    worker->process->Wait();  // SIGKILLed: returns at once
+    Finalize(*worker);
+  }
+  FreeStoreLocked();
+}
+
+void CollectiveJob::ServeReadyLocked(const PollSet& set) {
+  using Source = PollSet::Source;
+  for (size_t i = 0; i < set.fds.size(); ++i) {
+    if (set.fds[i].revents == 0) continue;
+    auto [source, worker] = set.sources[i];
+    switch (source) {
+      case Source::kWake: {
+        char drain[64];
+        while (::read(wake_read_, drain, sizeof(drain)) > 0) {
+        }
+        break;
+      }
+      case Source::kStdout:
+        ReadStream(*worker, /*is_stdout=*/true, /*until_eof=*/false);
+        break;
+      case Source::kStderr:
+        ReadStream(*worker, /*is_stdout=*/false, /*until_eof=*/false);
+        break;
+      case Source::kStdin:
+        worker->process->FlushStdin();
+        break;
+      case Source::kExit:
+        break;  // below, after every stream of this round was read
+    }
+  }
+  for (size_t i = 0; i < set.fds.size(); ++i) {
+    auto [source, worker] = set.sources[i];
+    if (source != Source::kExit || set.fds[i].revents == 0) continue;
+    if (worker->report.state == RankState::kRunning && worker->process->TryReap().has_value()) {
+      Finalize(*worker);
+    }
+  }
+}
+
 void CollectiveJob::Loop(std::promise<absl::Status>* started) {
   // Armed until it fires once; infinite timeouts never arm it.
   bool deadline_armed = false;
   SteadyClock::time_point deadline = SteadyClock::time_point::max();
   {
     std::lock_guard<std::mutex> lock(mutex_);
-    for (const auto& launch : launch_.workers) {
-      auto process = spawner_.Spawn(launch.executable, launch.args, launch.env);
-      if (!process.ok()) {
-        // The agent resolved the path from --worker-dir: a missing worker
-        // means an incomplete build or install, or the wrong directory.
-        const char* fix = absl::IsNotFound(process.status())
-                              ? "; build it (bash scripts/build.sh) or pass --worker-dir"
-                              : "";
-        started->set_value(
-            absl::Status(process.status().code(),
-                         absl::StrCat("collective job ", launch_.name, ", rank ", launch.rank, ": ",
-                                      process.status().message(), fix)));
-        return;  // the destructor kills and reaps the ranks already started
-      }
-      auto worker = std::make_unique<Worker>();
-      worker->rank = launch.rank;
-      worker->report.rank = launch.rank;
-      worker->process = *std::move(process);
-      workers_.push_back(std::move(worker));
+    if (absl::Status spawned = SpawnWorkersLocked(); !spawned.ok()) {
+      started->set_value(std::move(spawned));
+      return;  // the destructor kills and reaps the ranks already started
     }
     if (launch_.timeout != absl::InfiniteDuration()) {
       deadline = SteadyClock::now() + absl::ToChronoMicroseconds(launch_.timeout);
@@ -494,56 +590,18 @@ void CollectiveJob::Loop(std::promise<absl::Status>* started) {
   }
   started->set_value(absl::OkStatus());
 
-  enum class Source { kWake, kStdout, kStderr, kStdin, kExit };
-  std::vector<pollfd> fds;
-  std::vector<std::pair<Source, Worker*>> sources;
+  PollSet set;
   while (true) {
     int timeout_ms = -1;
     {
       std::lock_guard<std::mutex> lock(mutex_);
       if (stopping_) return;
       if (deadline_armed && SteadyClock::now() >= deadline) {
-        for (auto& worker : workers_) {
-          if (worker->report.state != RankState::kRunning || worker->kill_reason.has_value()) {
-            continue;
-          }
-          worker->kill_reason = absl::StrCat(
-              "rank ", worker->rank, " ran past the job's deadline of ",
-              SecondsText(launch_.timeout),
-              " and was killed: a rank that hangs usually waits for a peer that never joined; "
-              "check the other ranks' errors");
-          worker->process->Kill();
-        }
+        KillPastDeadlineLocked();
         deadline_armed = false;
       }
-      fds.clear();
-      sources.clear();
-      fds.push_back(pollfd{wake_read_, POLLIN, 0});
-      sources.emplace_back(Source::kWake, nullptr);
-      bool running = false;
-      bool needs_reap_timer = false;
-      for (auto& worker : workers_) {
-        if (worker->report.state != RankState::kRunning) continue;
-        process::ChildProcess& process = *worker->process;
-        if (process.exit_fd() < 0) {
-          if (process.TryReap().has_value()) {
-            Finalize(*worker);
-            continue;
-          }
-          needs_reap_timer = true;
-        }
-        running = true;
-        auto add = [&](int fd, short events, Source source) {
-          if (fd < 0) return;
-          fds.push_back(pollfd{fd, events, 0});
-          sources.emplace_back(source, worker.get());
-        };
-        add(process.stdout_fd(), POLLIN, Source::kStdout);
-        add(process.stderr_fd(), POLLIN, Source::kStderr);
-        add(process.exit_fd(), POLLIN, Source::kExit);
-        if (process.HasPendingStdin()) add(process.stdin_fd(), POLLOUT, Source::kStdin);
-      }
-      if (!running) {  // every rank is reaped and reported
+      BuildPollSetLocked(set);
+      if (!set.running) {  // every rank is reaped and reported
         FreeStoreLocked();
         return;
       }
@@ -551,65 +609,23 @@ void CollectiveJob::Loop(std::promise<absl::Status>* started) {
         auto left = std::chrono::ceil<std::chrono::milliseconds>(deadline - SteadyClock::now());
         timeout_ms = static_cast<int>(std::clamp<int64_t>(left.count(), 0, 60'000));
       }
-      if (needs_reap_timer && (timeout_ms < 0 || timeout_ms > kReapPollMillis)) {
+      if (set.needs_reap_timer && (timeout_ms < 0 || timeout_ms > kReapPollMillis)) {
         timeout_ms = kReapPollMillis;
       }
     }
 
-    int ready = ::poll(fds.data(), fds.size(), timeout_ms);
+    int ready = ::poll(set.fds.data(), set.fds.size(), timeout_ms);
     if (ready < 0 && errno != EINTR) {
       // ENOMEM or a descriptor limit: the loop cannot serve the workers any
       // more, so end them with a reason rather than leave them unwatched.
       const std::string cause = std::strerror(errno);
       std::lock_guard<std::mutex> lock(mutex_);
-      for (auto& worker : workers_) {
-        if (worker->report.state != RankState::kRunning) continue;
-        if (!worker->kill_reason.has_value()) {
-          worker->kill_reason =
-              absl::StrCat("rank ", worker->rank,
-                           " was killed because the agent could not watch it (poll: ", cause,
-                           "); check the agent's memory and ulimit -n");
-        }
-        worker->process->Kill();
-        worker->process->Wait();  // SIGKILLed: returns at once
-        Finalize(*worker);
-      }
-      FreeStoreLocked();
+      AbandonWorkersLocked(cause);
       return;
     }
     if (ready <= 0) continue;
-
     std::lock_guard<std::mutex> lock(mutex_);
-    for (size_t i = 0; i < fds.size(); ++i) {
-      if (fds[i].revents == 0) continue;
-      auto [source, worker] = sources[i];
-      switch (source) {
-        case Source::kWake: {
-          char drain[64];
-          while (::read(wake_read_, drain, sizeof(drain)) > 0) {
-          }
-          break;
-        }
-        case Source::kStdout:
-          ReadStream(*worker, /*is_stdout=*/true, /*until_eof=*/false);
-          break;
-        case Source::kStderr:
-          ReadStream(*worker, /*is_stdout=*/false, /*until_eof=*/false);
-          break;
-        case Source::kStdin:
-          worker->process->FlushStdin();
-          break;
-        case Source::kExit:
-          break;  // below, after every stream of this round was read
-      }
-    }
-    for (size_t i = 0; i < fds.size(); ++i) {
-      auto [source, worker] = sources[i];
-      if (source != Source::kExit || fds[i].revents == 0) continue;
-      if (worker->report.state == RankState::kRunning && worker->process->TryReap().has_value()) {
-        Finalize(*worker);
-      }
-    }
+    ServeReadyLocked(set);
   }
 }
 

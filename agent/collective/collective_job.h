@@ -21,6 +21,8 @@
 // gloo/NCCL peers waiting on the dead rank time out by themselves. Only the
 // job's deadline (JobLaunch::timeout) and Cancel kill workers.
 
+#include <poll.h>
+
 #include <chrono>
 #include <cstdint>
 #include <future>
@@ -29,6 +31,7 @@
 #include <mutex>
 #include <string>
 #include <thread>
+#include <utility>
 #include <vector>
 
 #include "absl/status/statusor.h"
@@ -119,11 +122,31 @@ class CollectiveJob {
 
  private:
   struct Worker;  // one rank's process, line buffers and report
+  // What one poll() of the loop waits on: the wake pipe, and each running
+  // rank's stdout, stderr, exit (pidfd) and, with bytes queued, stdin.
+  struct PollSet {
+    enum class Source { kWake, kStdout, kStderr, kStdin, kExit };
+    std::vector<pollfd> fds;
+    std::vector<std::pair<Source, Worker*>> sources;  // one per fd
+    bool running = false;                             // a rank is still unreaped
+    bool needs_reap_timer = false;                    // a rank without a pidfd: poll for its exit
+    void Add(int fd, short events, Source source, Worker* worker);
+  };
 
   CollectiveJob(JobLaunch launch, process::ProcessSpawner& spawner);
   // The loop thread's body: spawns the workers, reports how that went through
   // `started`, then serves them until every one is reaped or the job stops.
   void Loop(std::promise<absl::Status>* started);
+  // Under mutex_: starts every rank; the first spawn failure, named.
+  absl::Status SpawnWorkersLocked();
+  // Under mutex_: kills each running rank, recording why.
+  void KillPastDeadlineLocked();
+  // Under mutex_: reaps ranks that exited unseen and lists what to poll.
+  void BuildPollSetLocked(PollSet& set);
+  // Under mutex_, when poll() itself fails: ends every rank with the cause.
+  void AbandonWorkersLocked(const std::string& cause);
+  // Under mutex_: serves what poll() found ready, streams before exits.
+  void ServeReadyLocked(const PollSet& set);
   void Wake();
   void ReadStream(Worker& worker, bool is_stdout, bool until_eof);
   void HandleStdoutLine(Worker& worker, const std::string& line);

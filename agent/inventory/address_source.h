@@ -5,7 +5,7 @@
 
 #include "absl/status/statusor.h"
 
-namespace clustercert::inventory {
+namespace clustercert::agent::inventory {
 
 // One address configured on one local netdev.
 struct InterfaceAddress {
@@ -29,4 +29,4 @@ class HostResolver {
   virtual absl::StatusOr<std::vector<std::string>> Resolve(const std::string& host) = 0;
 };
 
-}  // namespace clustercert::inventory
+}  // namespace clustercert::agent::inventory

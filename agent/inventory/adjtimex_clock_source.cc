@@ -8,7 +8,7 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
 
-namespace clustercert::inventory {
+namespace clustercert::agent::inventory {
 namespace {
 
 constexpr int kStaNano = 0x2000;
@@ -79,4 +79,4 @@ absl::StatusOr<ClockReading> AdjtimexClockSource::Read() {
   return InterpretAdjtimex(result);
 }
 
-}  // namespace clustercert::inventory
+}  // namespace clustercert::agent::inventory

@@ -5,7 +5,7 @@
 #include "absl/status/statusor.h"
 #include "agent/inventory/clock_source.h"
 
-namespace clustercert::inventory {
+namespace clustercert::agent::inventory {
 
 // What adjtimex(2) returned, as plain numbers, so the interpretation can be
 // tested without the kernel.
@@ -37,4 +37,4 @@ class AdjtimexClockSource : public ClockSource {
   absl::StatusOr<ClockReading> Read() override;
 };
 
-}  // namespace clustercert::inventory
+}  // namespace clustercert::agent::inventory

@@ -5,7 +5,7 @@
 #include "absl/strings/str_split.h"
 #include "absl/strings/strip.h"
 
-namespace clustercert::inventory {
+namespace clustercert::agent::inventory {
 namespace {
 
 // "4096 (5)" -> 4096; "PORT_ACTIVE (4)" -> 4 (the number in brackets).
@@ -79,4 +79,4 @@ absl::StatusOr<PortAttributes> CapturedPortAttributeSource::Query(const std::str
   return it->second;
 }
 
-}  // namespace clustercert::inventory
+}  // namespace clustercert::agent::inventory

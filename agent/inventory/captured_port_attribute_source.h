@@ -9,7 +9,7 @@
 #include "agent/inventory/port_attribute_source.h"
 #include "common/sysfs_view.h"
 
-namespace clustercert::inventory {
+namespace clustercert::agent::inventory {
 
 // Port attributes read from a captured `ibv_devinfo -v` (the file
 // clustercert-capture/ibv_devinfo in a fixture or captured tree): the one
@@ -30,4 +30,4 @@ class CapturedPortAttributeSource final : public PortAttributeSource {
 absl::StatusOr<std::map<std::pair<std::string, uint32_t>, PortAttributes>> ParseIbvDevinfo(
     absl::string_view text);
 
-}  // namespace clustercert::inventory
+}  // namespace clustercert::agent::inventory

@@ -3,7 +3,7 @@
 #include "absl/strings/str_cat.h"
 #include "agent/inventory/unknowns.h"
 
-namespace clustercert::inventory {
+namespace clustercert::agent::inventory {
 
 ClockCollector::ClockCollector(ClockSource& source) : source_(source) {}
 
@@ -31,4 +31,4 @@ v1::Clock ClockCollector::Collect() const {
   return clock;
 }
 
-}  // namespace clustercert::inventory
+}  // namespace clustercert::agent::inventory

@@ -3,7 +3,7 @@
 #include "agent/inventory/clock_source.h"
 #include "clustercert/v1/inventory.pb.h"
 
-namespace clustercert::inventory {
+namespace clustercert::agent::inventory {
 
 // Fills v1::Clock from one ClockSource reading. A reading that cannot say
 // whether the clock is synchronized leaves `synchronized` unset with an
@@ -20,4 +20,4 @@ class ClockCollector {
   ClockSource& source_;
 };
 
-}  // namespace clustercert::inventory
+}  // namespace clustercert::agent::inventory

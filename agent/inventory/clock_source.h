@@ -6,7 +6,7 @@
 
 #include "absl/status/statusor.h"
 
-namespace clustercert::inventory {
+namespace clustercert::agent::inventory {
 
 // One reading of the host clock's discipline state.
 struct ClockReading {
@@ -26,4 +26,4 @@ class ClockSource {
   virtual absl::StatusOr<ClockReading> Read() = 0;
 };
 
-}  // namespace clustercert::inventory
+}  // namespace clustercert::agent::inventory

@@ -8,7 +8,7 @@
 #include "absl/strings/str_format.h"
 #include "agent/inventory/gpu_source.h"
 
-namespace clustercert::inventory {
+namespace clustercert::agent::inventory {
 namespace {
 
 constexpr int kPciBusIdBytes = 32;
@@ -104,4 +104,4 @@ class CudaGpuSource : public GpuSource {
 
 std::unique_ptr<GpuSource> MakeGpuSource() { return std::make_unique<CudaGpuSource>(); }
 
-}  // namespace clustercert::inventory
+}  // namespace clustercert::agent::inventory

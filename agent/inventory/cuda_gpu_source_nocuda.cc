@@ -1,6 +1,6 @@
 #include "agent/inventory/gpu_source.h"
 
-namespace clustercert::inventory {
+namespace clustercert::agent::inventory {
 namespace {
 
 // The GpuSource of an agent built without the CUDA toolkit: it cannot ask a
@@ -19,4 +19,4 @@ class NoCudaGpuSource : public GpuSource {
 
 std::unique_ptr<GpuSource> MakeGpuSource() { return std::make_unique<NoCudaGpuSource>(); }
 
-}  // namespace clustercert::inventory
+}  // namespace clustercert::agent::inventory

@@ -5,7 +5,7 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_split.h"
 
-namespace clustercert::inventory {
+namespace clustercert::agent::inventory {
 namespace {
 
 constexpr char kCaptureDcbDir[] = "/clustercert-capture/dcb";
@@ -82,4 +82,4 @@ absl::StatusOr<DcbSettings> DcbCaptureSource::Read(const std::string& netdev) {
   return settings;
 }
 
-}  // namespace clustercert::inventory
+}  // namespace clustercert::agent::inventory

@@ -9,7 +9,7 @@
 #include "agent/inventory/dcb_source.h"
 #include "common/sysfs_view.h"
 
-namespace clustercert::inventory {
+namespace clustercert::agent::inventory {
 
 // "3" or "3,4" (empty = none) -> PFC mask 0x08 / 0x18; InvalidArgument on
 // anything but priorities 0..7.
@@ -35,4 +35,4 @@ class DcbCaptureSource : public DcbSource {
   const SysfsView& view_;
 };
 
-}  // namespace clustercert::inventory
+}  // namespace clustercert::agent::inventory

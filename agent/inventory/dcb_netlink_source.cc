@@ -18,7 +18,7 @@
 
 #include "absl/strings/str_cat.h"
 
-namespace clustercert::inventory {
+namespace clustercert::agent::inventory {
 namespace {
 
 constexpr size_t kReceiveBufferBytes = size_t{64} * 1024;
@@ -225,4 +225,4 @@ absl::StatusOr<DcbSettings> DcbNetlinkSource::Read(const std::string& netdev) {
   }
 }
 
-}  // namespace clustercert::inventory
+}  // namespace clustercert::agent::inventory

@@ -6,7 +6,7 @@
 #include "absl/time/time.h"
 #include "agent/inventory/dcb_source.h"
 
-namespace clustercert::inventory {
+namespace clustercert::agent::inventory {
 
 // The live DcbSource: asks the kernel over rtnetlink (RTM_GETDCB,
 // DCB_CMD_IEEE_GET, DCB_ATTR_IFNAME) — what `dcb pfc show` and
@@ -25,4 +25,4 @@ class DcbNetlinkSource : public DcbSource {
   absl::Duration timeout_;
 };
 
-}  // namespace clustercert::inventory
+}  // namespace clustercert::agent::inventory

@@ -7,7 +7,7 @@
 
 #include "absl/status/statusor.h"
 
-namespace clustercert::inventory {
+namespace clustercert::agent::inventory {
 
 // One DSCP entry of a DCB application priority table.
 struct DcbDscpPriority {
@@ -37,4 +37,4 @@ class DcbSource {
   virtual absl::StatusOr<DcbSettings> Read(const std::string& netdev) = 0;
 };
 
-}  // namespace clustercert::inventory
+}  // namespace clustercert::agent::inventory

@@ -4,7 +4,7 @@
 
 #include "clustercert/v1/inventory.pb.h"
 
-namespace clustercert::inventory {
+namespace clustercert::agent::inventory {
 
 // The boundary to the GPU driver: the CUDA driver and runtime versions and
 // the visible GPUs. Never fails: when there is no driver (or the agent was
@@ -20,4 +20,4 @@ class GpuSource {
 // "built without the CUDA toolkit" (cuda_gpu_source_nocuda.cc).
 std::unique_ptr<GpuSource> MakeGpuSource();
 
-}  // namespace clustercert::inventory
+}  // namespace clustercert::agent::inventory

@@ -15,7 +15,7 @@
 #include "absl/strings/str_cat.h"
 #include "common/ip_subnet.h"
 
-namespace clustercert::inventory {
+namespace clustercert::agent::inventory {
 namespace {
 
 struct IfaddrsDeleter {
@@ -96,4 +96,4 @@ absl::StatusOr<std::vector<std::string>> GetaddrinfoHostResolver::Resolve(const 
   return addresses;
 }
 
-}  // namespace clustercert::inventory
+}  // namespace clustercert::agent::inventory

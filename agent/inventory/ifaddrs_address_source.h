@@ -6,7 +6,7 @@
 #include "absl/status/statusor.h"
 #include "agent/inventory/address_source.h"
 
-namespace clustercert::inventory {
+namespace clustercert::agent::inventory {
 
 // The live AddressSource: every IPv4 and IPv6 address getifaddrs() reports.
 class IfaddrsAddressSource : public AddressSource {
@@ -21,4 +21,4 @@ class GetaddrinfoHostResolver : public HostResolver {
   absl::StatusOr<std::vector<std::string>> Resolve(const std::string& host) override;
 };
 
-}  // namespace clustercert::inventory
+}  // namespace clustercert::agent::inventory

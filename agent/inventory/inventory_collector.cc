@@ -28,7 +28,7 @@
 #include "common/ip_subnet.h"
 #include "common/process/process_command_runner.h"
 
-namespace clustercert::inventory {
+namespace clustercert::agent::inventory {
 namespace {
 
 std::vector<RoceNetdev> RoceNetdevs(const std::vector<v1::RdmaDevice>& devices) {
@@ -58,7 +58,19 @@ absl::StatusOr<v1::Inventory> InventoryCollector::Collect(const std::string& dia
   v1::Inventory inventory;
   inventory.set_sysfs_root(view_.root().string());
   if (view_.is_live()) inventory.set_hostname(Hostname());
+  std::vector<v1::Netdev> netdevs = CollectNetdevs(inventory);
+  std::vector<v1::RdmaDevice> rdma = CollectRdma(inventory, netdevs);
+  std::vector<v1::PciFunction> pci = CollectPci(inventory, rdma);
+  CollectProbed(inventory, rdma);
+  CollectManagement(inventory, dialed_host.empty() ? listen_host_ : dialed_host);
+  for (auto& device : rdma) *inventory.add_rdma_devices() = std::move(device);
+  for (auto& netdev : netdevs) *inventory.add_netdevs() = std::move(netdev);
+  for (auto& function : pci) *inventory.add_pci() = std::move(function);
+  NvidiaSmiIdentity(view_, probes_.commands).Fill(inventory);
+  return inventory;
+}
 
+std::vector<v1::Netdev> InventoryCollector::CollectNetdevs(v1::Inventory& inventory) {
   NetdevCollector netdev_collector(view_);
   auto netdevs = netdev_collector.Collect();
   std::vector<v1::Netdev> netdev_list;
@@ -67,44 +79,53 @@ absl::StatusOr<v1::Inventory> InventoryCollector::Collect(const std::string& dia
   } else {
     AddUnknown(inventory, "netdevs", "/sys/class/net", netdevs.status());
   }
-
   // Addresses are only this machine's: a fixture's netdevs get none.
-  if (view_.is_live() && probes_.addresses) {
-    auto addresses = probes_.addresses->List();
-    if (addresses.ok()) {
-      for (auto& netdev : netdev_list) {
-        for (const auto& address : *addresses) {
-          if (address.netdev != netdev.name()) continue;
-          if (address.address.find(':') == std::string::npos) netdev.add_ipv4(address.address);
-          if (address.prefix_length >= 0) {
-            netdev.add_cidrs(absl::StrCat(address.address, "/", address.prefix_length));
-          }
-        }
+  if (view_.is_live() && probes_.addresses) AddAddresses(inventory, netdev_list);
+  return netdev_list;
+}
+
+void InventoryCollector::AddAddresses(v1::Inventory& inventory, std::vector<v1::Netdev>& netdevs) {
+  auto addresses = probes_.addresses->List();
+  if (!addresses.ok()) {
+    AddUnknown(inventory, "netdevs.ipv4", "getifaddrs", addresses.status());
+    return;
+  }
+  for (auto& netdev : netdevs) {
+    for (const auto& address : *addresses) {
+      if (address.netdev != netdev.name()) continue;
+      if (address.address.find(':') == std::string::npos) netdev.add_ipv4(address.address);
+      if (address.prefix_length >= 0) {
+        netdev.add_cidrs(absl::StrCat(address.address, "/", address.prefix_length));
       }
-    } else {
-      AddUnknown(inventory, "netdevs.ipv4", "getifaddrs", addresses.status());
     }
   }
+}
 
+std::vector<v1::RdmaDevice> InventoryCollector::CollectRdma(v1::Inventory& inventory,
+                                                            std::vector<v1::Netdev>& netdevs) {
   RdmaCollector rdma_collector(view_, probes_.port_attributes);
-  auto rdma = rdma_collector.Collect(MtuLookupFrom(netdev_list));
+  auto rdma = rdma_collector.Collect(MtuLookupFrom(netdevs));
   std::vector<v1::RdmaDevice> rdma_list;
   if (rdma.ok()) {
     rdma_list = std::move(*rdma);
   } else {
     AddUnknown(inventory, "rdma_devices", "/sys/class/infiniband", rdma.status());
   }
-  LinkRdmaDevices(rdma_list, &netdev_list);
+  LinkRdmaDevices(rdma_list, &netdevs);
+  return rdma_list;
+}
 
+std::vector<v1::PciFunction> InventoryCollector::CollectPci(v1::Inventory& inventory,
+                                                            std::vector<v1::RdmaDevice>& rdma) {
   PciCollector pci_collector(view_);
-  auto pci = pci_collector.Collect(rdma_list);
+  auto pci = pci_collector.Collect(rdma);
   std::vector<v1::PciFunction> pci_list;
   if (pci.ok()) {
     pci_list = std::move(*pci);
   } else {
     AddUnknown(inventory, "pci", "/sys/bus/pci/devices", pci.status());
   }
-  SetRdmaModelsFromVpd(pci_list, rdma_list);
+  SetRdmaModelsFromVpd(pci_list, rdma);
   std::vector<v1::Unknown> topology_unknowns;
   for (auto& path : BuildGpuNicPaths(pci_list, &topology_unknowns)) {
     *inventory.add_gpu_nic_paths() = std::move(path);
@@ -120,24 +141,24 @@ absl::StatusOr<v1::Inventory> InventoryCollector::Collect(const std::string& dia
   }
   for (auto& unknown : bridge_unknowns) *inventory.add_unknowns() = std::move(unknown);
   *inventory.mutable_iommu() = IommuCollector(view_).Collect(pci_list);
+  return pci_list;
+}
 
+void InventoryCollector::CollectProbed(v1::Inventory& inventory,
+                                       const std::vector<v1::RdmaDevice>& rdma) {
   if (probes_.commands) {
     *inventory.mutable_stack() = StackCollector(view_, *probes_.commands).Collect();
+    for (auto& config : NicFirmwareCollector(view_, *probes_.commands).Collect(rdma)) {
+      *inventory.add_nic_firmware() = std::move(config);
+    }
   } else {
     AddUnknown(*inventory.mutable_stack(), "ofed_version", "ofed_info -s", "no command runner");
   }
-  if (probes_.commands) {
-    for (auto& config : NicFirmwareCollector(view_, *probes_.commands).Collect(rdma_list)) {
-      *inventory.add_nic_firmware() = std::move(config);
-    }
-  }
-
   if (probes_.dcb) {
-    for (auto& qos : QosCollector(view_, *probes_.dcb).Collect(RoceNetdevs(rdma_list))) {
+    for (auto& qos : QosCollector(view_, *probes_.dcb).Collect(RoceNetdevs(rdma))) {
       *inventory.add_qos() = std::move(qos);
     }
   }
-
   if (probes_.gpus && view_.is_live()) {
     *inventory.mutable_gpu_runtime() = probes_.gpus->Read();
   } else {
@@ -146,38 +167,32 @@ absl::StatusOr<v1::Inventory> InventoryCollector::Collect(const std::string& dia
                         : "not queried: the sysfs root is a fixture or capture, and the CUDA "
                           "runtime would describe this machine instead");
   }
-
   if (probes_.clock) {
     *inventory.mutable_clock() = ClockCollector(*probes_.clock).Collect();
   } else {
     AddUnknown(*inventory.mutable_clock(), "synchronized", "adjtimex", "no clock source");
   }
+}
 
-  const std::string host = dialed_host.empty() ? listen_host_ : dialed_host;
+void InventoryCollector::CollectManagement(v1::Inventory& inventory, const std::string& host) {
   inventory.set_management_address(host);
-  if (probes_.addresses && probes_.resolver) {
-    auto management = ManagementAddress(host, *probes_.addresses, *probes_.resolver);
-    if (management.ok()) {
-      inventory.set_management_netdev(management->netdev);
-      if (auto subnet = IpSubnet::Of(management->address, management->prefix_length)) {
-        inventory.set_management_subnet(subnet->ToString());
-      } else {
-        AddUnknown(inventory, "management_subnet", "getifaddrs",
-                   absl::StrCat("no netmask reported for ", management->address, " on ",
-                                management->netdev));
-      }
-    } else {
-      AddUnknown(inventory, "management_netdev", "getifaddrs", management.status().message());
-    }
-  } else {
+  if (!probes_.addresses || !probes_.resolver) {
     AddUnknown(inventory, "management_netdev", "getifaddrs", "no address source");
+    return;
   }
-
-  for (auto& device : rdma_list) *inventory.add_rdma_devices() = std::move(device);
-  for (auto& netdev : netdev_list) *inventory.add_netdevs() = std::move(netdev);
-  for (auto& function : pci_list) *inventory.add_pci() = std::move(function);
-  NvidiaSmiIdentity(view_, probes_.commands).Fill(inventory);
-  return inventory;
+  auto management = ManagementAddress(host, *probes_.addresses, *probes_.resolver);
+  if (!management.ok()) {
+    AddUnknown(inventory, "management_netdev", "getifaddrs", management.status().message());
+    return;
+  }
+  inventory.set_management_netdev(management->netdev);
+  if (auto subnet = IpSubnet::Of(management->address, management->prefix_length)) {
+    inventory.set_management_subnet(subnet->ToString());
+  } else {
+    AddUnknown(
+        inventory, "management_subnet", "getifaddrs",
+        absl::StrCat("no netmask reported for ", management->address, " on ", management->netdev));
+  }
 }
 
 namespace {
@@ -220,4 +235,4 @@ std::unique_ptr<InventorySource> MakeInventoryCollector(const SysfsView& view,
   return std::make_unique<HostInventorySource>(view, listen_host);
 }
 
-}  // namespace clustercert::inventory
+}  // namespace clustercert::agent::inventory

@@ -2,6 +2,7 @@
 
 #include <memory>
 #include <string>
+#include <vector>
 
 #include "agent/inventory/address_source.h"
 #include "agent/inventory/clock_source.h"
@@ -12,7 +13,7 @@
 #include "common/process/command_runner.h"
 #include "common/sysfs_view.h"
 
-namespace clustercert::inventory {
+namespace clustercert::agent::inventory {
 
 // The live probes the collector may consult besides the files. Each may be
 // null, in which case its facts are reported unknown with the reason.
@@ -38,6 +39,19 @@ class InventoryCollector final : public InventorySource {
   absl::StatusOr<v1::Inventory> Collect(const std::string& dialed_host) override;
 
  private:
+  // Each step adds its part to `inventory` and names what it could not read
+  // as an unknown; the lists the later steps need come back.
+  std::vector<v1::Netdev> CollectNetdevs(v1::Inventory& inventory);
+  void AddAddresses(v1::Inventory& inventory, std::vector<v1::Netdev>& netdevs);
+  std::vector<v1::RdmaDevice> CollectRdma(v1::Inventory& inventory,
+                                          std::vector<v1::Netdev>& netdevs);
+  // PCI functions, the GPU<->NIC paths and the host settings on them.
+  std::vector<v1::PciFunction> CollectPci(v1::Inventory& inventory,
+                                          std::vector<v1::RdmaDevice>& rdma);
+  // Stack, NIC firmware, QoS, the GPU runtime and the clock.
+  void CollectProbed(v1::Inventory& inventory, const std::vector<v1::RdmaDevice>& rdma);
+  void CollectManagement(v1::Inventory& inventory, const std::string& host);
+
   const SysfsView& view_;
   InventoryProbes probes_;
   std::string listen_host_;
@@ -51,4 +65,4 @@ class InventoryCollector final : public InventorySource {
 std::unique_ptr<InventorySource> MakeInventoryCollector(const SysfsView& view,
                                                         const std::string& listen_host);
 
-}  // namespace clustercert::inventory
+}  // namespace clustercert::agent::inventory

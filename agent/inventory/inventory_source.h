@@ -5,7 +5,7 @@
 #include "absl/status/statusor.h"
 #include "clustercert/v1/inventory.pb.h"
 
-namespace clustercert::inventory {
+namespace clustercert::agent::inventory {
 
 // Where the agent's handlers get a host inventory from. The production
 // implementation walks the rooted sysfs view and the live probes
@@ -18,4 +18,4 @@ class InventorySource {
   virtual absl::StatusOr<v1::Inventory> Collect(const std::string& dialed_host) = 0;
 };
 
-}  // namespace clustercert::inventory
+}  // namespace clustercert::agent::inventory

@@ -9,7 +9,7 @@
 #include "absl/strings/str_join.h"
 #include "absl/strings/str_split.h"
 
-namespace clustercert::inventory {
+namespace clustercert::agent::inventory {
 namespace {
 
 constexpr char kCmdline[] = "/proc/cmdline";
@@ -135,4 +135,4 @@ v1::Iommu IommuCollector::Collect(const std::vector<v1::PciFunction>& functions)
   return iommu;
 }
 
-}  // namespace clustercert::inventory
+}  // namespace clustercert::agent::inventory

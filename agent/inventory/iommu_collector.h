@@ -7,7 +7,7 @@
 #include "clustercert/v1/inventory.pb.h"
 #include "common/sysfs_view.h"
 
-namespace clustercert::inventory {
+namespace clustercert::agent::inventory {
 
 // The IOMMU-related words of a kernel command line (intel_iommu=, amd_iommu=,
 // iommu=, iommu.passthrough=, iommu.strict=), in order, at most 16.
@@ -43,4 +43,4 @@ class IommuCollector {
   const SysfsView& view_;
 };
 
-}  // namespace clustercert::inventory
+}  // namespace clustercert::agent::inventory

@@ -12,7 +12,7 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
 
-namespace clustercert::inventory {
+namespace clustercert::agent::inventory {
 namespace {
 
 constexpr size_t kMaxListedAddresses = 12;
@@ -122,4 +122,4 @@ absl::StatusOr<InterfaceAddress> ManagementAddress(absl::string_view dialed_host
       "): it reached this agent through NAT or a proxy, or dialed another host"));
 }
 
-}  // namespace clustercert::inventory
+}  // namespace clustercert::agent::inventory

@@ -6,7 +6,7 @@
 #include "absl/strings/string_view.h"
 #include "agent/inventory/address_source.h"
 
-namespace clustercert::inventory {
+namespace clustercert::agent::inventory {
 
 // Names the netdev that carries `dialed_host`, the host the controller used to
 // reach this agent: an IPv4/IPv6 literal ("10.0.0.5", "::1", "[fe80::1]",
@@ -29,4 +29,4 @@ absl::StatusOr<InterfaceAddress> ManagementAddress(absl::string_view dialed_host
                                                    AddressSource& addresses,
                                                    HostResolver& resolver);
 
-}  // namespace clustercert::inventory
+}  // namespace clustercert::agent::inventory

@@ -9,7 +9,7 @@
 #include "agent/inventory/sysfs_formats.h"
 #include "agent/inventory/unknowns.h"
 
-namespace clustercert::inventory {
+namespace clustercert::agent::inventory {
 namespace {
 
 constexpr absl::string_view kClassNet = "/sys/class/net";
@@ -128,4 +128,4 @@ void LinkRdmaDevices(const std::vector<v1::RdmaDevice>& rdma_devices,
   }
 }
 
-}  // namespace clustercert::inventory
+}  // namespace clustercert::agent::inventory

@@ -10,7 +10,7 @@
 #include "clustercert/v1/inventory.pb.h"
 #include "common/sysfs_view.h"
 
-namespace clustercert::inventory {
+namespace clustercert::agent::inventory {
 
 // Reads every network interface under /sys/class/net: MTU, operstate, link
 // speed, the PCI function behind it and the RDMA devices on that function.
@@ -47,4 +47,4 @@ NetdevMtuLookup MtuLookupFrom(const std::vector<v1::Netdev>& netdevs);
 void LinkRdmaDevices(const std::vector<v1::RdmaDevice>& rdma_devices,
                      std::vector<v1::Netdev>* netdevs);
 
-}  // namespace clustercert::inventory
+}  // namespace clustercert::agent::inventory

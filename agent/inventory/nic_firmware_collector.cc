@@ -11,7 +11,7 @@
 #include "absl/strings/str_split.h"
 #include "absl/strings/strip.h"
 
-namespace clustercert::inventory {
+namespace clustercert::agent::inventory {
 namespace {
 
 constexpr char kCaptureDir[] = "/clustercert-capture/mstconfig";
@@ -253,4 +253,4 @@ std::vector<v1::NicFirmwareConfig> NicFirmwareCollector::Collect(
   return configs;
 }
 
-}  // namespace clustercert::inventory
+}  // namespace clustercert::agent::inventory

@@ -10,7 +10,7 @@
 #include "common/process/command_runner.h"
 #include "common/sysfs_view.h"
 
-namespace clustercert::inventory {
+namespace clustercert::agent::inventory {
 
 // The firmware settings kept from a query: those that decide whether the
 // port speaks the fabric's protocol and how GPUDirect crosses PCIe.
@@ -63,4 +63,4 @@ class NicFirmwareCollector {
   process::CommandRunner& runner_;
 };
 
-}  // namespace clustercert::inventory
+}  // namespace clustercert::agent::inventory

@@ -8,7 +8,7 @@
 #include "absl/strings/strip.h"
 #include "agent/inventory/unknowns.h"
 
-namespace clustercert::inventory {
+namespace clustercert::agent::inventory {
 namespace {
 
 constexpr absl::string_view kBanner = "==============NVSMI LOG==============";
@@ -207,4 +207,4 @@ void NvidiaSmiIdentity::Fill(v1::Inventory& inventory) const {
   }
 }
 
-}  // namespace clustercert::inventory
+}  // namespace clustercert::agent::inventory

@@ -10,7 +10,7 @@
 #include "common/process/command_runner.h"
 #include "common/sysfs_view.h"
 
-namespace clustercert::inventory {
+namespace clustercert::agent::inventory {
 
 // One GPU block of `nvidia-smi -q`: the lines a swapped GPU is named by.
 struct NvidiaSmiGpu {
@@ -61,4 +61,4 @@ class NvidiaSmiIdentity {
   process::CommandRunner* runner_;
 };
 
-}  // namespace clustercert::inventory
+}  // namespace clustercert::agent::inventory

@@ -10,7 +10,7 @@
 #include "agent/inventory/sysfs_formats.h"
 #include "agent/inventory/unknowns.h"
 
-namespace clustercert::inventory {
+namespace clustercert::agent::inventory {
 namespace {
 
 constexpr absl::string_view kPciDevices = "/sys/bus/pci/devices";
@@ -70,6 +70,29 @@ v1::PciFunction PciCollector::Describe(const std::string& sysfs_dir, absl::strin
   v1::PciFunction function;
   function.set_role(std::string(role));
   function.set_name(std::string(name));
+  ReadAddress(sysfs_dir, function);
+  ReadIds(sysfs_dir, function);
+  ReadLinkSpeeds(sysfs_dir, function);
+  ReadLinkWidths(sysfs_dir, function);
+  ReadNumaNode(sysfs_dir, function);
+  // The part's own identity, so a swapped card is named by its serial number.
+  FillVpdIdentity(view_, sysfs_dir, function);
+  return function;
+}
+
+std::optional<std::string> PciCollector::ReadField(const std::string& sysfs_dir,
+                                                   absl::string_view file, absl::string_view field,
+                                                   v1::PciFunction& function) const {
+  const std::string path = absl::StrCat(sysfs_dir, "/", file);
+  auto text = view_.ReadText(path);
+  if (!text.ok()) {
+    AddUnknown(function, field, path, text.status());
+    return std::nullopt;
+  }
+  return *std::move(text);
+}
+
+void PciCollector::ReadAddress(const std::string& sysfs_dir, v1::PciFunction& function) const {
   auto resolved = view_.Resolve(sysfs_dir);
   if (!resolved.ok()) {
     AddUnknown(function, "sysfs_path", sysfs_dir, resolved.status());
@@ -82,17 +105,9 @@ v1::PciFunction PciCollector::Describe(const std::string& sysfs_dir, absl::strin
   if (function.address().empty()) {
     AddUnknown(function, "address", sysfs_dir, "the path names no PCI function");
   }
+}
 
-  auto read = [&](absl::string_view file, absl::string_view field) -> std::optional<std::string> {
-    const std::string path = absl::StrCat(sysfs_dir, "/", file);
-    auto text = view_.ReadText(path);
-    if (!text.ok()) {
-      AddUnknown(function, field, path, text.status());
-      return std::nullopt;
-    }
-    return *std::move(text);
-  };
-
+void PciCollector::ReadIds(const std::string& sysfs_dir, v1::PciFunction& function) const {
   struct IdField {
     absl::string_view file;
     absl::string_view field;
@@ -103,20 +118,19 @@ v1::PciFunction PciCollector::Describe(const std::string& sysfs_dir, absl::strin
                           {"device", "device_id", &v1::PciFunction::mutable_device_id, 4},
                           {"class", "class_code", &v1::PciFunction::mutable_class_code, 6}};
   for (const IdField& id : kIds) {
-    const std::string path = absl::StrCat(sysfs_dir, "/", id.file);
-    auto text = view_.ReadText(path);
-    if (!text.ok()) {
-      AddUnknown(function, id.field, path, text.status());
-      continue;
-    }
+    auto text = ReadField(sysfs_dir, id.file, id.field, function);
+    if (!text) continue;
     auto value = ParseHexU32(*text);
     if (!value.ok()) {
-      AddUnknown(function, id.field, path, value.status().message());
+      AddUnknown(function, id.field, absl::StrCat(sysfs_dir, "/", id.file),
+                 value.status().message());
       continue;
     }
     *(function.*id.mutable_field)() = absl::StrFormat("0x%0*x", id.digits, *value);
   }
+}
 
+void PciCollector::ReadLinkSpeeds(const std::string& sysfs_dir, v1::PciFunction& function) const {
   struct SpeedField {
     absl::string_view file;
     absl::string_view field;
@@ -129,7 +143,7 @@ v1::PciFunction PciCollector::Describe(const std::string& sysfs_dir, absl::strin
       {"max_link_speed", "max_speed_gts", &v1::PciFunction::set_max_speed_gts,
        &v1::PciFunction::set_max_gen}};
   for (const SpeedField& speed_field : kSpeeds) {
-    auto text = read(speed_field.file, speed_field.field);
+    auto text = ReadField(sysfs_dir, speed_field.file, speed_field.field, function);
     if (!text) continue;
     auto speed = ParsePciLinkSpeed(*text);
     if (!speed.ok()) {
@@ -140,7 +154,9 @@ v1::PciFunction PciCollector::Describe(const std::string& sysfs_dir, absl::strin
     (function.*speed_field.set_gts)(speed->gts);
     (function.*speed_field.set_gen)(speed->gen);
   }
+}
 
+void PciCollector::ReadLinkWidths(const std::string& sysfs_dir, v1::PciFunction& function) const {
   struct WidthField {
     absl::string_view file;
     absl::string_view field;
@@ -150,7 +166,7 @@ v1::PciFunction PciCollector::Describe(const std::string& sysfs_dir, absl::strin
       {"current_link_width", "current_width", &v1::PciFunction::set_current_width},
       {"max_link_width", "max_width", &v1::PciFunction::set_max_width}};
   for (const WidthField& width_field : kWidths) {
-    auto text = read(width_field.file, width_field.field);
+    auto text = ReadField(sysfs_dir, width_field.file, width_field.field, function);
     if (!text) continue;
     const std::string path = absl::StrCat(sysfs_dir, "/", width_field.file);
     auto width = ParseInt(*text);
@@ -164,23 +180,22 @@ v1::PciFunction PciCollector::Describe(const std::string& sysfs_dir, absl::strin
       (function.*width_field.set_width)(static_cast<uint32_t>(*width));
     }
   }
-
-  if (auto text = read("numa_node", "numa_node")) {
-    const std::string path = absl::StrCat(sysfs_dir, "/numa_node");
-    auto numa = ParseInt(*text);
-    if (!numa.ok()) {
-      AddUnknown(function, "numa_node", path, numa.status().message());
-    } else if (*numa == -1) {
-      AddUnknown(function, "numa_node", path, "numa_node is -1 (firmware did not report it)");
-    } else if (*numa < 0 || *numa > 4095) {
-      AddUnknown(function, "numa_node", path, absl::StrCat("out of range: '", *text, "'"));
-    } else {
-      function.set_numa_node(static_cast<int32_t>(*numa));
-    }
-  }
-  // The part's own identity, so a swapped card is named by its serial number.
-  FillVpdIdentity(view_, sysfs_dir, function);
-  return function;
 }
 
-}  // namespace clustercert::inventory
+void PciCollector::ReadNumaNode(const std::string& sysfs_dir, v1::PciFunction& function) const {
+  auto text = ReadField(sysfs_dir, "numa_node", "numa_node", function);
+  if (!text) return;
+  const std::string path = absl::StrCat(sysfs_dir, "/numa_node");
+  auto numa = ParseInt(*text);
+  if (!numa.ok()) {
+    AddUnknown(function, "numa_node", path, numa.status().message());
+  } else if (*numa == -1) {
+    AddUnknown(function, "numa_node", path, "numa_node is -1 (firmware did not report it)");
+  } else if (*numa < 0 || *numa > 4095) {
+    AddUnknown(function, "numa_node", path, absl::StrCat("out of range: '", *text, "'"));
+  } else {
+    function.set_numa_node(static_cast<int32_t>(*numa));
+  }
+}
+
+}  // namespace clustercert::agent::inventory

@@ -1,5 +1,6 @@
 #pragma once
 
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -8,7 +9,7 @@
 #include "clustercert/v1/inventory.pb.h"
 #include "common/sysfs_view.h"
 
-namespace clustercert::inventory {
+namespace clustercert::agent::inventory {
 
 // Describes the PCI functions that carry RDMA traffic: every RDMA NIC and
 // every NVIDIA GPU, with their negotiated and maximum PCIe link and NUMA
@@ -43,7 +44,17 @@ class PciCollector {
                            absl::string_view name) const;
 
  private:
+  // `sysfs_dir`/`file` as text; nullopt after naming it as an unknown `field`.
+  std::optional<std::string> ReadField(const std::string& sysfs_dir, absl::string_view file,
+                                       absl::string_view field, v1::PciFunction& function) const;
+  // Each fills its fields of `function` or explains them with unknowns.
+  void ReadAddress(const std::string& sysfs_dir, v1::PciFunction& function) const;
+  void ReadIds(const std::string& sysfs_dir, v1::PciFunction& function) const;
+  void ReadLinkSpeeds(const std::string& sysfs_dir, v1::PciFunction& function) const;
+  void ReadLinkWidths(const std::string& sysfs_dir, v1::PciFunction& function) const;
+  void ReadNumaNode(const std::string& sysfs_dir, v1::PciFunction& function) const;
+
   const SysfsView& view_;
 };
 
-}  // namespace clustercert::inventory
+}  // namespace clustercert::agent::inventory

@@ -10,7 +10,7 @@
 #include "absl/strings/str_split.h"
 #include "agent/inventory/sysfs_formats.h"
 
-namespace clustercert::inventory {
+namespace clustercert::agent::inventory {
 namespace {
 
 // A function's place in the PCI tree: its host bridge ("pci0000:40") and the
@@ -108,4 +108,4 @@ std::vector<v1::GpuNicPath> BuildGpuNicPaths(const std::vector<v1::PciFunction>&
   return paths;
 }
 
-}  // namespace clustercert::inventory
+}  // namespace clustercert::agent::inventory

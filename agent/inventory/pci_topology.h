@@ -8,7 +8,7 @@
 #include "absl/strings/string_view.h"
 #include "clustercert/v1/inventory.pb.h"
 
-namespace clustercert::inventory {
+namespace clustercert::agent::inventory {
 
 // The PCIe relation between a GPU and a NIC in nvidia-smi topo's legend,
 // computed from the two resolved sysfs paths the way NCCL does. It exists
@@ -39,4 +39,4 @@ absl::StatusOr<std::string> ClassifyPciRelation(absl::string_view path_a, std::o
 std::vector<v1::GpuNicPath> BuildGpuNicPaths(const std::vector<v1::PciFunction>& functions,
                                              std::vector<v1::Unknown>* unknowns);
 
-}  // namespace clustercert::inventory
+}  // namespace clustercert::agent::inventory

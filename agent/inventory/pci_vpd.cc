@@ -10,7 +10,7 @@
 #include "absl/strings/str_format.h"
 #include "agent/inventory/unknowns.h"
 
-namespace clustercert::inventory {
+namespace clustercert::agent::inventory {
 namespace {
 
 constexpr uint8_t kLargeTagBit = 0x80;
@@ -196,4 +196,4 @@ void SetRdmaModelsFromVpd(const std::vector<v1::PciFunction>& functions,
   }
 }
 
-}  // namespace clustercert::inventory
+}  // namespace clustercert::agent::inventory

@@ -11,7 +11,7 @@
 #include "clustercert/v1/inventory.pb.h"
 #include "common/sysfs_view.h"
 
-namespace clustercert::inventory {
+namespace clustercert::agent::inventory {
 
 // A PCI function's Vital Product Data as the card's EEPROM holds it (PCI Local
 // Bus spec 3.0 appendix I / PCIe base spec "Vital Product Data"): what names
@@ -57,4 +57,4 @@ void FillVpdIdentity(const SysfsView& view, absl::string_view sysfs_dir, v1::Pci
 void SetRdmaModelsFromVpd(const std::vector<v1::PciFunction>& functions,
                           std::vector<v1::RdmaDevice>& devices);
 
-}  // namespace clustercert::inventory
+}  // namespace clustercert::agent::inventory

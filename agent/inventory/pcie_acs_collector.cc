@@ -12,7 +12,7 @@
 #include "agent/inventory/sysfs_formats.h"
 #include "agent/inventory/unknowns.h"
 
-namespace clustercert::inventory {
+namespace clustercert::agent::inventory {
 namespace {
 
 constexpr uint32_t kFirstExtendedCap = 0x100;
@@ -264,4 +264,4 @@ void PcieAcsCollector::ReadBridge(v1::PcieBridge& bridge) const {
                                     bytes->size(), acs->offset, AcsControlText(acs->control)));
 }
 
-}  // namespace clustercert::inventory
+}  // namespace clustercert::agent::inventory

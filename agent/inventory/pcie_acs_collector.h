@@ -9,7 +9,7 @@
 #include "clustercert/v1/inventory.pb.h"
 #include "common/sysfs_view.h"
 
-namespace clustercert::inventory {
+namespace clustercert::agent::inventory {
 
 // ACS Control register bits (PCIe base spec 7.7.11.3; lspci's ACSCtl names).
 inline constexpr uint16_t kAcsSourceValidation = 1 << 0;     // SrcValid
@@ -76,4 +76,4 @@ class PcieAcsCollector {
   const SysfsView& view_;
 };
 
-}  // namespace clustercert::inventory
+}  // namespace clustercert::agent::inventory

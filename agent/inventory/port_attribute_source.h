@@ -5,7 +5,7 @@
 
 #include "absl/status/statusor.h"
 
-namespace clustercert::inventory {
+namespace clustercert::agent::inventory {
 
 // What verbs reports about one RDMA port that sysfs does not show (the active
 // and maximum MTU above all), plus the facts sysfs also shows so a live host
@@ -35,4 +35,4 @@ class PortAttributeSource {
   virtual absl::StatusOr<PortAttributes> Query(const std::string& device, uint32_t port) = 0;
 };
 
-}  // namespace clustercert::inventory
+}  // namespace clustercert::agent::inventory

@@ -5,7 +5,7 @@
 #include "absl/strings/str_cat.h"
 #include "agent/inventory/unknowns.h"
 
-namespace clustercert::inventory {
+namespace clustercert::agent::inventory {
 namespace {
 
 constexpr int kPriorities = 8;
@@ -165,4 +165,4 @@ void QosCollector::CollectEcn(v1::NetdevQos& qos, absl::string_view side) const 
   }
 }
 
-}  // namespace clustercert::inventory
+}  // namespace clustercert::agent::inventory

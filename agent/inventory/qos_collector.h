@@ -10,7 +10,7 @@
 #include "clustercert/v1/inventory.pb.h"
 #include "common/sysfs_view.h"
 
-namespace clustercert::inventory {
+namespace clustercert::agent::inventory {
 
 // A RoCE port to inspect: its netdev and the RDMA device on top of it.
 struct RoceNetdev {
@@ -46,4 +46,4 @@ class QosCollector {
   DcbSource& dcb_;
 };
 
-}  // namespace clustercert::inventory
+}  // namespace clustercert::agent::inventory

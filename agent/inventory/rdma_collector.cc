@@ -12,7 +12,7 @@
 #include "agent/inventory/sysfs_formats.h"
 #include "agent/inventory/unknowns.h"
 
-namespace clustercert::inventory {
+namespace clustercert::agent::inventory {
 namespace {
 
 constexpr absl::string_view kClassInfiniband = "/sys/class/infiniband";
@@ -369,4 +369,4 @@ void RdmaCollector::FillActiveMtu(const std::string& device, const std::string& 
   }
 }
 
-}  // namespace clustercert::inventory
+}  // namespace clustercert::agent::inventory

@@ -10,7 +10,7 @@
 #include "clustercert/v1/inventory.pb.h"
 #include "common/sysfs_view.h"
 
-namespace clustercert::inventory {
+namespace clustercert::agent::inventory {
 
 // The RoCE active MTU the kernel derives from a netdev MTU (iboe_get_mtu):
 // the largest of 4096/2048/1024/512/256 that fits netdev_mtu minus 96 bytes
@@ -54,4 +54,4 @@ class RdmaCollector {
   PortAttributeSource* port_attributes_;
 };
 
-}  // namespace clustercert::inventory
+}  // namespace clustercert::agent::inventory

@@ -19,7 +19,7 @@
 #include "absl/strings/str_split.h"
 #include "agent/inventory/unknowns.h"
 
-namespace clustercert::inventory {
+namespace clustercert::agent::inventory {
 namespace {
 
 constexpr char kProcModules[] = "/proc/modules";
@@ -587,4 +587,4 @@ void StackCollector::CollectNccl(v1::Stack& stack) const {
       " (NCCL that the workers bring in a container or Python wheel is not seen here)"));
 }
 
-}  // namespace clustercert::inventory
+}  // namespace clustercert::agent::inventory

@@ -11,7 +11,7 @@
 #include "common/process/command_runner.h"
 #include "common/sysfs_view.h"
 
-namespace clustercert::inventory {
+namespace clustercert::agent::inventory {
 
 // One line of /proc/modules: "mlx5_ib 434176 0 - Live 0x0000000000000000".
 struct ProcModule {
@@ -118,4 +118,4 @@ class StackCollector {
   process::CommandRunner& runner_;
 };
 
-}  // namespace clustercert::inventory
+}  // namespace clustercert::agent::inventory

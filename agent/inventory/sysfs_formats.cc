@@ -13,7 +13,7 @@
 #include "absl/strings/str_split.h"
 #include "absl/strings/strip.h"
 
-namespace clustercert::inventory {
+namespace clustercert::agent::inventory {
 namespace {
 
 absl::Status Unparsable(absl::string_view text, absl::string_view expected) {
@@ -210,4 +210,4 @@ std::string LastPciAddressInPath(absl::string_view path) {
   return last;
 }
 
-}  // namespace clustercert::inventory
+}  // namespace clustercert::agent::inventory

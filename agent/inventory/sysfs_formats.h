@@ -6,7 +6,7 @@
 #include "absl/status/statusor.h"
 #include "absl/strings/string_view.h"
 
-namespace clustercert::inventory {
+namespace clustercert::agent::inventory {
 
 // Pure parsers for the text formats the kernel prints in /sys (see
 // shared/FACTS.md). They touch no files so every format, and every way a file
@@ -64,4 +64,4 @@ bool IsPciAddress(absl::string_view text);
 // -> "0000:00:04.0".
 std::string LastPciAddressInPath(absl::string_view path);
 
-}  // namespace clustercert::inventory
+}  // namespace clustercert::agent::inventory

@@ -6,7 +6,7 @@
 #include "absl/strings/string_view.h"
 #include "common/sysfs_view.h"
 
-namespace clustercert::inventory {
+namespace clustercert::agent::inventory {
 
 // Records on `message` (any proto with `repeated Unknown unknowns`) that
 // `field` could not be read from `path`, and why.
@@ -25,4 +25,4 @@ void AddUnknown(Message& message, absl::string_view field, absl::string_view pat
   AddUnknown(message, field, path, ReasonOf(status));
 }
 
-}  // namespace clustercert::inventory
+}  // namespace clustercert::agent::inventory

@@ -10,7 +10,7 @@
 #include "absl/strings/str_cat.h"
 #include "common/ib_mtu.h"
 
-namespace clustercert::inventory {
+namespace clustercert::agent::inventory {
 namespace {
 
 struct DeviceListDeleter {
@@ -120,4 +120,4 @@ absl::StatusOr<PortAttributes> VerbsPortAttributeSource::Query(const std::string
   return attributes;
 }
 
-}  // namespace clustercert::inventory
+}  // namespace clustercert::agent::inventory

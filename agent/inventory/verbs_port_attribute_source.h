@@ -6,7 +6,7 @@
 #include "absl/status/statusor.h"
 #include "agent/inventory/port_attribute_source.h"
 
-namespace clustercert::inventory {
+namespace clustercert::agent::inventory {
 
 // PortAttributeSource backed by libibverbs: opens the named device, asks
 // ibv_query_port and closes it again, so no verbs context outlives one call.
@@ -18,4 +18,4 @@ class VerbsPortAttributeSource : public PortAttributeSource {
   absl::StatusOr<PortAttributes> Query(const std::string& device, uint32_t port) override;
 };
 
-}  // namespace clustercert::inventory
+}  // namespace clustercert::agent::inventory

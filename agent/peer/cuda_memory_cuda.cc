@@ -19,7 +19,7 @@
 // (cuMemGetHandleForAddressRange) and registered with ibv_reg_dmabuf_mr.
 // The driver function is fetched through the runtime's entry-point lookup, so
 // the agent links only cudart and still starts on hosts without a GPU driver.
-namespace clustercert::peer {
+namespace clustercert::agent::peer {
 namespace {
 
 // perftest rounds GPU buffers up to the GPU's 64 KiB page.
@@ -223,4 +223,4 @@ absl::StatusOr<std::unique_ptr<MemoryProvider>> MakeCudaMemory(int device) {
   return std::unique_ptr<MemoryProvider>(std::make_unique<CudaMemory>(device));
 }
 
-}  // namespace clustercert::peer
+}  // namespace clustercert::agent::peer

@@ -2,7 +2,7 @@
 #include "absl/strings/str_cat.h"
 #include "agent/peer/memory_provider.h"
 
-namespace clustercert::peer {
+namespace clustercert::agent::peer {
 
 absl::StatusOr<std::unique_ptr<MemoryProvider>> MakeCudaMemory(int device) {
   return absl::UnimplementedError(
@@ -11,4 +11,4 @@ absl::StatusOr<std::unique_ptr<MemoryProvider>> MakeCudaMemory(int device) {
                    "tests cannot run; rebuild on a host with /usr/local/cuda or use memory host"));
 }
 
-}  // namespace clustercert::peer
+}  // namespace clustercert::agent::peer

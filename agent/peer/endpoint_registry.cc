@@ -9,7 +9,7 @@
 #include "common/random_id.h"
 #include "spdlog/spdlog.h"
 
-namespace clustercert::peer {
+namespace clustercert::agent::peer {
 namespace {
 
 // The busy key; the request's own text, so clipped before it is kept or quoted.
@@ -237,4 +237,4 @@ size_t EndpointRegistry::active() const {
   return table_.size();
 }
 
-}  // namespace clustercert::peer
+}  // namespace clustercert::agent::peer

@@ -14,7 +14,7 @@
 #include "common/lease_table.h"
 #include "common/periodic_thread.h"
 
-namespace clustercert::peer {
+namespace clustercert::agent::peer {
 
 struct EndpointLimits {
   // The controller asks for 60 s and renews it with every call; ten minutes
@@ -92,4 +92,4 @@ class EndpointRegistry {
   PeriodicThread reaper_;  // last: stopped before the rest goes
 };
 
-}  // namespace clustercert::peer
+}  // namespace clustercert::agent::peer

@@ -17,7 +17,7 @@
 
 #include "absl/strings/str_cat.h"
 
-namespace clustercert::peer {
+namespace clustercert::agent::peer {
 namespace {
 
 // A driver reporting more statistics than this is not believed (mlx5 has a
@@ -180,4 +180,4 @@ absl::StatusOr<std::map<std::string, uint64_t>> IoctlEthtoolStatsSource::Read(
   return kept;
 }
 
-}  // namespace clustercert::peer
+}  // namespace clustercert::agent::peer

@@ -6,7 +6,7 @@
 
 #include "absl/status/statusor.h"
 
-namespace clustercert::peer {
+namespace clustercert::agent::peer {
 
 // A netdev's ethtool statistics (what `ethtool -S IF` prints), by name. The
 // RDMA counters in sysfs do not carry pause frames or port-level discards;
@@ -43,4 +43,4 @@ bool IsValidNetdevName(const std::string& name);
 // True for the ethtool statistic names IoctlEthtoolStatsSource keeps.
 bool IsKeptEthtoolStat(const std::string& name);
 
-}  // namespace clustercert::peer
+}  // namespace clustercert::agent::peer

@@ -11,7 +11,7 @@
 #include "agent/peer/verbs_resources.h"
 #include "common/errno_text.h"
 
-namespace clustercert::peer {
+namespace clustercert::agent::peer {
 namespace {
 
 class HostBuffer : public Buffer {
@@ -55,4 +55,4 @@ absl::StatusOr<std::unique_ptr<Buffer>> HostMemory::Allocate(size_t bytes) {
   return std::unique_ptr<Buffer>(std::make_unique<HostBuffer>(data, size));
 }
 
-}  // namespace clustercert::peer
+}  // namespace clustercert::agent::peer

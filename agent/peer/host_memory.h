@@ -7,7 +7,7 @@
 #include "absl/status/statusor.h"
 #include "agent/peer/memory_provider.h"
 
-namespace clustercert::peer {
+namespace clustercert::agent::peer {
 
 // Host memory for verbs tests: anonymous pages, page-aligned and zeroed, all
 // faulted in at allocation so page faults are not measured; registered with
@@ -18,4 +18,4 @@ class HostMemory : public MemoryProvider {
   std::string Describe() const override { return "host"; }
 };
 
-}  // namespace clustercert::peer
+}  // namespace clustercert::agent::peer

@@ -9,7 +9,7 @@
 #include "absl/strings/str_cat.h"
 #include "agent/peer/host_memory.h"
 
-namespace clustercert::peer {
+namespace clustercert::agent::peer {
 namespace {
 
 constexpr absl::string_view kCudaPrefix = "cuda:";
@@ -53,4 +53,4 @@ absl::StatusOr<std::unique_ptr<MemoryProvider>> MakeMemoryProvider(const MemoryS
   return MakeCudaMemory(spec.cuda_device);
 }
 
-}  // namespace clustercert::peer
+}  // namespace clustercert::agent::peer

@@ -16,7 +16,7 @@
 // ibv_reg_mr; GPU memory with ibv_reg_mr through nvidia-peermem, or as a
 // DMA-BUF. The provider says afterwards which path was taken, for the result's
 // memory_path ("host", "cuda:0 via nvidia-peermem", "cuda:0 via DMA-BUF").
-namespace clustercert::peer {
+namespace clustercert::agent::peer {
 
 // A buffer owned until destroyed. Destroy it only after every MemoryRegion
 // made from it.
@@ -63,4 +63,4 @@ absl::StatusOr<std::unique_ptr<MemoryProvider>> MakeCudaMemory(int device);
 // The provider `spec` names.
 absl::StatusOr<std::unique_ptr<MemoryProvider>> MakeMemoryProvider(const MemorySpec& spec);
 
-}  // namespace clustercert::peer
+}  // namespace clustercert::agent::peer

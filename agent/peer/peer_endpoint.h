@@ -6,7 +6,7 @@
 #include "absl/time/time.h"
 #include "clustercert/v1/peer.pb.h"
 
-namespace clustercert::peer {
+namespace clustercert::agent::peer {
 
 // One side of a peer test, owning every resource it made (sockets, buffers,
 // QPs, MRs) until it is destroyed. The controller drives both sides through
@@ -49,4 +49,4 @@ class PeerEngine {
   virtual absl::StatusOr<std::unique_ptr<PeerEndpoint>> Prepare(const v1::PeerTestSpec& spec) = 0;
 };
 
-}  // namespace clustercert::peer
+}  // namespace clustercert::agent::peer

@@ -11,7 +11,7 @@
 #include "common/counter_deltas.h"
 #include "common/printable.h"
 
-namespace clustercert::peer {
+namespace clustercert::agent::peer {
 namespace {
 
 constexpr char kCounters[] = "counters";
@@ -201,4 +201,4 @@ void PortCounterReader::ReadDirectory(const std::string& dir, const std::string&
   }
 }
 
-}  // namespace clustercert::peer
+}  // namespace clustercert::agent::peer

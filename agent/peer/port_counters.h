@@ -12,7 +12,7 @@
 #include "clustercert/v1/counters.pb.h"
 #include "common/sysfs_view.h"
 
-namespace clustercert::peer {
+namespace clustercert::agent::peer {
 
 // Reads one RDMA port's counters: every file under
 // /sys/class/infiniband/DEV/ports/N/counters/ and .../hw_counters/ (decimal)
@@ -55,4 +55,4 @@ class PortCounterReader {
   std::function<absl::Time()> now_;
 };
 
-}  // namespace clustercert::peer
+}  // namespace clustercert::agent::peer

@@ -6,7 +6,7 @@
 #include "absl/time/clock.h"
 #include "clustercert/v1/peer.pb.h"
 
-namespace clustercert::peer {
+namespace clustercert::agent::peer {
 
 // Bytes moved by a running test, written by the engine's data loops and read
 // by progress queries from another thread (relaxed atomics: a progress figure
@@ -48,4 +48,4 @@ class RunProgress {
   std::atomic<bool> running_{false};
 };
 
-}  // namespace clustercert::peer
+}  // namespace clustercert::agent::peer

@@ -4,7 +4,7 @@
 
 #include "absl/strings/str_cat.h"
 
-namespace clustercert::peer {
+namespace clustercert::agent::peer {
 
 absl::StatusOr<RunShape> ParseRunShape(const v1::PeerTestSpec& spec, bool latency,
                                        const RunShapeLimits& limits) {
@@ -55,4 +55,4 @@ absl::StatusOr<RunShape> ParseRunShape(const v1::PeerTestSpec& spec, bool latenc
   return shape;
 }
 
-}  // namespace clustercert::peer
+}  // namespace clustercert::agent::peer

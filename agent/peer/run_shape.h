@@ -7,7 +7,7 @@
 #include "absl/time/time.h"
 #include "clustercert/v1/peer.pb.h"
 
-namespace clustercert::peer {
+namespace clustercert::agent::peer {
 
 // The part of a peer-test spec every engine reads the same way: how many
 // parallel streams (TCP connections or QPs), whether both directions run, and
@@ -41,4 +41,4 @@ struct RunShapeLimits {
 absl::StatusOr<RunShape> ParseRunShape(const v1::PeerTestSpec& spec, bool latency,
                                        const RunShapeLimits& limits);
 
-}  // namespace clustercert::peer
+}  // namespace clustercert::agent::peer

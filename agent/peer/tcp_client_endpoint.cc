@@ -9,7 +9,7 @@
 #include "absl/strings/str_cat.h"
 #include "agent/peer/run_shape.h"
 
-namespace clustercert::peer {
+namespace clustercert::agent::peer {
 
 TcpClientEndpoint::TcpClientEndpoint(TcpTestOptions options, SocketAddress local)
     : options_(std::move(options)), local_(local) {
@@ -131,46 +131,14 @@ absl::StatusOr<v1::PeerTestResult> TcpClientEndpoint::Run(absl::Time deadline) {
 
 absl::StatusOr<v1::PeerTestResult> TcpClientEndpoint::RunBandwidth(
     absl::Time deadline, SteadyClock::time_point run_start) {
-  absl::StatusOr<AlignedBuffer> message = AlignedBuffer::Allocate(options_.message_bytes);
-  if (!message.ok()) return message.status();
-  std::vector<AlignedBuffer> scratch;
-  for (size_t i = 0; i < reverse_.size(); ++i) {
-    absl::StatusOr<AlignedBuffer> buffer = AlignedBuffer::Allocate(kReceiveChunkBytes);
-    if (!buffer.ok()) return buffer.status();
-    scratch.push_back(*std::move(buffer));
-  }
-  std::vector<StreamTally> sent(forward_.size());
-  std::vector<StreamTally> received(reverse_.size());
-  const SendPlan plan{options_.message_bytes, options_.iterations, options_.duration,
-                      SteadyClock::now()};
-  std::atomic<bool> stop{false};
-  std::vector<std::function<absl::Status()>> tasks;
-  // All forward streams from one thread (see SendStreams).
-  std::vector<TcpSocket*> forward_sockets;
-  for (auto& stream : forward_) forward_sockets.push_back(&stream.socket);
-  tasks.push_back([&]() -> absl::Status {
-    size_t failed = 0;
-    absl::Status status = SendStreams(forward_sockets, *message, plan, deadline, stop,
-                                      progress_.counter(), &sent, &failed);
-    if (!status.ok()) {
-      return StreamFailure(status, forward_[failed].peer, run_start,
-                           StreamName(failed, forward_.size(), "sending"));
-    }
-    return absl::OkStatus();
-  });
-  for (size_t i = 0; i < reverse_.size(); ++i) {
-    tasks.push_back([&, i]() -> absl::Status {
-      absl::StatusOr<StreamTally> tally =
-          ReceiveStream(reverse_[i].socket, scratch[i], deadline, stop);
-      if (!tally.ok()) {
-        return StreamFailure(tally.status(), reverse_[i].peer, run_start,
-                             StreamName(i, reverse_.size(), "receiving"));
-      }
-      received[i] = *tally;
-      return absl::OkStatus();
-    });
-  }
-  if (absl::Status ran = RunInParallel(std::move(tasks), stop); !ran.ok()) return ran;
+  std::vector<Stream*> forward, reverse;
+  for (Stream& stream : forward_) forward.push_back(&stream);
+  for (Stream& stream : reverse_) reverse.push_back(&stream);
+  absl::StatusOr<BandwidthTallies> tallies = RunBandwidthStreams(
+      options_, /*client=*/true, forward, reverse, deadline, run_start, progress_.counter());
+  if (!tallies.ok()) return tallies.status();
+  const std::vector<StreamTally>& sent = tallies->forward;
+  const std::vector<StreamTally>& received = tallies->reverse;
   v1::PeerTestResult result;
   result.set_role("client");
   result.set_memory_path("host");
@@ -186,7 +154,7 @@ absl::StatusOr<v1::PeerTestResult> TcpClientEndpoint::RunBandwidth(
                                    "client->server, where the server confirmed ",
                                    out.bytes, " bytes"));
   } else {
-    *result.mutable_bandwidth() = BandwidthOf(options_, out.bytes, out.last - plan.start);
+    *result.mutable_bandwidth() = BandwidthOf(options_, out.bytes, out.last - tallies->plan_start);
     result.set_detail(absl::StrCat(StreamCount(options_),
                                    ", sender side; the server's receiver-side result is "
                                    "authoritative (it confirmed ",
@@ -222,4 +190,4 @@ absl::StatusOr<v1::PeerTestResult> TcpClientEndpoint::RunPingPong(
   return result;
 }
 
-}  // namespace clustercert::peer
+}  // namespace clustercert::agent::peer

@@ -14,7 +14,7 @@
 #include "agent/peer/tcp_socket.h"
 #include "agent/peer/tcp_streams.h"
 
-namespace clustercert::peer {
+namespace clustercert::agent::peer {
 
 // The measuring side of a tcp peer test. Construction touches no network;
 // Connect opens the streams from data_ip to the server and sends each one's
@@ -52,4 +52,4 @@ class TcpClientEndpoint : public PeerEndpoint {
   std::optional<Stream> ping_pong_;
 };
 
-}  // namespace clustercert::peer
+}  // namespace clustercert::agent::peer

@@ -10,7 +10,7 @@
 #include "agent/peer/tcp_server_endpoint.h"
 #include "agent/peer/tcp_socket.h"
 
-namespace clustercert::peer {
+namespace clustercert::agent::peer {
 namespace {
 
 constexpr uint64_t kDefaultBandwidthBytes = 65536;
@@ -86,11 +86,7 @@ absl::StatusOr<TcpTestOptions> TcpTestOptions::FromSpec(const v1::PeerTestSpec& 
   limits.engine = "tcp";
   absl::StatusOr<RunShape> shape = ParseRunShape(spec, latency, limits);
   if (!shape.ok()) return shape.status();
-  options.streams = shape->streams;
-  options.bidirectional = shape->bidirectional;
-  options.duration = shape->duration;
-  options.iterations = shape->iterations;
-  options.no_progress = shape->no_progress;
+  static_cast<RunShape&>(options) = *shape;
   return options;
 }
 
@@ -109,4 +105,4 @@ absl::StatusOr<std::unique_ptr<PeerEndpoint>> TcpEngine::Prepare(const v1::PeerT
       std::make_unique<TcpClientEndpoint>(*std::move(options), *local));
 }
 
-}  // namespace clustercert::peer
+}  // namespace clustercert::agent::peer

@@ -10,14 +10,15 @@
 #include "agent/peer/run_shape.h"
 #include "clustercert/v1/peer.pb.h"
 
-namespace clustercert::peer {
+namespace clustercert::agent::peer {
 
 // A PeerTestSpec checked and completed for the tcp engine. Zero (proto3's
 // "unset") takes perftest's default: message_bytes 65,536 for bandwidth and
 // 2 for latency, 1 stream, 1,000 iterations when duration_s is 0 too.
-struct TcpTestOptions {
+// The run's shape (streams, duration or iterations, no-progress limit,
+// bidirectional) is the RunShape base: see run_shape.h.
+struct TcpTestOptions : RunShape {
   static constexpr uint64_t kMaxMessageBytes = uint64_t{64} << 20;
-  // Streams, duration, iterations and latency samples: see run_shape.h.
 
   enum class Kind { kBandwidth, kLatency };
 
@@ -26,11 +27,6 @@ struct TcpTestOptions {
   bool server = false;
   std::string data_ip;
   uint64_t message_bytes = 0;
-  uint32_t streams = 1;
-  absl::Duration duration = absl::ZeroDuration();  // > 0: duration mode
-  uint64_t iterations = 0;                         // when duration is zero
-  absl::Duration no_progress = absl::Seconds(10);  // a socket wait this long ends the run
-  bool bidirectional = false;
 
   // InvalidArgument naming the field, the value and the allowed range.
   static absl::StatusOr<TcpTestOptions> FromSpec(const v1::PeerTestSpec& spec);
@@ -63,4 +59,4 @@ class TcpEngine : public PeerEngine {
   absl::StatusOr<std::unique_ptr<PeerEndpoint>> Prepare(const v1::PeerTestSpec& spec) override;
 };
 
-}  // namespace clustercert::peer
+}  // namespace clustercert::agent::peer

@@ -8,7 +8,7 @@
 #include "absl/strings/str_format.h"
 #include "common/perf_stats.h"
 
-namespace clustercert::peer {
+namespace clustercert::agent::peer {
 
 std::string FormatSeconds(SteadyClock::duration elapsed) {
   return absl::StrFormat("%.1f s", std::chrono::duration<double>(elapsed).count());
@@ -117,4 +117,69 @@ absl::Status BeginRun(const TcpTestOptions& options, absl::Time deadline, bool* 
   return CheckDurationFits(options, deadline);
 }
 
-}  // namespace clustercert::peer
+namespace {
+
+// The read buffers a side needs: the server drains its forward streams from
+// one thread into one; the client reads each reverse stream on its own.
+absl::StatusOr<std::vector<AlignedBuffer>> ReceiveBuffers(size_t count) {
+  std::vector<AlignedBuffer> buffers;
+  for (size_t i = 0; i < count; ++i) {
+    absl::StatusOr<AlignedBuffer> buffer = AlignedBuffer::Allocate(kReceiveChunkBytes);
+    if (!buffer.ok()) return buffer.status();
+    buffers.push_back(*std::move(buffer));
+  }
+  return buffers;
+}
+
+}  // namespace
+
+absl::StatusOr<BandwidthTallies> RunBandwidthStreams(const TcpTestOptions& options, bool client,
+                                                     const std::vector<Stream*>& forward,
+                                                     const std::vector<Stream*>& reverse,
+                                                     absl::Time deadline,
+                                                     SteadyClock::time_point run_start,
+                                                     std::atomic<uint64_t>* moved) {
+  const bool sends = client || !reverse.empty();
+  absl::StatusOr<AlignedBuffer> message =
+      AlignedBuffer::Allocate(sends ? options.message_bytes : 1);
+  if (!message.ok()) return message.status();
+  absl::StatusOr<std::vector<AlignedBuffer>> scratch = ReceiveBuffers(client ? reverse.size() : 1);
+  if (!scratch.ok()) return scratch.status();
+  BandwidthTallies tallies{std::vector<StreamTally>(forward.size()),
+                           std::vector<StreamTally>(reverse.size()), SteadyClock::now()};
+  const SendPlan plan{options.message_bytes, options.iterations, options.duration,
+                      tallies.plan_start};
+  std::vector<TcpSocket*> forward_sockets;
+  forward_sockets.reserve(forward.size());
+  for (Stream* stream : forward) forward_sockets.push_back(&stream->socket);
+  std::atomic<bool> stop{false};
+  std::vector<std::function<absl::Status()>> tasks;
+  tasks.reserve(1 + reverse.size());
+  tasks.emplace_back([&]() -> absl::Status {
+    size_t failed = 0;
+    absl::Status status = client ? SendStreams(forward_sockets, *message, plan, deadline, stop,
+                                               moved, &tallies.forward, &failed)
+                                 : ReceiveStreams(forward_sockets, (*scratch)[0], deadline, stop,
+                                                  moved, &tallies.forward, &failed);
+    if (status.ok()) return status;
+    return StreamFailure(status, forward[failed]->peer, run_start,
+                         StreamName(failed, forward.size(), client ? "sending" : "receiving"));
+  });
+  for (size_t i = 0; i < reverse.size(); ++i) {
+    tasks.emplace_back([&, i]() -> absl::Status {
+      absl::StatusOr<StreamTally> tally =
+          client ? ReceiveStream(reverse[i]->socket, (*scratch)[i], deadline, stop)
+                 : SendStream(reverse[i]->socket, *message, plan, deadline, stop);
+      if (!tally.ok()) {
+        return StreamFailure(tally.status(), reverse[i]->peer, run_start,
+                             StreamName(i, reverse.size(), client ? "receiving" : "sending"));
+      }
+      tallies.reverse[i] = *tally;
+      return absl::OkStatus();
+    });
+  }
+  if (absl::Status ran = RunInParallel(std::move(tasks), stop); !ran.ok()) return ran;
+  return tallies;
+}
+
+}  // namespace clustercert::agent::peer

@@ -1,10 +1,12 @@
 #pragma once
 
+#include <atomic>
 #include <cstddef>
 #include <string>
 #include <vector>
 
 #include "absl/status/status.h"
+#include "absl/status/statusor.h"
 #include "absl/strings/string_view.h"
 #include "agent/peer/tcp_engine.h"
 #include "agent/peer/tcp_socket.h"
@@ -14,7 +16,7 @@
 // What the tcp server and client endpoints share: turning stream tallies into
 // PeerTestResult figures (perftest's arithmetic) and stream failures into
 // sentences that name the peer, the stream and how far the run got.
-namespace clustercert::peer {
+namespace clustercert::agent::peer {
 
 // Receivers read in chunks this large whatever the message size: fewer
 // system calls, and TCP keeps no message boundaries anyway.
@@ -53,9 +55,30 @@ absl::Status CheckDurationFits(const TcpTestOptions& options, absl::Time deadlin
 // is set), and the test must fit before `deadline`.
 absl::Status BeginRun(const TcpTestOptions& options, absl::Time deadline, bool* ran);
 
+// What one side's bandwidth streams counted: forward (client->server) and,
+// when bidirectional, reverse, with the moment the send plan started.
+struct BandwidthTallies {
+  std::vector<StreamTally> forward;
+  std::vector<StreamTally> reverse;
+  SteadyClock::time_point plan_start;
+};
+
+// One side of a bandwidth test, the core both endpoints share: the forward
+// streams from one thread (one poll loop drives them all: SendStreams on the
+// client, ReceiveStreams on the server) and each reverse stream of a
+// bidirectional test on a thread of its own, the other way. The first failure
+// stops the rest and comes back as a sentence naming the peer and stream;
+// `moved` counts the forward bytes as they go.
+absl::StatusOr<BandwidthTallies> RunBandwidthStreams(const TcpTestOptions& options, bool client,
+                                                     const std::vector<Stream*>& forward,
+                                                     const std::vector<Stream*>& reverse,
+                                                     absl::Time deadline,
+                                                     SteadyClock::time_point run_start,
+                                                     std::atomic<uint64_t>* moved);
+
 v1::BandwidthStats BandwidthOf(const TcpTestOptions& options, uint64_t bytes,
                                SteadyClock::duration elapsed);
 // From round trips: one-way = RTT/2 for write/send, the RTT for read (perftest).
 v1::LatencyStats LatencyOf(const TcpTestOptions& options, std::vector<double> rtt_us);
 
-}  // namespace clustercert::peer
+}  // namespace clustercert::agent::peer

@@ -9,7 +9,7 @@
 
 #include "absl/strings/str_cat.h"
 
-namespace clustercert::peer {
+namespace clustercert::agent::peer {
 namespace {
 
 // A real client sends its header right after connecting, so a connection
@@ -149,44 +149,13 @@ absl::StatusOr<v1::PeerTestResult> TcpServerEndpoint::Run(absl::Time deadline) {
 
 absl::StatusOr<v1::PeerTestResult> TcpServerEndpoint::RunBandwidth(
     absl::Time deadline, SteadyClock::time_point run_start) {
-  absl::StatusOr<AlignedBuffer> message =
-      AlignedBuffer::Allocate(reverse_.empty() ? 1 : options_.message_bytes);
-  if (!message.ok()) return message.status();
-  // One read buffer: the forward streams are drained from one thread.
-  absl::StatusOr<AlignedBuffer> scratch = AlignedBuffer::Allocate(kReceiveChunkBytes);
-  if (!scratch.ok()) return scratch.status();
-  std::vector<StreamTally> received(forward_.size());
-  std::vector<StreamTally> sent(reverse_.size());
-  const SendPlan plan{options_.message_bytes, options_.iterations, options_.duration,
-                      SteadyClock::now()};
-  std::atomic<bool> stop{false};
-  std::vector<std::function<absl::Status()>> tasks;
-  // All forward streams from one thread (see ReceiveStreams).
-  std::vector<TcpSocket*> forward_sockets;
-  for (auto& stream : forward_) forward_sockets.push_back(&stream->socket);
-  tasks.push_back([&]() -> absl::Status {
-    size_t failed = 0;
-    absl::Status status = ReceiveStreams(forward_sockets, *scratch, deadline, stop,
-                                         progress_.counter(), &received, &failed);
-    if (!status.ok()) {
-      return StreamFailure(status, forward_[failed]->peer, run_start,
-                           StreamName(failed, forward_.size(), "receiving"));
-    }
-    return absl::OkStatus();
-  });
-  for (size_t i = 0; i < reverse_.size(); ++i) {
-    tasks.push_back([&, i]() -> absl::Status {
-      absl::StatusOr<StreamTally> tally =
-          SendStream(reverse_[i]->socket, *message, plan, deadline, stop);
-      if (!tally.ok()) {
-        return StreamFailure(tally.status(), reverse_[i]->peer, run_start,
-                             StreamName(i, reverse_.size(), "sending"));
-      }
-      sent[i] = *tally;
-      return absl::OkStatus();
-    });
-  }
-  if (absl::Status ran = RunInParallel(std::move(tasks), stop); !ran.ok()) return ran;
+  std::vector<Stream*> forward, reverse;
+  for (std::optional<Stream>& stream : forward_) forward.push_back(&*stream);
+  for (std::optional<Stream>& stream : reverse_) reverse.push_back(&*stream);
+  absl::StatusOr<BandwidthTallies> tallies = RunBandwidthStreams(
+      options_, /*client=*/false, forward, reverse, deadline, run_start, progress_.counter());
+  if (!tallies.ok()) return tallies.status();
+  const std::vector<StreamTally>& received = tallies->forward;
   if (absl::Status whole = CheckReceived(options_, received, "client->server"); !whole.ok()) {
     return whole;
   }
@@ -229,4 +198,4 @@ absl::StatusOr<v1::PeerTestResult> TcpServerEndpoint::RunEcho(absl::Time deadlin
   return result;
 }
 
-}  // namespace clustercert::peer
+}  // namespace clustercert::agent::peer

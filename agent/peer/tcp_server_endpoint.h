@@ -14,7 +14,7 @@
 #include "agent/peer/tcp_socket.h"
 #include "agent/peer/tcp_streams.h"
 
-namespace clustercert::peer {
+namespace clustercert::agent::peer {
 
 // The passive side of a tcp peer test. Create listens on data_ip (port 0) and
 // publishes {address, tcp_port}; Connect records the client's address, the
@@ -52,4 +52,4 @@ class TcpServerEndpoint : public PeerEndpoint {
   std::optional<Stream> ping_pong_;
 };
 
-}  // namespace clustercert::peer
+}  // namespace clustercert::agent::peer

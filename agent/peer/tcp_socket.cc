@@ -17,7 +17,7 @@
 #include "absl/strings/str_format.h"
 #include "common/errno_text.h"
 
-namespace clustercert::peer {
+namespace clustercert::agent::peer {
 namespace {
 
 // Marks the status of a wait that its no-progress limit ended.
@@ -279,4 +279,4 @@ absl::StatusOr<SocketAddress> TcpSocket::PeerAddress() const {
   return SocketAddress::FromSockaddr(storage, length);
 }
 
-}  // namespace clustercert::peer
+}  // namespace clustercert::agent::peer

@@ -12,7 +12,7 @@
 #include "absl/strings/string_view.h"
 #include "absl/time/time.h"
 
-namespace clustercert::peer {
+namespace clustercert::agent::peer {
 
 // An owned file descriptor: closed exactly once, when the owner goes away.
 class UniqueFd {
@@ -124,4 +124,4 @@ class TcpSocket {
 absl::Status NoProgressError(absl::Duration quiet);
 bool IsNoProgress(const absl::Status& status);
 
-}  // namespace clustercert::peer
+}  // namespace clustercert::agent::peer

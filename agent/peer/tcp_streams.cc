@@ -12,7 +12,7 @@
 
 #include "absl/strings/str_cat.h"
 
-namespace clustercert::peer {
+namespace clustercert::agent::peer {
 namespace {
 
 constexpr size_t kPageBytes = 4096;
@@ -392,4 +392,4 @@ absl::Status RunInParallel(std::vector<std::function<absl::Status()>> tasks,
   return first_failure;
 }
 
-}  // namespace clustercert::peer
+}  // namespace clustercert::agent::peer

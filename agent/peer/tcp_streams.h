@@ -26,7 +26,7 @@
 //   kReverse  the same with the roles swapped (the bidirectional half).
 //   kPingPong client sends one message, the server echoes it; repeated; the
 //             client ends with a write shutdown at a message boundary.
-namespace clustercert::peer {
+namespace clustercert::agent::peer {
 
 using SteadyClock = std::chrono::steady_clock;
 
@@ -133,4 +133,4 @@ absl::StatusOr<std::vector<double>> PingPongStream(TcpSocket& socket, const Alig
 absl::Status RunInParallel(std::vector<std::function<absl::Status()>> tasks,
                            std::atomic<bool>& stop);
 
-}  // namespace clustercert::peer
+}  // namespace clustercert::agent::peer

@@ -19,7 +19,7 @@
 #include "agent/peer/verbs_datapath.h"
 #include "common/perf_stats.h"
 
-namespace clustercert::peer {
+namespace clustercert::agent::peer {
 namespace {
 
 using Clock = DataPath::Clock;
@@ -137,15 +137,9 @@ absl::Status BandwidthRun::Handle(const ibv_wc& wc, Clock::time_point now) {
     return absl::OkStatus();
   }
   if ((wc.wc_flags & IBV_WC_WITH_IMM) != 0) {
-    absl::StatusOr<EndReason> reason = DecodeEndOfTest(ntohl(wc.imm_data));
-    if (!reason.ok()) {
-      return absl::DataLossError(
-          absl::StrCat(QpName(path_.device, wc.qp_num), ": ", reason.status().message()));
-    }
-    if (*reason == EndReason::kAborted) {
-      return absl::AbortedError(absl::StrCat(
-          QpName(path_.device, wc.qp_num),
-          ": the peer aborted the test (it reached its deadline): see the peer's result"));
+    if (absl::Status ended = PeerEndOfTest(path_.device, wc.qp_num, ntohl(wc.imm_data));
+        !ended.ok()) {
+      return ended;
     }
     qp.peer_ended = true;
     return absl::OkStatus();
@@ -278,4 +272,4 @@ absl::StatusOr<v1::PeerTestResult> RunBandwidth(const DataPath& path) {
   return run.Run();
 }
 
-}  // namespace clustercert::peer
+}  // namespace clustercert::agent::peer

@@ -9,7 +9,7 @@
 #include "agent/peer/verbs_resources.h"
 #include "common/errno_text.h"
 
-namespace clustercert::peer {
+namespace clustercert::agent::peer {
 namespace {
 
 absl::Status PostFailure(const DataPath& path, size_t qp, const char* what, int rc) {
@@ -138,4 +138,4 @@ absl::Status DataPath::Stopped(const std::string& doing) const {
       options->test, device, std::chrono::duration<double>(Clock::now() - started).count(), doing));
 }
 
-}  // namespace clustercert::peer
+}  // namespace clustercert::agent::peer

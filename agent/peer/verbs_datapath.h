@@ -21,7 +21,7 @@
 // DataPath only borrows the endpoint's objects; the endpoint owns them and
 // outlives the run. Every wait polls (no completion channel) and checks the
 // run's deadline, so nothing blocks past it.
-namespace clustercert::peer {
+namespace clustercert::agent::peer {
 
 struct DataPath {
   using Clock = std::chrono::steady_clock;
@@ -108,4 +108,4 @@ class ProgressWatch {
 absl::StatusOr<v1::PeerTestResult> RunBandwidth(const DataPath& path);
 absl::StatusOr<v1::PeerTestResult> RunLatency(const DataPath& path);
 
-}  // namespace clustercert::peer
+}  // namespace clustercert::agent::peer

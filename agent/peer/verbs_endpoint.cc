@@ -12,7 +12,7 @@
 #include "agent/peer/verbs_protocol.h"
 #include "common/ib_mtu.h"
 
-namespace clustercert::peer {
+namespace clustercert::agent::peer {
 namespace {
 
 constexpr int kAccess = IBV_ACCESS_LOCAL_WRITE | IBV_ACCESS_REMOTE_WRITE | IBV_ACCESS_REMOTE_READ;
@@ -287,4 +287,4 @@ absl::StatusOr<v1::PeerTestResult> VerbsEndpoint::Run(absl::Time deadline) {
   return result;
 }
 
-}  // namespace clustercert::peer
+}  // namespace clustercert::agent::peer

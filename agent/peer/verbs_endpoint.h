@@ -14,7 +14,7 @@
 #include "agent/peer/verbs_resources.h"
 #include "clustercert/v1/peer.pb.h"
 
-namespace clustercert::peer {
+namespace clustercert::agent::peer {
 
 // One side of a verbs peer test: the buffer, the device context, the PD, the
 // MR over the buffer, one CQ and `streams` RC QPs, made in rc_pingpong's order
@@ -64,4 +64,4 @@ class VerbsEndpoint : public PeerEndpoint {
   std::atomic<bool> cancelled_{false};
 };
 
-}  // namespace clustercert::peer
+}  // namespace clustercert::agent::peer

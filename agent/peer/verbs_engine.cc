@@ -4,7 +4,7 @@
 
 #include "agent/peer/verbs_endpoint.h"
 
-namespace clustercert::peer {
+namespace clustercert::agent::peer {
 
 absl::StatusOr<std::unique_ptr<PeerEndpoint>> VerbsEngine::Prepare(const v1::PeerTestSpec& spec) {
   absl::StatusOr<VerbsTestOptions> options = VerbsTestOptions::FromSpec(spec);
@@ -15,4 +15,4 @@ absl::StatusOr<std::unique_ptr<PeerEndpoint>> VerbsEngine::Prepare(const v1::Pee
   return std::unique_ptr<PeerEndpoint>(*std::move(endpoint));
 }
 
-}  // namespace clustercert::peer
+}  // namespace clustercert::agent::peer

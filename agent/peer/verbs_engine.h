@@ -7,7 +7,7 @@
 #include "agent/peer/verbs_options.h"
 #include "clustercert/v1/peer.pb.h"
 
-namespace clustercert::peer {
+namespace clustercert::agent::peer {
 
 // Peer tests over libibverbs RC QPs, measured and reported as perftest's
 // ib_{write,send,read}_{bw,lat} do (--report_gbits). The spec names the RDMA
@@ -33,4 +33,4 @@ class VerbsEngine : public PeerEngine {
   absl::StatusOr<std::unique_ptr<PeerEndpoint>> Prepare(const v1::PeerTestSpec& spec) override;
 };
 
-}  // namespace clustercert::peer
+}  // namespace clustercert::agent::peer

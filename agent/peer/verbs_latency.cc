@@ -23,7 +23,7 @@
 #include "agent/peer/verbs_datapath.h"
 #include "common/perf_stats.h"
 
-namespace clustercert::peer {
+namespace clustercert::agent::peer {
 namespace {
 
 using Clock = DataPath::Clock;
@@ -93,15 +93,9 @@ absl::Status LatencyRun::PollOnce() {
       continue;
     }
     if ((wc.wc_flags & IBV_WC_WITH_IMM) != 0) {
-      absl::StatusOr<EndReason> reason = DecodeEndOfTest(ntohl(wc.imm_data));
-      if (!reason.ok()) {
-        return absl::DataLossError(
-            absl::StrCat(QpName(path_.device, wc.qp_num), ": ", reason.status().message()));
-      }
-      if (*reason == EndReason::kAborted) {
-        return absl::AbortedError(absl::StrCat(
-            QpName(path_.device, wc.qp_num),
-            ": the peer aborted the test (it reached its deadline): see the peer's result"));
+      if (absl::Status ended = PeerEndOfTest(path_.device, wc.qp_num, ntohl(wc.imm_data));
+          !ended.ok()) {
+        return ended;
       }
       peer_ended_ = true;
       continue;
@@ -283,4 +277,4 @@ absl::StatusOr<v1::PeerTestResult> RunLatency(const DataPath& path) {
   return run.Run();
 }
 
-}  // namespace clustercert::peer
+}  // namespace clustercert::agent::peer

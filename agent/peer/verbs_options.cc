@@ -8,7 +8,7 @@
 #include "agent/peer/run_shape.h"
 #include "common/ib_mtu.h"
 
-namespace clustercert::peer {
+namespace clustercert::agent::peer {
 namespace {
 
 constexpr uint64_t kDefaultBandwidthBytes = 65536;
@@ -109,11 +109,7 @@ absl::StatusOr<VerbsTestOptions> VerbsTestOptions::FromSpec(const v1::PeerTestSp
   limits.engine = "verbs";
   absl::StatusOr<RunShape> shape = ParseRunShape(spec, latency, limits);
   if (!shape.ok()) return shape.status();
-  options.streams = shape->streams;
-  options.bidirectional = shape->bidirectional;
-  options.duration = shape->duration;
-  options.iterations = shape->iterations;
-  options.no_progress = shape->no_progress;
+  static_cast<RunShape&>(options) = *shape;
   return options;
 }
 
@@ -141,4 +137,4 @@ std::string LinkLayerName(uint8_t link_layer) {
   }
 }
 
-}  // namespace clustercert::peer
+}  // namespace clustercert::agent::peer

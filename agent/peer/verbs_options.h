@@ -11,19 +11,20 @@
 #include "agent/peer/run_shape.h"
 #include "clustercert/v1/peer.pb.h"
 
-namespace clustercert::peer {
+namespace clustercert::agent::peer {
 
 // A PeerTestSpec checked and completed for the verbs engine. Zero (proto3's
 // "unset") takes perftest's default: port 1; message_bytes 65,536 for
 // bandwidth and 2 for latency; queue_depth (tx depth) 128; 1 QP; 5,000
 // iterations for write_bw and 1,000 for the others when duration_s is 0 too.
-struct VerbsTestOptions {
+// The run's shape (streams = RC QPs, duration or iterations per QP, the
+// no-progress limit watched by RunWatch, bidirectional) is the RunShape base.
+struct VerbsTestOptions : RunShape {
   static constexpr uint32_t kMaxPort = 2;
   static constexpr uint32_t kMaxGidIndex = 255;
   static constexpr uint64_t kMaxBandwidthMessageBytes = uint64_t{64} << 20;
   static constexpr uint64_t kMaxLatencyMessageBytes = uint64_t{64} << 10;
   static constexpr uint32_t kMaxQueueDepth = 4096;
-  // Streams, duration, iterations and latency samples: see run_shape.h.
 
   enum class Kind { kBandwidth, kLatency };
   // The verb that moves the data.
@@ -38,12 +39,7 @@ struct VerbsTestOptions {
   uint32_t gid_index = 0;
   MemorySpec memory;
   uint64_t message_bytes = 0;
-  uint32_t queue_depth = 128;                      // work requests in flight per QP (bandwidth)
-  uint32_t streams = 1;                            // RC QPs
-  absl::Duration duration = absl::ZeroDuration();  // > 0: duration mode
-  uint64_t iterations = 0;                         // per QP, when duration is zero
-  absl::Duration no_progress = absl::Seconds(10);  // see RunWatch (verbs_datapath.h)
-  bool bidirectional = false;
+  uint32_t queue_depth = 128;  // work requests in flight per QP (bandwidth)
 
   // InvalidArgument naming the field, the value and the allowed range.
   static absl::StatusOr<VerbsTestOptions> FromSpec(const v1::PeerTestSpec& spec);
@@ -65,4 +61,4 @@ absl::StatusOr<ibv_mtu> PathMtu(uint32_t local_bytes, uint32_t peer_bytes);
 // the UNSPECIFIED of older drivers), "Ethernet", else "Unknown (N)".
 std::string LinkLayerName(uint8_t link_layer);
 
-}  // namespace clustercert::peer
+}  // namespace clustercert::agent::peer

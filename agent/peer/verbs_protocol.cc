@@ -6,7 +6,7 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
 
-namespace clustercert::peer {
+namespace clustercert::agent::peer {
 namespace {
 
 constexpr uint64_t kRegionAlignment = 4096;
@@ -115,6 +115,20 @@ absl::StatusOr<EndReason> DecodeEndOfTest(uint32_t immediate) {
         immediate, kEndMagic, kEndVersion));
   }
   return static_cast<EndReason>(reason);
+}
+
+absl::Status PeerEndOfTest(absl::string_view device, uint32_t qp_num, uint32_t immediate) {
+  absl::StatusOr<EndReason> reason = DecodeEndOfTest(immediate);
+  if (!reason.ok()) {
+    return absl::DataLossError(
+        absl::StrCat(QpName(device, qp_num), ": ", reason.status().message()));
+  }
+  if (*reason == EndReason::kAborted) {
+    return absl::AbortedError(absl::StrCat(
+        QpName(device, qp_num),
+        ": the peer aborted the test (it reached its deadline): see the peer's result"));
+  }
+  return absl::OkStatus();
 }
 
 PeakTracker::PeakTracker(uint64_t window) : window_(std::max<uint64_t>(1, window)) {}
@@ -255,4 +269,4 @@ std::string DetailOf(const VerbsTestOptions& options, uint32_t path_mtu_bytes, b
   return detail;
 }
 
-}  // namespace clustercert::peer
+}  // namespace clustercert::agent::peer

@@ -33,7 +33,7 @@
 // sender that all earlier (unsignaled) work requests have completed. A sender
 // that gives up while its QP still works (its deadline) sends reason kAborted,
 // which the receiver reports as Aborted. The immediate travels big-endian.
-namespace clustercert::peer {
+namespace clustercert::agent::peer {
 
 // Where the receive region starts: message_bytes rounded up to 4 KiB.
 uint64_t ReceiveOffset(uint64_t message_bytes);
@@ -77,6 +77,10 @@ enum class EndReason : uint8_t { kComplete = 0, kAborted = 1 };
 uint32_t EncodeEndOfTest(EndReason reason);
 // DataLoss for an immediate that is not ours (a different test or version).
 absl::StatusOr<EndReason> DecodeEndOfTest(uint32_t immediate);
+// What the peer's end-of-test immediate (host order) received on `qp_num`
+// says: Ok when the peer completed its test, Aborted when it reached its
+// deadline, DataLoss for an immediate that is not ours; errors name the QP.
+absl::Status PeerEndOfTest(absl::string_view device, uint32_t qp_num, uint32_t immediate);
 
 // perftest's peak: the least time per message over a run of consecutive
 // completions. Record(completed_so_far, when) after each completion (start
@@ -128,4 +132,4 @@ absl::Status CheckPeerInfo(const VerbsTestOptions& options, const v1::EndpointIn
 // this side's figure is.
 std::string DetailOf(const VerbsTestOptions& options, uint32_t path_mtu_bytes, bool inline_data);
 
-}  // namespace clustercert::peer
+}  // namespace clustercert::agent::peer

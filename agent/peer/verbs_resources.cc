@@ -7,19 +7,16 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
 #include "absl/strings/str_join.h"
+#include "agent/peer/verbs_protocol.h"
 #include "common/errno_text.h"
 #include "spdlog/spdlog.h"
 
-namespace clustercert::peer {
+namespace clustercert::agent::peer {
 namespace {
 
 // errno after a verbs call that reports failure through it; never 0, so a
 // message never says "Success".
 int LastErrno() { return errno != 0 ? errno : EIO; }
-
-std::string QpName(const std::string& device, uint32_t qp_num) {
-  return absl::StrFormat("%s QP 0x%x", device, qp_num);
-}
 
 // The verbs teardown calls return an errno (ibv_close_device: -1 and errno).
 // A failure leaves the resource with the driver until the agent exits, so an
@@ -320,4 +317,4 @@ absl::Status QueuePair::ToRts(uint32_t sq_psn, uint8_t rd_atomic) {
                 "RTR -> RTS");
 }
 
-}  // namespace clustercert::peer
+}  // namespace clustercert::agent::peer

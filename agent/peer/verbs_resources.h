@@ -18,7 +18,7 @@
 // buffer, context, PD, MR, CQ, QPs — so C++ destroys them in reverse. The
 // destroy calls' return codes cannot be reported from a destructor; they only
 // fail for objects still in use, which member order rules out.
-namespace clustercert::peer {
+namespace clustercert::agent::peer {
 
 // ibv_get_device_list's result. A host without RDMA support (no uverbs) has
 // an empty list rather than an error: the device simply is not there.
@@ -191,4 +191,4 @@ class QueuePair {
   uint32_t max_inline_data_ = 0;
 };
 
-}  // namespace clustercert::peer
+}  // namespace clustercert::agent::peer

@@ -47,8 +47,13 @@ std::string ExecutableDirectory() {
   return self.parent_path().string();
 }
 
-absl::StatusOr<collective::JobLaunch> JobLaunchFor(const v1::StartCollectiveRequest& request,
-                                                   const std::string& worker_dir, int node_gpus) {
+namespace {
+
+// What a job spec must be before any rank of it is considered: a backend
+// this agent runs, a printable name, allow-listed env, and counts, timeout
+// and port in range for this node. One flat check per field, in the order a
+// reader of the spec meets them: longer than most functions, split nowhere.
+absl::Status CheckJobSpec(const v1::StartCollectiveRequest& request, int node_gpus) {
   const v1::CollectiveJobSpec& spec = request.spec();
   if (spec.backend() != "gloo" && spec.backend() != "nccl") {
     return absl::InvalidArgumentError(absl::StrCat(
@@ -86,8 +91,7 @@ absl::StatusOr<collective::JobLaunch> JobLaunchFor(const v1::StartCollectiveRequ
         "the collective job places ", spec.ranks_size(), " ranks on this node; the most is ",
         core::kMaxRanksPerNode, ": lower collectives.ranks_per_node"));
   }
-  const bool nccl = spec.backend() == "nccl";
-  if (nccl && spec.ranks_size() > node_gpus) {
+  if (spec.backend() == "nccl" && spec.ranks_size() > node_gpus) {
     return absl::FailedPreconditionError(absl::StrCat(
         "the nccl job places ", spec.ranks_size(), " ranks on this node, which has ", node_gpus,
         " GPU", node_gpus == 1 ? "" : "s",
@@ -109,6 +113,10 @@ absl::StatusOr<collective::JobLaunch> JobLaunchFor(const v1::StartCollectiveRequ
                                                    "; it must be 1 to ", core::kMaxIbPort,
                                                    " (0: port 1)"));
   }
+  return absl::OkStatus();
+}
+
+absl::StatusOr<core::SweepSpec> SweepFrom(const v1::CollectiveJobSpec& spec) {
   core::SweepSpec sweep;
   sweep.min_bytes = spec.sweep().min_bytes();
   sweep.max_bytes = spec.sweep().max_bytes();
@@ -119,74 +127,108 @@ absl::StatusOr<collective::JobLaunch> JobLaunchFor(const v1::StartCollectiveRequ
   if (std::string problem = core::ValidateSweepSpec(sweep); !problem.empty()) {
     return absl::InvalidArgumentError(problem);
   }
-  const uint32_t timeout_ms = spec.timeout_ms() > 0 ? spec.timeout_ms() : kDefaultTimeoutMs;
+  return sweep;
+}
 
-  collective::JobLaunch launch;
-  launch.name = request.name();
-  launch.timeout = absl::Milliseconds(timeout_ms);
+// The ranks placed on this node so far: local ranks and GPUs must not repeat.
+struct NodePlacement {
   std::set<int> local_ranks;
   std::set<int> gpus;
-  for (const v1::CollectiveRank& rank : spec.ranks()) {
-    if (rank.rank() < 0 || rank.rank() >= spec.world_size()) {
-      return absl::InvalidArgumentError(
-          absl::StrCat("collective rank ", rank.rank(), " is outside 0..", spec.world_size() - 1));
-    }
-    if (rank.local_rank() < 0 || rank.local_rank() >= spec.ranks_size() ||
-        !local_ranks.insert(rank.local_rank()).second) {
-      return absl::InvalidArgumentError(absl::StrCat(
-          "collective rank ", rank.rank(), " has local_rank ", rank.local_rank(),
-          "; the ranks on this node must have distinct local ranks 0..", spec.ranks_size() - 1));
-    }
-    if (nccl) {
-      const int gpu = rank.cuda_device() == -1 ? rank.local_rank() : rank.cuda_device();
-      if (gpu < 0 || gpu >= node_gpus || !gpus.insert(gpu).second) {
-        return absl::InvalidArgumentError(absl::StrCat(
-            "collective rank ", rank.rank(), " asks for cuda_device ", rank.cuda_device(), " (GPU ",
-            gpu, "); this node's ranks need distinct GPUs 0..", node_gpus - 1,
-            ", or -1 for the local rank"));
-      }
-    }
-    core::WorkerOptions options;
-    options.rank = rank.rank();
-    options.ranks = spec.world_size();
-    options.local_rank = rank.local_rank();
-    options.sweep = sweep;
-    options.memory_cap_bytes = spec.memory_cap_bytes();
-    options.transport = spec.transport().empty() ? "tcp" : spec.transport();
-    options.bind_ip = spec.bind_ip();
-    options.ib_device = spec.ib_device();
-    options.ib_port = spec.ib_port() > 0 ? static_cast<int>(spec.ib_port()) : 1;
-    options.gid_index = spec.gid_index();
-    options.cuda_device = rank.cuda_device();
-    // The workers' own rendezvous and per-operation deadline stays inside the
-    // job's, so a rank waiting on a dead peer fails with gloo's/NCCL's reason
-    // before the agent has to kill it.
-    options.timeout_s = std::max(1.0, timeout_ms / 1000.0 * 0.9);
-    // The same check the worker makes of its command line, made here so a
-    // bad value never reaches a process running as root.
-    if (std::string problem = core::ValidateWorkerOptions(options); !problem.empty()) {
-      return absl::InvalidArgumentError(
-          absl::StrCat("collective rank ", rank.rank(), ": ", problem));
-    }
-    collective::WorkerLaunch worker;
-    worker.rank = rank.rank();
-    worker.args = core::FormatWorkerArgs(options);
-    worker.env = {spec.env().begin(), spec.env().end()};
-    launch.workers.push_back(std::move(worker));
-  }
+};
 
+// One rank's worker command line, checked as the worker would check it.
+absl::StatusOr<core::WorkerOptions> RankOptions(const v1::CollectiveJobSpec& spec,
+                                                const v1::CollectiveRank& rank,
+                                                const core::SweepSpec& sweep, uint32_t timeout_ms,
+                                                int node_gpus, NodePlacement& placed) {
+  const bool nccl = spec.backend() == "nccl";
+  if (rank.rank() < 0 || rank.rank() >= spec.world_size()) {
+    return absl::InvalidArgumentError(
+        absl::StrCat("collective rank ", rank.rank(), " is outside 0..", spec.world_size() - 1));
+  }
+  if (rank.local_rank() < 0 || rank.local_rank() >= spec.ranks_size() ||
+      !placed.local_ranks.insert(rank.local_rank()).second) {
+    return absl::InvalidArgumentError(absl::StrCat(
+        "collective rank ", rank.rank(), " has local_rank ", rank.local_rank(),
+        "; the ranks on this node must have distinct local ranks 0..", spec.ranks_size() - 1));
+  }
+  if (nccl) {
+    const int gpu = rank.cuda_device() == -1 ? rank.local_rank() : rank.cuda_device();
+    if (gpu < 0 || gpu >= node_gpus || !placed.gpus.insert(gpu).second) {
+      return absl::InvalidArgumentError(absl::StrCat(
+          "collective rank ", rank.rank(), " asks for cuda_device ", rank.cuda_device(), " (GPU ",
+          gpu, "); this node's ranks need distinct GPUs 0..", node_gpus - 1,
+          ", or -1 for the local rank"));
+    }
+  }
+  core::WorkerOptions options;
+  options.rank = rank.rank();
+  options.ranks = spec.world_size();
+  options.local_rank = rank.local_rank();
+  options.sweep = sweep;
+  options.memory_cap_bytes = spec.memory_cap_bytes();
+  options.transport = spec.transport().empty() ? "tcp" : spec.transport();
+  options.bind_ip = spec.bind_ip();
+  options.ib_device = spec.ib_device();
+  options.ib_port = spec.ib_port() > 0 ? static_cast<int>(spec.ib_port()) : 1;
+  options.gid_index = spec.gid_index();
+  options.cuda_device = rank.cuda_device();
+  // The workers' own rendezvous and per-operation deadline stays inside the
+  // job's, so a rank waiting on a dead peer fails with gloo's/NCCL's reason
+  // before the agent has to kill it.
+  options.timeout_s = std::max(1.0, timeout_ms / 1000.0 * 0.9);
+  // The same check the worker makes of its command line, made here so a
+  // bad value never reaches a process running as root.
+  if (std::string problem = core::ValidateWorkerOptions(options); !problem.empty()) {
+    return absl::InvalidArgumentError(absl::StrCat("collective rank ", rank.rank(), ": ", problem));
+  }
+  return options;
+}
+
+// The backend's worker binary in `worker_dir`, which must be executable.
+absl::StatusOr<std::string> WorkerExecutable(const std::string& backend,
+                                             const std::string& worker_dir) {
   const std::string executable =
-      (std::filesystem::path(worker_dir) / ("collective-worker-" + spec.backend())).string();
+      (std::filesystem::path(worker_dir) / ("collective-worker-" + backend)).string();
   if (::access(executable.c_str(), X_OK) != 0) {
     return absl::FailedPreconditionError(absl::StrCat(
-        "this node-agent has no ", spec.backend(), " worker (", executable, " is missing)",
-        spec.backend() == "nccl"
+        "this node-agent has no ", backend, " worker (", executable, " is missing)",
+        backend == "nccl"
             ? ": it was built without CUDA and NCCL; build it on a host with /usr/local/cuda "
               "(bash scripts/build.sh), or use collectives.backend: gloo"
             : ": build it with bash scripts/build.sh (it needs libgloo-dev), or pass "
               "node-agent --worker-dir"));
   }
-  for (collective::WorkerLaunch& worker : launch.workers) worker.executable = executable;
+  return executable;
+}
+
+}  // namespace
+
+absl::StatusOr<collective::JobLaunch> JobLaunchFor(const v1::StartCollectiveRequest& request,
+                                                   const std::string& worker_dir, int node_gpus) {
+  if (absl::Status valid = CheckJobSpec(request, node_gpus); !valid.ok()) return valid;
+  const v1::CollectiveJobSpec& spec = request.spec();
+  absl::StatusOr<core::SweepSpec> sweep = SweepFrom(spec);
+  if (!sweep.ok()) return sweep.status();
+  const uint32_t timeout_ms = spec.timeout_ms() > 0 ? spec.timeout_ms() : kDefaultTimeoutMs;
+
+  collective::JobLaunch launch;
+  launch.name = request.name();
+  launch.timeout = absl::Milliseconds(timeout_ms);
+  NodePlacement placed;
+  for (const v1::CollectiveRank& rank : spec.ranks()) {
+    absl::StatusOr<core::WorkerOptions> options =
+        RankOptions(spec, rank, *sweep, timeout_ms, node_gpus, placed);
+    if (!options.ok()) return options.status();
+    collective::WorkerLaunch worker;
+    worker.rank = rank.rank();
+    worker.args = core::FormatWorkerArgs(*options);
+    worker.env = {spec.env().begin(), spec.env().end()};
+    launch.workers.push_back(std::move(worker));
+  }
+  absl::StatusOr<std::string> executable = WorkerExecutable(spec.backend(), worker_dir);
+  if (!executable.ok()) return executable.status();
+  for (collective::WorkerLaunch& worker : launch.workers) worker.executable = *executable;
   return launch;
 }
 

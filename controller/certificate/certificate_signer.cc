@@ -329,6 +329,50 @@ absl::Status SignCertificate(v1::Certificate& certificate, const std::string& pr
   return absl::OkStatus();
 }
 
+namespace {
+
+// Which parts changed since signing, by their recorded digests.
+void ComparePartDigests(const v1::Certificate& certificate, std::vector<std::string>& problems) {
+  std::map<std::string, std::string> recorded;
+  for (const auto& digest : certificate.signature().sections()) {
+    recorded[digest.section()] = digest.sha256();
+  }
+  std::map<std::string, std::string> now;
+  for (const auto& digest : SectionDigests(certificate)) now[digest.section()] = digest.sha256();
+  for (const auto& [section, sha] : now) {
+    auto it = recorded.find(section);
+    if (it == recorded.end()) {
+      // A field newer than the certificate (interrupted, uplink) is an empty
+      // part: it was not added, and the signed bytes do not include it.
+      if (sha == kEmptyPartSha256) continue;
+      problems.push_back(absl::StrCat(section, " was added after signing"));
+    } else if (it->second != sha) {
+      problems.push_back(absl::StrCat(section, " was edited after signing"));
+    }
+  }
+  for (const auto& [section, sha] : recorded) {
+    if (!now.count(section))
+      problems.push_back(absl::StrCat(section, " was removed after signing"));
+  }
+}
+
+// Whether the signature value is `verifier`'s Ed25519 signature of the
+// certificate's signed bytes.
+bool SignatureMatches(const v1::Certificate& certificate, const Pkey& verifier) {
+  auto raw = Unbase64(certificate.signature().value());
+  const std::string bytes = SignedBytes(certificate);
+  MdCtx ctx(EVP_MD_CTX_new());
+  const bool verified =
+      raw && ctx &&
+      EVP_DigestVerifyInit(ctx.get(), nullptr, nullptr, nullptr, verifier.get()) == 1 &&
+      EVP_DigestVerify(ctx.get(), reinterpret_cast<const unsigned char*>(raw->data()), raw->size(),
+                       reinterpret_cast<const unsigned char*>(bytes.data()), bytes.size()) == 1;
+  ERR_clear_error();
+  return verified;
+}
+
+}  // namespace
+
 SignatureCheck CheckSignature(const v1::Certificate& certificate, const TrustedKeys& trusted) {
   SignatureCheck check;
   const v1::Signature& signature = certificate.signature();
@@ -346,26 +390,7 @@ SignatureCheck CheckSignature(const v1::Certificate& certificate, const TrustedK
     return check;
   }
 
-  // Which parts changed since signing, by their recorded digests.
-  std::map<std::string, std::string> recorded;
-  for (const auto& digest : signature.sections()) recorded[digest.section()] = digest.sha256();
-  std::map<std::string, std::string> now;
-  for (const auto& digest : SectionDigests(certificate)) now[digest.section()] = digest.sha256();
-  for (const auto& [section, sha] : now) {
-    auto it = recorded.find(section);
-    if (it == recorded.end()) {
-      // A field newer than the certificate (interrupted, uplink) is an empty
-      // part: it was not added, and the signed bytes do not include it.
-      if (sha == kEmptyPartSha256) continue;
-      check.problems.push_back(absl::StrCat(section, " was added after signing"));
-    } else if (it->second != sha) {
-      check.problems.push_back(absl::StrCat(section, " was edited after signing"));
-    }
-  }
-  for (const auto& [section, sha] : recorded) {
-    if (!now.count(section))
-      check.problems.push_back(absl::StrCat(section, " was removed after signing"));
-  }
+  ComparePartDigests(certificate, check.problems);
 
   // The signer is the embedded key; it must be the key the certificate says
   // signed it, and the signature is checked with the trusted copy of that key
@@ -397,16 +422,7 @@ SignatureCheck CheckSignature(const v1::Certificate& certificate, const TrustedK
     verifier = *std::move(key);
   }
 
-  auto raw = Unbase64(signature.value());
-  const std::string bytes = SignedBytes(certificate);
-  MdCtx ctx(EVP_MD_CTX_new());
-  const bool verified =
-      raw && ctx &&
-      EVP_DigestVerifyInit(ctx.get(), nullptr, nullptr, nullptr, verifier.get()) == 1 &&
-      EVP_DigestVerify(ctx.get(), reinterpret_cast<const unsigned char*>(raw->data()), raw->size(),
-                       reinterpret_cast<const unsigned char*>(bytes.data()), bytes.size()) == 1;
-  ERR_clear_error();
-  if (!verified) {
+  if (!SignatureMatches(certificate, verifier)) {
     check.problems.push_back(
         check.problems.empty()
             ? "the signature does not match the certificate's content (the signature value or "

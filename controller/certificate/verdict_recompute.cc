@@ -1,6 +1,7 @@
 #include "controller/certificate/verdict_recompute.h"
 
 #include <map>
+#include <optional>
 
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
@@ -109,17 +110,15 @@ void CompareSuspects(const v1::Certificate& certificate, const std::vector<v1::S
   }
 }
 
-}  // namespace
-
-VerdictRecheck RecheckVerdicts(const v1::Certificate& certificate) {
-  VerdictRecheck recheck;
-  std::vector<std::string>& differences = recheck.differences;
-
+// The plan the certificate embeds, checked against its recorded hash;
+// nullopt (with the reason in `differences`) when there is none to judge by.
+std::optional<plan::Plan> EmbeddedPlan(const v1::Certificate& certificate,
+                                       std::vector<std::string>& differences) {
   if (certificate.plan_yaml().empty()) {
     differences.push_back(
         "the certificate embeds no plan (plan_yaml is empty; schema 1 certificates do not): its "
         "verdicts cannot be recomputed; re-run the plan with this release");
-    return recheck;
+    return std::nullopt;
   }
   if (Sha256Hex(certificate.plan_yaml()) != certificate.plan_sha256()) {
     differences.push_back(
@@ -132,21 +131,26 @@ VerdictRecheck RecheckVerdicts(const v1::Certificate& certificate) {
     differences.push_back(absl::StrCat("the embedded plan does not parse (",
                                        plan.status().message(),
                                        "): verdicts cannot be recomputed"));
-    return recheck;
+    return std::nullopt;
   }
+  return *std::move(plan);
+}
 
-  // Inventory checks, from each node's recorded reachability, inventory and clock.
+// Each plan node's recorded reachability, inventory and clock.
+std::vector<checks::NodeEvidence> RecordedEvidence(const v1::Certificate& certificate,
+                                                   const plan::Plan& plan,
+                                                   VerdictRecheck& recheck) {
   std::map<std::string, const v1::NodeResult*> node_results;
   for (const auto& node : certificate.nodes()) {
     node_results[node.name()] = &node;
     if (node.has_carried()) ++recheck.carried;
   }
   std::vector<checks::NodeEvidence> evidence;
-  for (const plan::Node& node : plan->nodes) {
+  for (const plan::Node& node : plan.nodes) {
     auto it = node_results.find(node.name);
     if (it == node_results.end()) {
-      differences.push_back(absl::StrCat("nodes: the plan names ", node.name,
-                                         " but the certificate has no result for it"));
+      recheck.differences.push_back(absl::StrCat("nodes: the plan names ", node.name,
+                                                 " but the certificate has no result for it"));
       continue;
     }
     const v1::NodeResult& result = *it->second;
@@ -161,41 +165,52 @@ VerdictRecheck RecheckVerdicts(const v1::Certificate& certificate) {
     }
     evidence.push_back(e);
   }
-  if (node_results.size() != plan->nodes.size()) {
-    differences.push_back(absl::StrCat("nodes: the certificate has ", node_results.size(),
-                                       " node result(s), the plan names ", plan->nodes.size()));
+  if (node_results.size() != plan.nodes.size()) {
+    recheck.differences.push_back(absl::StrCat("nodes: the certificate has ", node_results.size(),
+                                               " node result(s), the plan names ",
+                                               plan.nodes.size()));
   }
+  return evidence;
+}
 
-  v1::Certificate recomputed;
+// The inventory checks, or only reachability when the phase did not run.
+std::vector<v1::Finding> RecomputeInventoryChecks(
+    const v1::Certificate& certificate, const plan::Plan& plan,
+    const std::vector<checks::NodeEvidence>& evidence) {
   bool inventory_ran = false;
   for (const auto& phase : certificate.phases()) {
     if (phase.name() == "inventory" && phase.status() != "skipped") inventory_ran = true;
   }
-  std::vector<v1::Finding> inventory_checks;
-  if (inventory_ran) {
-    inventory_checks = checks::EvaluateInventoryChecks(*plan, evidence);
-  } else {
-    for (const auto& e : evidence) {
-      inventory_checks.push_back(checks::ReachabilityFinding(*e.node, false, e.error));
-    }
+  if (inventory_ran) return checks::EvaluateInventoryChecks(plan, evidence);
+  std::vector<v1::Finding> reachability;
+  reachability.reserve(evidence.size());
+  for (const auto& e : evidence) {
+    reachability.push_back(checks::ReachabilityFinding(*e.node, false, e.error));
   }
-  for (const auto& finding : inventory_checks) *recomputed.add_checks() = finding;
+  return reachability;
+}
 
-  // The pair matrix: each cell from its measurement and line rate.
+// Each pair cell from its measurement and line rate; the matrix's findings
+// go to `recomputed`, its suspects are compared with the record.
+void RecheckPairs(const v1::Certificate& certificate, const plan::Plan& plan,
+                  const std::vector<v1::Finding>& inventory_checks, VerdictRecheck& recheck,
+                  v1::Certificate& recomputed) {
   std::vector<v1::PairResult> pairs(certificate.pairs().begin(), certificate.pairs().end());
-  MatrixJudgement matrix =
-      JudgeMatrix(*plan, pairs, inventory_checks, certificate.format_version());
+  MatrixJudgement matrix = JudgeMatrix(plan, pairs, inventory_checks, certificate.format_version());
   recheck.pairs = static_cast<int>(pairs.size());
   for (int i = 0; i < certificate.pairs_size(); ++i) {
     const v1::PairResult& pair = certificate.pairs(i);
     if (pair.has_carried()) ++recheck.carried;
     CompareFinding(absl::StrCat("pairs[", PairKey(pair), "] verdict"), pair.verdict(),
-                   pairs[static_cast<size_t>(i)].verdict(), differences);
+                   pairs[static_cast<size_t>(i)].verdict(), recheck.differences);
   }
   for (auto& finding : matrix.checks) *recomputed.add_checks() = std::move(finding);
-  CompareSuspects(certificate, matrix.suspects, differences);
+  CompareSuspects(certificate, matrix.suspects, recheck.differences);
+}
 
-  // Collective sweeps, from their rows and transports.
+// Collective sweeps, from their rows and transports.
+void RecheckSweeps(const v1::Certificate& certificate, const plan::Plan& plan,
+                   VerdictRecheck& recheck, v1::Certificate& recomputed) {
   std::vector<v1::CollectiveSweep> sweeps(certificate.collectives().begin(),
                                           certificate.collectives().end());
   recheck.sweeps = static_cast<int>(sweeps.size());
@@ -206,71 +221,79 @@ VerdictRecheck RecheckVerdicts(const v1::Certificate& certificate) {
     const int64_t recorded_from = sweep.large_from_bytes();
     SetSweepRows({sweep.rows().begin(), sweep.rows().end()}, sweep);
     if (sweep.large_busbw_gbytes() != recorded || sweep.large_from_bytes() != recorded_from) {
-      differences.push_back(
+      recheck.differences.push_back(
           absl::StrCat("collectives[", SweepName(sweep), "]: recorded large-message busbw ",
                        recorded, " GB/s from ", recorded_from, " B, but its rows give ",
                        sweep.large_busbw_gbytes(), " GB/s from ", sweep.large_from_bytes(), " B"));
     }
   }
-  for (auto& finding : JudgeSweeps(*plan, sweeps, certificate.format_version())) {
+  for (auto& finding : JudgeSweeps(plan, sweeps, certificate.format_version())) {
     *recomputed.add_checks() = std::move(finding);
   }
+}
 
-  // The uplink: the sizing from the plan alone, each run's share of the
-  // ingest from the plan, the verdicts from the recorded runs.
-  if (certificate.has_uplink()) {
-    v1::Uplink uplink = certificate.uplink();
-    *uplink.mutable_sizing() = uplink::SizeUplink(*plan);
-    if (!google::protobuf::util::MessageDifferencer::Equals(uplink.sizing(),
-                                                            certificate.uplink().sizing())) {
-      differences.push_back(
-          absl::StrCat("uplink.sizing: recorded ", certificate.uplink().sizing().required_gbps(),
-                       " Gb/s needed of ", certificate.uplink().sizing().capacity_gbps(), " (",
-                       certificate.uplink().sizing().verdict(), "), the plan's arithmetic gives ",
-                       uplink.sizing().required_gbps(), " of ", uplink.sizing().capacity_gbps(),
-                       " (", uplink.sizing().verdict(), ")"));
-    }
-    std::map<std::string, const plan::Node*> plan_nodes;
-    for (const plan::Node& node : plan->nodes) plan_nodes[node.name] = &node;
-    for (v1::UplinkThroughput& run : *uplink.mutable_throughput()) {
-      if (run.has_carried()) ++recheck.carried;
-      auto node = plan_nodes.find(run.node());
-      const double need = node == plan_nodes.end()
-                              ? 0
-                              : uplink::NodeNeedGbps(*plan, uplink.sizing(), *node->second);
-      if (need != run.need_gbps()) {
-        differences.push_back(absl::StrCat("uplink.throughput[", run.node(), " -> ", run.target(),
-                                           "]: recorded need ", run.need_gbps(),
-                                           " Gb/s, the plan gives ", need));
-        run.set_need_gbps(need);
-      }
-    }
-    for (auto& finding : uplink::JudgeUplink(uplink)) *recomputed.add_checks() = std::move(finding);
+// The uplink: the sizing from the plan alone, each run's share of the
+// ingest from the plan, the verdicts from the recorded runs.
+void RecheckUplink(const v1::Certificate& certificate, const plan::Plan& plan,
+                   VerdictRecheck& recheck, v1::Certificate& recomputed) {
+  if (!certificate.has_uplink()) return;
+  const v1::UplinkSizing& recorded = certificate.uplink().sizing();
+  v1::Uplink uplink = certificate.uplink();
+  *uplink.mutable_sizing() = uplink::SizeUplink(plan);
+  if (!google::protobuf::util::MessageDifferencer::Equals(uplink.sizing(), recorded)) {
+    recheck.differences.push_back(
+        absl::StrCat("uplink.sizing: recorded ", recorded.required_gbps(), " Gb/s needed of ",
+                     recorded.capacity_gbps(), " (", recorded.verdict(),
+                     "), the plan's arithmetic gives ", uplink.sizing().required_gbps(), " of ",
+                     uplink.sizing().capacity_gbps(), " (", uplink.sizing().verdict(), ")"));
   }
+  std::map<std::string, const plan::Node*> plan_nodes;
+  for (const plan::Node& node : plan.nodes) plan_nodes[node.name] = &node;
+  for (v1::UplinkThroughput& run : *uplink.mutable_throughput()) {
+    if (run.has_carried()) ++recheck.carried;
+    auto node = plan_nodes.find(run.node());
+    const double need =
+        node == plan_nodes.end() ? 0 : uplink::NodeNeedGbps(plan, uplink.sizing(), *node->second);
+    if (need != run.need_gbps()) {
+      recheck.differences.push_back(absl::StrCat("uplink.throughput[", run.node(), " -> ",
+                                                 run.target(), "]: recorded need ", run.need_gbps(),
+                                                 " Gb/s, the plan gives ", need));
+      run.set_need_gbps(need);
+    }
+  }
+  for (auto& finding : uplink::JudgeUplink(uplink)) *recomputed.add_checks() = std::move(finding);
+}
 
-  // A certificate of an earlier format was judged by the checks its release
-  // had: leave out the ones added since, so an upgrade does not invalidate it.
-  auto& checks = *recomputed.mutable_checks();
+// A certificate of an earlier format was judged by the checks its release
+// had: leave out the ones added since, so an upgrade does not invalidate it.
+void DropChecksNewerThan(uint32_t format_version,
+                         google::protobuf::RepeatedPtrField<v1::Finding>& checks) {
   for (int i = checks.size() - 1; i >= 0; --i) {
-    if (certificate.format_version() < FormatVersionIntroducing(checks.Get(i).id())) {
+    if (format_version < FormatVersionIntroducing(checks.Get(i).id())) {
       checks.DeleteSubrange(i, 1);
     }
   }
-  AssignFindingKeys(*recomputed.mutable_checks());
+}
+
+// The certificate's checks and findings list against the recomputed checks.
+void CompareChecks(const v1::Certificate& certificate, VerdictRecheck& recheck,
+                   const v1::Certificate& recomputed) {
   recheck.checks = recomputed.checks_size();
   for (const auto& finding : certificate.checks()) {
     if (finding.has_carried()) ++recheck.carried;
   }
-  CompareFindingLists("checks", certificate.checks(), recomputed.checks(), differences);
-
+  CompareFindingLists("checks", certificate.checks(), recomputed.checks(), recheck.differences);
   // The findings list is the failed and unknown checks, as recorded.
   google::protobuf::RepeatedPtrField<v1::Finding> failing;
   for (const auto& check : certificate.checks()) {
     if (check.status() == "fail" || check.status() == "unknown") *failing.Add() = check;
   }
-  CompareFindingLists("findings", certificate.findings(), failing, differences);
+  CompareFindingLists("findings", certificate.findings(), failing, recheck.differences);
+}
 
-  // The verdict, from the recomputed checks with the recorded nodes and phases.
+// The verdict, from the recomputed checks with the recorded nodes and phases.
+void CompareVerdict(const v1::Certificate& certificate, v1::Certificate recomputed,
+                    std::vector<std::string>& differences) {
   *recomputed.mutable_nodes() = certificate.nodes();
   *recomputed.mutable_phases() = certificate.phases();
   // An interrupted run stays not-certified whatever its verdict field says.
@@ -287,6 +310,28 @@ VerdictRecheck RecheckVerdicts(const v1::Certificate& certificate) {
                                        absl::StrJoin(certificate.verdict_reasons(), "; "),
                                        "], recomputed [", absl::StrJoin(reasons, "; "), "]"));
   }
+}
+
+}  // namespace
+
+VerdictRecheck RecheckVerdicts(const v1::Certificate& certificate) {
+  VerdictRecheck recheck;
+  const std::optional<plan::Plan> plan = EmbeddedPlan(certificate, recheck.differences);
+  if (!plan.has_value()) return recheck;
+
+  v1::Certificate recomputed;
+  const std::vector<checks::NodeEvidence> evidence = RecordedEvidence(certificate, *plan, recheck);
+  const std::vector<v1::Finding> inventory_checks =
+      RecomputeInventoryChecks(certificate, *plan, evidence);
+  for (const auto& finding : inventory_checks) *recomputed.add_checks() = finding;
+  RecheckPairs(certificate, *plan, inventory_checks, recheck, recomputed);
+  RecheckSweeps(certificate, *plan, recheck, recomputed);
+  RecheckUplink(certificate, *plan, recheck, recomputed);
+
+  DropChecksNewerThan(certificate.format_version(), *recomputed.mutable_checks());
+  AssignFindingKeys(*recomputed.mutable_checks());
+  CompareChecks(certificate, recheck, recomputed);
+  CompareVerdict(certificate, std::move(recomputed), recheck.differences);
   return recheck;
 }
 

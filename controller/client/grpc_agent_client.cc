@@ -84,58 +84,28 @@ void GrpcAgentClient::GetVersion(absl::Duration timeout,
       std::move(done));
 }
 
-void GrpcAgentClient::GetInventory(const v1::GetInventoryRequest& request, absl::Duration timeout,
-                                   AgentCallback<v1::GetInventoryResponse> done) {
-  StartCall<v1::GetInventoryRequest, v1::GetInventoryResponse>(
-      *stub_, channel_, &v1::NodeAgent::Stub::async::GetInventory, request, timeout,
-      std::move(done));
-}
+// Each RPC's method is the same adapter onto StartCall.
+#define CLUSTERCERT_AGENT_RPC(Name)                                                              \
+  void GrpcAgentClient::Name(const v1::Name##Request& request, absl::Duration timeout,           \
+                             AgentCallback<v1::Name##Response> done) {                           \
+    StartCall<v1::Name##Request, v1::Name##Response>(                                            \
+        *stub_, channel_, &v1::NodeAgent::Stub::async::Name, request, timeout, std::move(done)); \
+  }
 
-void GrpcAgentClient::PrepareEndpoint(const v1::PrepareEndpointRequest& request,
-                                      absl::Duration timeout,
-                                      AgentCallback<v1::PrepareEndpointResponse> done) {
-  StartCall<v1::PrepareEndpointRequest, v1::PrepareEndpointResponse>(
-      *stub_, channel_, &v1::NodeAgent::Stub::async::PrepareEndpoint, request, timeout,
-      std::move(done));
-}
+CLUSTERCERT_AGENT_RPC(GetInventory)
+CLUSTERCERT_AGENT_RPC(PrepareEndpoint)
+CLUSTERCERT_AGENT_RPC(ConnectEndpoint)
+CLUSTERCERT_AGENT_RPC(RunEndpoint)
+CLUSTERCERT_AGENT_RPC(CloseEndpoint)
+CLUSTERCERT_AGENT_RPC(ReadPortCounters)
+CLUSTERCERT_AGENT_RPC(GetEndpointProgress)
+CLUSTERCERT_AGENT_RPC(StartCollective)
+CLUSTERCERT_AGENT_RPC(PollCollective)
+CLUSTERCERT_AGENT_RPC(StopCollective)
+CLUSTERCERT_AGENT_RPC(ExchangeTime)
+CLUSTERCERT_AGENT_RPC(RunUplinkFlows)
 
-void GrpcAgentClient::ConnectEndpoint(const v1::ConnectEndpointRequest& request,
-                                      absl::Duration timeout,
-                                      AgentCallback<v1::ConnectEndpointResponse> done) {
-  StartCall<v1::ConnectEndpointRequest, v1::ConnectEndpointResponse>(
-      *stub_, channel_, &v1::NodeAgent::Stub::async::ConnectEndpoint, request, timeout,
-      std::move(done));
-}
-
-void GrpcAgentClient::RunEndpoint(const v1::RunEndpointRequest& request, absl::Duration timeout,
-                                  AgentCallback<v1::RunEndpointResponse> done) {
-  StartCall<v1::RunEndpointRequest, v1::RunEndpointResponse>(
-      *stub_, channel_, &v1::NodeAgent::Stub::async::RunEndpoint, request, timeout,
-      std::move(done));
-}
-
-void GrpcAgentClient::CloseEndpoint(const v1::CloseEndpointRequest& request, absl::Duration timeout,
-                                    AgentCallback<v1::CloseEndpointResponse> done) {
-  StartCall<v1::CloseEndpointRequest, v1::CloseEndpointResponse>(
-      *stub_, channel_, &v1::NodeAgent::Stub::async::CloseEndpoint, request, timeout,
-      std::move(done));
-}
-
-void GrpcAgentClient::ReadPortCounters(const v1::ReadPortCountersRequest& request,
-                                       absl::Duration timeout,
-                                       AgentCallback<v1::ReadPortCountersResponse> done) {
-  StartCall<v1::ReadPortCountersRequest, v1::ReadPortCountersResponse>(
-      *stub_, channel_, &v1::NodeAgent::Stub::async::ReadPortCounters, request, timeout,
-      std::move(done));
-}
-
-void GrpcAgentClient::GetEndpointProgress(const v1::GetEndpointProgressRequest& request,
-                                          absl::Duration timeout,
-                                          AgentCallback<v1::GetEndpointProgressResponse> done) {
-  StartCall<v1::GetEndpointProgressRequest, v1::GetEndpointProgressResponse>(
-      *stub_, channel_, &v1::NodeAgent::Stub::async::GetEndpointProgress, request, timeout,
-      std::move(done));
-}
+#undef CLUSTERCERT_AGENT_RPC
 
 absl::StatusOr<GrpcAgentClientFactory> GrpcAgentClientFactory::Create(
     const plan::AgentSettings& settings) {
@@ -169,45 +139,6 @@ std::unique_ptr<AgentClient> GrpcAgentClientFactory::Connect(const std::string& 
     kept->push_back(channel);
   }
   return std::make_unique<GrpcAgentClient>(std::move(channel));
-}
-
-void GrpcAgentClient::StartCollective(const v1::StartCollectiveRequest& request,
-                                      absl::Duration timeout,
-                                      AgentCallback<v1::StartCollectiveResponse> done) {
-  StartCall<v1::StartCollectiveRequest, v1::StartCollectiveResponse>(
-      *stub_, channel_, &v1::NodeAgent::Stub::async::StartCollective, request, timeout,
-      std::move(done));
-}
-
-void GrpcAgentClient::PollCollective(const v1::PollCollectiveRequest& request,
-                                     absl::Duration timeout,
-                                     AgentCallback<v1::PollCollectiveResponse> done) {
-  StartCall<v1::PollCollectiveRequest, v1::PollCollectiveResponse>(
-      *stub_, channel_, &v1::NodeAgent::Stub::async::PollCollective, request, timeout,
-      std::move(done));
-}
-
-void GrpcAgentClient::StopCollective(const v1::StopCollectiveRequest& request,
-                                     absl::Duration timeout,
-                                     AgentCallback<v1::StopCollectiveResponse> done) {
-  StartCall<v1::StopCollectiveRequest, v1::StopCollectiveResponse>(
-      *stub_, channel_, &v1::NodeAgent::Stub::async::StopCollective, request, timeout,
-      std::move(done));
-}
-
-void GrpcAgentClient::ExchangeTime(const v1::ExchangeTimeRequest& request, absl::Duration timeout,
-                                   AgentCallback<v1::ExchangeTimeResponse> done) {
-  StartCall<v1::ExchangeTimeRequest, v1::ExchangeTimeResponse>(
-      *stub_, channel_, &v1::NodeAgent::Stub::async::ExchangeTime, request, timeout,
-      std::move(done));
-}
-
-void GrpcAgentClient::RunUplinkFlows(const v1::RunUplinkFlowsRequest& request,
-                                     absl::Duration timeout,
-                                     AgentCallback<v1::RunUplinkFlowsResponse> done) {
-  StartCall<v1::RunUplinkFlowsRequest, v1::RunUplinkFlowsResponse>(
-      *stub_, channel_, &v1::NodeAgent::Stub::async::RunUplinkFlows, request, timeout,
-      std::move(done));
 }
 
 }  // namespace clustercert::controller

@@ -133,99 +133,27 @@ void GuardedAgentClient::GetVersion(absl::Duration timeout,
                                 [&](absl::Duration t, auto cb) { inner_.GetVersion(t, cb); });
 }
 
-void GuardedAgentClient::GetInventory(const v1::GetInventoryRequest& request,
-                                      absl::Duration timeout,
-                                      AgentCallback<v1::GetInventoryResponse> done) {
-  Guard<v1::GetInventoryResponse>(
-      "GetInventory", CallKind::kWork, timeout, std::move(done),
-      [&](absl::Duration t, auto cb) { inner_.GetInventory(request, t, cb); });
-}
+// Each RPC's method is the same adapter onto Guard, with its CallKind.
+#define CLUSTERCERT_GUARDED_RPC(Name, Kind)                                                     \
+  void GuardedAgentClient::Name(const v1::Name##Request& request, absl::Duration timeout,       \
+                                AgentCallback<v1::Name##Response> done) {                       \
+    Guard<v1::Name##Response>(#Name, CallKind::Kind, timeout, std::move(done),                  \
+                              [&](absl::Duration t, auto cb) { inner_.Name(request, t, cb); }); \
+  }
 
-void GuardedAgentClient::PrepareEndpoint(const v1::PrepareEndpointRequest& request,
-                                         absl::Duration timeout,
-                                         AgentCallback<v1::PrepareEndpointResponse> done) {
-  Guard<v1::PrepareEndpointResponse>(
-      "PrepareEndpoint", CallKind::kCreates, timeout, std::move(done),
-      [&](absl::Duration t, auto cb) { inner_.PrepareEndpoint(request, t, cb); });
-}
+CLUSTERCERT_GUARDED_RPC(GetInventory, kWork)
+CLUSTERCERT_GUARDED_RPC(PrepareEndpoint, kCreates)
+CLUSTERCERT_GUARDED_RPC(ConnectEndpoint, kWork)
+CLUSTERCERT_GUARDED_RPC(RunEndpoint, kWork)
+CLUSTERCERT_GUARDED_RPC(CloseEndpoint, kCleanup)
+CLUSTERCERT_GUARDED_RPC(GetEndpointProgress, kWork)
+CLUSTERCERT_GUARDED_RPC(ReadPortCounters, kWork)
+CLUSTERCERT_GUARDED_RPC(StartCollective, kCreates)
+CLUSTERCERT_GUARDED_RPC(PollCollective, kWork)
+CLUSTERCERT_GUARDED_RPC(StopCollective, kCleanup)
+CLUSTERCERT_GUARDED_RPC(ExchangeTime, kWork)
+CLUSTERCERT_GUARDED_RPC(RunUplinkFlows, kWork)
 
-void GuardedAgentClient::ConnectEndpoint(const v1::ConnectEndpointRequest& request,
-                                         absl::Duration timeout,
-                                         AgentCallback<v1::ConnectEndpointResponse> done) {
-  Guard<v1::ConnectEndpointResponse>(
-      "ConnectEndpoint", CallKind::kWork, timeout, std::move(done),
-      [&](absl::Duration t, auto cb) { inner_.ConnectEndpoint(request, t, cb); });
-}
-
-void GuardedAgentClient::RunEndpoint(const v1::RunEndpointRequest& request, absl::Duration timeout,
-                                     AgentCallback<v1::RunEndpointResponse> done) {
-  Guard<v1::RunEndpointResponse>(
-      "RunEndpoint", CallKind::kWork, timeout, std::move(done),
-      [&](absl::Duration t, auto cb) { inner_.RunEndpoint(request, t, cb); });
-}
-
-void GuardedAgentClient::CloseEndpoint(const v1::CloseEndpointRequest& request,
-                                       absl::Duration timeout,
-                                       AgentCallback<v1::CloseEndpointResponse> done) {
-  Guard<v1::CloseEndpointResponse>(
-      "CloseEndpoint", CallKind::kCleanup, timeout, std::move(done),
-      [&](absl::Duration t, auto cb) { inner_.CloseEndpoint(request, t, cb); });
-}
-
-void GuardedAgentClient::GetEndpointProgress(const v1::GetEndpointProgressRequest& request,
-                                             absl::Duration timeout,
-                                             AgentCallback<v1::GetEndpointProgressResponse> done) {
-  Guard<v1::GetEndpointProgressResponse>(
-      "GetEndpointProgress", CallKind::kWork, timeout, std::move(done),
-      [&](absl::Duration t, auto cb) { inner_.GetEndpointProgress(request, t, cb); });
-}
-
-void GuardedAgentClient::ReadPortCounters(const v1::ReadPortCountersRequest& request,
-                                          absl::Duration timeout,
-                                          AgentCallback<v1::ReadPortCountersResponse> done) {
-  Guard<v1::ReadPortCountersResponse>(
-      "ReadPortCounters", CallKind::kWork, timeout, std::move(done),
-      [&](absl::Duration t, auto cb) { inner_.ReadPortCounters(request, t, cb); });
-}
-
-void GuardedAgentClient::StartCollective(const v1::StartCollectiveRequest& request,
-                                         absl::Duration timeout,
-                                         AgentCallback<v1::StartCollectiveResponse> done) {
-  Guard<v1::StartCollectiveResponse>(
-      "StartCollective", CallKind::kCreates, timeout, std::move(done),
-      [&](absl::Duration t, auto cb) { inner_.StartCollective(request, t, cb); });
-}
-
-void GuardedAgentClient::PollCollective(const v1::PollCollectiveRequest& request,
-                                        absl::Duration timeout,
-                                        AgentCallback<v1::PollCollectiveResponse> done) {
-  Guard<v1::PollCollectiveResponse>(
-      "PollCollective", CallKind::kWork, timeout, std::move(done),
-      [&](absl::Duration t, auto cb) { inner_.PollCollective(request, t, cb); });
-}
-
-void GuardedAgentClient::StopCollective(const v1::StopCollectiveRequest& request,
-                                        absl::Duration timeout,
-                                        AgentCallback<v1::StopCollectiveResponse> done) {
-  Guard<v1::StopCollectiveResponse>(
-      "StopCollective", CallKind::kCleanup, timeout, std::move(done),
-      [&](absl::Duration t, auto cb) { inner_.StopCollective(request, t, cb); });
-}
-
-void GuardedAgentClient::ExchangeTime(const v1::ExchangeTimeRequest& request,
-                                      absl::Duration timeout,
-                                      AgentCallback<v1::ExchangeTimeResponse> done) {
-  Guard<v1::ExchangeTimeResponse>(
-      "ExchangeTime", CallKind::kWork, timeout, std::move(done),
-      [&](absl::Duration t, auto cb) { inner_.ExchangeTime(request, t, cb); });
-}
-
-void GuardedAgentClient::RunUplinkFlows(const v1::RunUplinkFlowsRequest& request,
-                                        absl::Duration timeout,
-                                        AgentCallback<v1::RunUplinkFlowsResponse> done) {
-  Guard<v1::RunUplinkFlowsResponse>(
-      "RunUplinkFlows", CallKind::kWork, timeout, std::move(done),
-      [&](absl::Duration t, auto cb) { inner_.RunUplinkFlows(request, t, cb); });
-}
+#undef CLUSTERCERT_GUARDED_RPC
 
 }  // namespace clustercert::controller

@@ -80,7 +80,8 @@ class ScopeRun {
   // Polls the unfinished jobs every poll_interval (relaying the store) until
   // all finished, failure_grace after the first failure, or the deadline.
   void PollUntilDone() {
-    const absl::Time deadline = absl::Now() + settings_.job_timeout + settings_.failure_grace;
+    Clock& clock = *settings_.clock;
+    const absl::Time deadline = clock.Now() + settings_.job_timeout + settings_.failure_grace;
     std::optional<absl::Time> stop_at;
     while (true) {
       {
@@ -92,15 +93,15 @@ class ScopeRun {
           any_failed = any_failed || job.failed;
         }
         if (all_finished) return;
-        if (any_failed && !stop_at) stop_at = absl::Now() + settings_.failure_grace;
+        if (any_failed && !stop_at) stop_at = clock.Now() + settings_.failure_grace;
       }
-      if (stop_at && absl::Now() >= *stop_at) return;
-      if (absl::Now() >= deadline) {
+      if (stop_at && clock.Now() >= *stop_at) return;
+      if (clock.Now() >= deadline) {
         timed_out_ = true;
         return;
       }
       PollOnce();
-      absl::SleepFor(settings_.poll_interval);
+      clock.SleepFor(settings_.poll_interval);
     }
   }
 

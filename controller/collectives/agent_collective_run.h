@@ -6,6 +6,7 @@
 
 #include "absl/time/time.h"
 #include "clustercert/v1/collective.pb.h"
+#include "common/clock.h"
 #include "controller/collectives/sweep_merge.h"
 #include "controller/phases/node_state.h"
 
@@ -36,6 +37,8 @@ struct ScopeRunSettings {
   // peers time out, and their errors help) before the job is stopped.
   absl::Duration failure_grace = absl::Seconds(10);
   uint32_t lease_s = 30;
+  // Paces the polling and keeps the deadline and the grace.
+  Clock* clock = &RealClock();
 };
 
 // Runs one scope through the agents: StartCollective on every node, then

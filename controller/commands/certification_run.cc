@@ -23,13 +23,47 @@ namespace clustercert::controller {
 
 namespace {
 
+v1::PhaseResult RunConnect(const plan::Plan& plan, std::vector<NodeState>& nodes,
+                           CertificationResult& result, Progress& progress, Clock& clock) {
+  const absl::Time start = clock.Now();
+  result.reachable = RunConnectPhase(nodes, plan.agents, progress, clock);
+  v1::PhaseResult connect;
+  connect.set_name("connect");
+  connect.set_status(result.reachable == static_cast<int>(nodes.size()) ? "pass" : "fail");
+  connect.set_detail(absl::StrCat(result.reachable, " of ", nodes.size(), " agent(s) answered"));
+  connect.set_duration_ms(absl::ToInt64Milliseconds(clock.Now() - start));
+  return connect;
+}
+
+v1::PhaseResult RunInventory(const plan::Plan& plan, std::vector<NodeState>& nodes,
+                             CertificationResult& result, Progress& progress, Clock& clock,
+                             const RerunScope* rerun) {
+  const absl::Time start = clock.Now();
+  v1::PhaseResult inventory;
+  inventory.set_name("inventory");
+  if (result.reachable == 0) {
+    inventory.set_status("skipped");
+    inventory.set_detail("skipped: no agent answered");
+    for (const NodeState& state : nodes) {
+      result.checks.push_back(checks::ReachabilityFinding(state.node, false, state.error));
+    }
+  } else {
+    result.checks = RunInventoryPhase(nodes, plan, progress, rerun);
+    const int blocking = checks::CountBlocking(result.checks);
+    inventory.set_status(blocking == 0 ? "pass" : "fail");
+    inventory.set_detail(
+        absl::StrCat(result.checks.size(), " check(s), ", blocking, " blocking certification"));
+  }
+  inventory.set_duration_ms(absl::ToInt64Milliseconds(clock.Now() - start));
+  return inventory;
+}
+
 v1::PhaseResult RunPairwise(const plan::Plan& plan, std::vector<NodeState>& nodes,
                             CertificationResult& result, RunRecord& record, Progress& progress,
-                            const std::function<absl::Time()>& now, const RerunScope* rerun,
-                            const RunStop* stop) {
+                            Clock& clock, const RerunScope* rerun, const RunStop* stop) {
   v1::PhaseResult phase;
   phase.set_name("pairwise");
-  const absl::Time start = now();
+  const absl::Time start = clock.Now();
   if (!plan.pairwise.enabled) {
     phase.set_status("skipped");
     phase.set_detail("skipped: the plan has no pairwise section");
@@ -47,18 +81,17 @@ v1::PhaseResult RunPairwise(const plan::Plan& plan, std::vector<NodeState>& node
     record.pairs = std::move(outcome.pairs);
     record.suspects = std::move(outcome.suspects);
   }
-  phase.set_duration_ms(absl::ToInt64Milliseconds(now() - start));
+  phase.set_duration_ms(absl::ToInt64Milliseconds(clock.Now() - start));
   progress.Line("pairwise", phase.detail());
   return phase;
 }
 
 v1::PhaseResult RunCollectives(const plan::Plan& plan, std::vector<NodeState>& nodes,
                                CertificationResult& result, RunRecord& record, Progress& progress,
-                               const std::function<absl::Time()>& now, const RerunScope* rerun,
-                               const RunStop* stop) {
+                               Clock& clock, const RerunScope* rerun, const RunStop* stop) {
   v1::PhaseResult phase;
   phase.set_name("collectives");
-  const absl::Time start = now();
+  const absl::Time start = clock.Now();
   if (!plan.collectives.enabled) {
     phase.set_status("skipped");
     phase.set_detail("skipped: the plan has no collectives section");
@@ -66,7 +99,7 @@ v1::PhaseResult RunCollectives(const plan::Plan& plan, std::vector<NodeState>& n
     phase.set_status("skipped");
     phase.set_detail("skipped: no agent answered");
   } else {
-    CollectivesOutcome outcome = RunCollectivesPhase(nodes, plan, progress, rerun, stop);
+    CollectivesOutcome outcome = RunCollectivesPhase(nodes, plan, progress, clock, rerun, stop);
     if (!outcome.not_run.empty()) {
       phase.set_status("skipped");
       phase.set_detail(outcome.not_run);
@@ -86,17 +119,16 @@ v1::PhaseResult RunCollectives(const plan::Plan& plan, std::vector<NodeState>& n
     record.collectives = std::move(outcome.sweeps);
     record.skipped_scopes = std::move(outcome.skipped);
   }
-  phase.set_duration_ms(absl::ToInt64Milliseconds(now() - start));
+  phase.set_duration_ms(absl::ToInt64Milliseconds(clock.Now() - start));
   progress.Line("collectives", phase.detail());
   return phase;
 }
 
 v1::PhaseResult RunUplink(const plan::Plan& plan, std::vector<NodeState>& nodes,
                           std::vector<NodeState>& sinks, CertificationResult& result,
-                          RunRecord& record, Progress& progress,
-                          const std::function<absl::Time()>& now, const RerunScope* rerun,
-                          const RunStop* stop) {
-  const absl::Time start = now();
+                          RunRecord& record, Progress& progress, Clock& clock,
+                          const RerunScope* rerun, const RunStop* stop) {
+  const absl::Time start = clock.Now();
   v1::PhaseResult phase;
   phase.set_name("uplink");
   if (!plan.uplink.enabled) {
@@ -106,7 +138,7 @@ v1::PhaseResult RunUplink(const plan::Plan& plan, std::vector<NodeState>& nodes,
     phase.set_status("skipped");
     phase.set_detail("skipped: no agent answered");
   } else {
-    UplinkOutcome outcome = RunUplinkPhase(nodes, sinks, plan, progress, rerun, stop);
+    UplinkOutcome outcome = RunUplinkPhase(nodes, sinks, plan, progress, clock, rerun, stop);
     const int blocking = checks::CountBlocking(outcome.checks);
     phase.set_status(blocking == 0 ? "pass" : "fail");
     const v1::UplinkSizing& sizing = outcome.uplink.sizing();
@@ -117,7 +149,7 @@ v1::PhaseResult RunUplink(const plan::Plan& plan, std::vector<NodeState>& nodes,
     for (auto& finding : outcome.checks) result.checks.push_back(std::move(finding));
     record.uplink = std::move(outcome.uplink);
   }
-  phase.set_duration_ms(absl::ToInt64Milliseconds(now() - start));
+  phase.set_duration_ms(absl::ToInt64Milliseconds(clock.Now() - start));
   progress.Line("uplink", phase.detail());
   return phase;
 }
@@ -212,68 +244,37 @@ class PhaseSequence {
 }  // namespace
 
 CertificationResult RunCertification(const plan::Plan& plan, std::vector<NodeState>& nodes,
-                                     Progress& progress, const std::function<absl::Time()>& now,
-                                     PhaseScope scope, const RerunScope* rerun,
-                                     const v1::Baseline* baseline, std::vector<NodeState>* sinks,
-                                     RunStop* stop) {
+                                     Progress& progress, Clock& clock, PhaseScope scope,
+                                     const RerunScope* rerun, const v1::Baseline* baseline,
+                                     std::vector<NodeState>* sinks, RunStop* stop) {
   CertificationResult result;
   RunRecord record;
-  record.started = now();
-  auto health = std::make_shared<NodeHealth>(now);
+  record.started = clock.Now();
+  auto health = std::make_shared<NodeHealth>(clock.NowFunction());
   RunGuards guards(nodes, sinks, health, stop);
   PhaseSequence phases(*health, stop, progress);
 
   record.phases.push_back(phases.Run(
-      "connect",
-      [&] {
-        const absl::Time start = now();
-        result.reachable = RunConnectPhase(nodes, plan.agents, progress);
-        v1::PhaseResult connect;
-        connect.set_name("connect");
-        connect.set_status(result.reachable == static_cast<int>(nodes.size()) ? "pass" : "fail");
-        connect.set_detail(
-            absl::StrCat(result.reachable, " of ", nodes.size(), " agent(s) answered"));
-        connect.set_duration_ms(absl::ToInt64Milliseconds(now() - start));
-        return connect;
-      },
+      "connect", [&] { return RunConnect(plan, nodes, result, progress, clock); },
       /*judges=*/false));
-
-  record.phases.push_back(phases.Run("inventory", [&] {
-    const absl::Time start = now();
-    v1::PhaseResult inventory;
-    inventory.set_name("inventory");
-    if (result.reachable == 0) {
-      inventory.set_status("skipped");
-      inventory.set_detail("skipped: no agent answered");
-      for (const NodeState& state : nodes) {
-        result.checks.push_back(checks::ReachabilityFinding(state.node, false, state.error));
-      }
-    } else {
-      result.checks = RunInventoryPhase(nodes, plan, progress, rerun);
-      const int blocking = checks::CountBlocking(result.checks);
-      inventory.set_status(blocking == 0 ? "pass" : "fail");
-      inventory.set_detail(
-          absl::StrCat(result.checks.size(), " check(s), ", blocking, " blocking certification"));
-    }
-    inventory.set_duration_ms(absl::ToInt64Milliseconds(now() - start));
-    return inventory;
-  }));
+  record.phases.push_back(phases.Run(
+      "inventory", [&] { return RunInventory(plan, nodes, result, progress, clock, rerun); }));
 
   if (scope == PhaseScope::kAll) {
     record.phases.push_back(phases.Run(
         "pairwise",
-        [&] { return RunPairwise(plan, nodes, result, record, progress, now, rerun, stop); }, true,
-        plan.pairwise.enabled));
+        [&] { return RunPairwise(plan, nodes, result, record, progress, clock, rerun, stop); },
+        true, plan.pairwise.enabled));
     record.phases.push_back(phases.Run(
         "collectives",
-        [&] { return RunCollectives(plan, nodes, result, record, progress, now, rerun, stop); },
+        [&] { return RunCollectives(plan, nodes, result, record, progress, clock, rerun, stop); },
         true, plan.collectives.enabled));
     std::vector<NodeState> no_sinks;
     record.phases.push_back(phases.Run(
         "uplink",
         [&] {
           return RunUplink(plan, nodes, sinks != nullptr ? *sinks : no_sinks, result, record,
-                           progress, now, rerun, stop);
+                           progress, clock, rerun, stop);
         },
         true, plan.uplink.enabled));
   }
@@ -286,7 +287,7 @@ CertificationResult RunCertification(const plan::Plan& plan, std::vector<NodeSta
     record.interrupted = interrupted;
   }
   record.checks = result.checks;
-  record.finished = now();
+  record.finished = clock.Now();
   if (rerun != nullptr && baseline != nullptr) {
     record.baseline = *baseline;
     for (const NodeState& state : nodes) {

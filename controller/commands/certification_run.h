@@ -5,6 +5,7 @@
 
 #include "absl/time/time.h"
 #include "clustercert/v1/certificate.pb.h"
+#include "common/clock.h"
 #include "controller/phases/node_state.h"
 #include "controller/phases/progress.h"
 #include "controller/phases/rerun_scope.h"
@@ -15,8 +16,9 @@ namespace clustercert::controller {
 
 // The phases of `controller run` in order, without any printing or files:
 // connect, inventory, pairwise, collectives, uplink (each skipped with its
-// reason when the plan has no section for it), then the certificate. Tests drive it with fake
-// clients.
+// reason when the plan has no section for it), then the certificate. Tests
+// drive it with fake clients (tests/support/fake_agent_client.h) on a
+// simulated clock; `clock` times the phases, the retries and the polling.
 //
 // Every agent call goes through a GuardedAgentClient for the run: a node
 // that stops answering costs one call deadline per phase (NodeHealth; each
@@ -33,7 +35,7 @@ struct CertificationResult {
 enum class PhaseScope { kInventoryOnly, kAll };
 
 CertificationResult RunCertification(const plan::Plan& plan, std::vector<NodeState>& nodes,
-                                     Progress& progress, const std::function<absl::Time()>& now,
+                                     Progress& progress, Clock& clock,
                                      PhaseScope scope = PhaseScope::kAll,
                                      const RerunScope* rerun = nullptr,
                                      const v1::Baseline* baseline = nullptr,

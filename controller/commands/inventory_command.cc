@@ -2,7 +2,7 @@
 
 #include <cstdio>
 
-#include "absl/time/clock.h"
+#include "common/clock.h"
 #include "controller/certificate/certificate_writer.h"
 #include "controller/checks/node_checks.h"
 #include "controller/commands/certification_run.h"
@@ -20,8 +20,8 @@ int RunInventoryCommand(const std::vector<std::string>& args, const CommandOptio
   std::vector<NodeState>& nodes = prepared->nodes;
 
   Progress progress(stderr, options.quiet);
-  auto result = RunCertification(
-      prepared->plan, nodes, progress, [] { return absl::Now(); }, PhaseScope::kInventoryOnly);
+  auto result =
+      RunCertification(prepared->plan, nodes, progress, RealClock(), PhaseScope::kInventoryOnly);
   if (options.json) {
     // The certificate model is the machine-readable inventory: nodes with
     // inventories, then every check.

@@ -50,8 +50,9 @@ std::string ReportedGlooTransport(const std::vector<std::string>& notes) {
 // `bar`: whether this sweep draws the progress bar (one sweep at a time
 // may; the per-node 1-node sweeps run together and print lines only).
 v1::CollectiveSweep RunScope(std::vector<NodeState>& nodes, const plan::Plan& plan,
-                             const CollectiveScope& scope, Progress& progress, bool bar = true) {
-  const absl::Time start = absl::Now();
+                             const CollectiveScope& scope, Progress& progress, Clock& clock,
+                             bool bar = true) {
+  const absl::Time start = clock.Now();
   v1::CollectiveSweep sweep;
   sweep.set_scope(scope.name);
   sweep.set_backend(plan.collectives.backend == plan::CollectiveBackend::kNccl ? "nccl" : "gloo");
@@ -83,7 +84,7 @@ v1::CollectiveSweep RunScope(std::vector<NodeState>& nodes, const plan::Plan& pl
     sweep.set_ok(false);
     sweep.set_error(spec_errors.front());
     for (auto& error : spec_errors) sweep.add_rank_errors(error);
-    sweep.set_duration_ms(absl::ToInt64Milliseconds(absl::Now() - start));
+    sweep.set_duration_ms(absl::ToInt64Milliseconds(clock.Now() - start));
     return sweep;
   }
 
@@ -100,6 +101,7 @@ v1::CollectiveSweep RunScope(std::vector<NodeState>& nodes, const plan::Plan& pl
   settings.job_name = absl::StrCat("collectives/", scope.name);
   settings.job_timeout = absl::Seconds(plan.collectives.timeout_s);
   settings.call_timeout = absl::Seconds(plan.agents.call_timeout_s);
+  settings.clock = &clock;
   int sizes = 0;
   for (int64_t bytes = std::max<int64_t>(plan.collectives.sizes.min_bytes, 1);
        bytes <= plan.collectives.sizes.max_bytes && sizes < 64;
@@ -132,7 +134,7 @@ v1::CollectiveSweep RunScope(std::vector<NodeState>& nodes, const plan::Plan& pl
   } else {
     sweep.set_transport(ReportedGlooTransport(run.notes));
   }
-  sweep.set_duration_ms(absl::ToInt64Milliseconds(absl::Now() - start));
+  sweep.set_duration_ms(absl::ToInt64Milliseconds(clock.Now() - start));
   return sweep;
 }
 
@@ -151,7 +153,8 @@ void SetFloor(const plan::Plan& plan, v1::CollectiveSweep& sweep) {
 // is stopping stays nullopt.
 std::vector<std::optional<v1::CollectiveSweep>> RunScopes(
     std::vector<NodeState>& nodes, const plan::Plan& plan,
-    const std::vector<CollectiveScope>& scopes, Progress& progress, const RunStop* stop) {
+    const std::vector<CollectiveScope>& scopes, Progress& progress, Clock& clock,
+    const RunStop* stop) {
   auto stopping = [stop] { return stop != nullptr && stop->requested(); };
   std::vector<std::optional<v1::CollectiveSweep>> sweeps(scopes.size());
   std::vector<size_t> one_node;
@@ -164,14 +167,14 @@ std::vector<std::optional<v1::CollectiveSweep>> RunScopes(
     std::vector<std::thread> threads;
     for (size_t i : one_node) {
       threads.emplace_back(
-          [&, i] { sweeps[i] = RunScope(nodes, plan, scopes[i], progress, false); });
+          [&, i] { sweeps[i] = RunScope(nodes, plan, scopes[i], progress, clock, false); });
     }
     for (auto& thread : threads) thread.join();
   }
   for (size_t i = 0; i < scopes.size(); ++i) {
     if (one_node.size() > 1 && scopes[i].name == "1-node") continue;
     if (stopping()) break;
-    sweeps[i] = RunScope(nodes, plan, scopes[i], progress);
+    sweeps[i] = RunScope(nodes, plan, scopes[i], progress, clock);
   }
   return sweeps;
 }
@@ -186,10 +189,45 @@ void PrintSweep(const v1::CollectiveSweep& sweep, Progress& progress) {
                    sweep.ok() ? "" : absl::StrCat("# not complete: ", sweep.error(), "\n")));
 }
 
+// A partial re-certification: the scopes without a re-measured node keep
+// the baseline's sweep, which is returned (marked carried) and taken out of
+// `scopes`.
+std::vector<v1::CollectiveSweep> CarryBaselineSweeps(const std::vector<NodeState>& nodes,
+                                                     const RerunScope& rerun,
+                                                     std::vector<CollectiveScope>& scopes,
+                                                     Progress& progress) {
+  std::vector<v1::CollectiveSweep> carried;
+  std::vector<CollectiveScope> measured;
+  for (auto& scope : scopes) {
+    bool touches = false;
+    for (size_t index : scope.nodes) touches = touches || rerun.Measures(nodes[index].node.name);
+    const v1::CollectiveSweep* old = nullptr;
+    if (rerun.baseline != nullptr) {
+      for (const auto& sweep : rerun.baseline->collectives()) {
+        const bool same_nodes =
+            scope.name != "1-node" ||
+            (sweep.nodes_size() == 1 && sweep.nodes(0) == nodes[scope.nodes[0]].node.name);
+        if (sweep.scope() == scope.name && same_nodes) old = &sweep;
+      }
+    }
+    if (touches || old == nullptr) {
+      measured.push_back(std::move(scope));
+      continue;
+    }
+    v1::CollectiveSweep sweep = *old;
+    *sweep.mutable_carried() = rerun.carried;
+    progress.Line("collectives", absl::StrCat(scope.name, ": carried over from the baseline (",
+                                              rerun.carried.from_started_at(), ")"));
+    carried.push_back(std::move(sweep));
+  }
+  scopes = std::move(measured);
+  return carried;
+}
+
 }  // namespace
 
 CollectivesOutcome RunCollectivesPhase(std::vector<NodeState>& nodes, const plan::Plan& plan,
-                                       Progress& progress, const RerunScope* rerun,
+                                       Progress& progress, Clock& clock, const RerunScope* rerun,
                                        const RunStop* stop) {
   CollectivesOutcome outcome;
   std::vector<size_t> reachable;
@@ -229,37 +267,11 @@ CollectivesOutcome RunCollectivesPhase(std::vector<NodeState>& nodes, const plan
       ChooseScopes(plan.collectives.scopes, reachable, plan.collectives.one_node_every_node);
   outcome.skipped = choice.skipped;
   std::vector<v1::CollectiveSweep> carried;
-  if (rerun != nullptr) {
-    // Scopes without a re-measured node keep the baseline's sweep.
-    std::vector<CollectiveScope> measured;
-    for (auto& scope : choice.scopes) {
-      bool touches = false;
-      for (size_t index : scope.nodes) touches = touches || rerun->Measures(nodes[index].node.name);
-      const v1::CollectiveSweep* old = nullptr;
-      if (rerun->baseline != nullptr) {
-        for (const auto& sweep : rerun->baseline->collectives()) {
-          const bool same_nodes =
-              scope.name != "1-node" ||
-              (sweep.nodes_size() == 1 && sweep.nodes(0) == nodes[scope.nodes[0]].node.name);
-          if (sweep.scope() == scope.name && same_nodes) old = &sweep;
-        }
-      }
-      if (touches || old == nullptr) {
-        measured.push_back(std::move(scope));
-      } else {
-        v1::CollectiveSweep sweep = *old;
-        *sweep.mutable_carried() = rerun->carried;
-        progress.Line("collectives", absl::StrCat(scope.name, ": carried over from the baseline (",
-                                                  rerun->carried.from_started_at(), ")"));
-        carried.push_back(std::move(sweep));
-      }
-    }
-    choice.scopes = std::move(measured);
-  }
+  if (rerun != nullptr) carried = CarryBaselineSweeps(nodes, *rerun, choice.scopes, progress);
   for (const std::string& skipped : choice.skipped)
     progress.Line("collectives", "skipped " + skipped);
   std::vector<std::optional<v1::CollectiveSweep>> swept =
-      RunScopes(nodes, plan, choice.scopes, progress, stop);
+      RunScopes(nodes, plan, choice.scopes, progress, clock, stop);
   for (size_t i = 0; i < swept.size(); ++i) {
     if (!swept[i]) {
       const std::optional<StopRequest> request = stop->request();

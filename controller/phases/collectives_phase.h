@@ -3,6 +3,7 @@
 #include <vector>
 
 #include "clustercert/v1/certificate.pb.h"
+#include "common/clock.h"
 #include "controller/phases/node_state.h"
 #include "controller/phases/progress.h"
 #include "controller/phases/rerun_scope.h"
@@ -27,7 +28,8 @@ struct CollectivesOutcome {
 // Once `stop` is requested no new sweep starts (the running ones end when
 // their agents' calls are answered for them and their jobs are stopped).
 CollectivesOutcome RunCollectivesPhase(std::vector<NodeState>& nodes, const plan::Plan& plan,
-                                       Progress& progress, const RerunScope* rerun = nullptr,
+                                       Progress& progress, Clock& clock,
+                                       const RerunScope* rerun = nullptr,
                                        const RunStop* stop = nullptr);
 
 }  // namespace clustercert::controller

@@ -24,16 +24,16 @@ constexpr int kClockExchanges = 8;
 
 // Refines state.clock with NTP-style exchanges; keeps the GetVersion sample
 // when the agent cannot exchange (an older agent answers Unimplemented).
-void MeasureClock(NodeState& state, absl::Duration timeout) {
+void MeasureClock(NodeState& state, absl::Duration timeout, Clock& clock) {
   std::vector<TimeExchange> exchanges;
   absl::Duration injected;
   for (int i = 0; i < kClockExchanges; ++i) {
     v1::ExchangeTimeRequest request;
-    const absl::Time t1 = absl::Now();
+    const absl::Time t1 = clock.Now();
     request.set_controller_send_unix_us(absl::ToUnixMicros(t1));
     auto answer = CallAndWait<v1::ExchangeTimeResponse>(
         [&](auto done) { state.client->ExchangeTime(request, timeout, std::move(done)); });
-    const absl::Time t4 = absl::Now();
+    const absl::Time t4 = clock.Now();
     if (!answer.ok()) return;
     exchanges.push_back(TimeExchange{t1, absl::FromUnixMicros(answer->receive_unix_us()),
                                      absl::FromUnixMicros(answer->transmit_unix_us()), t4});
@@ -100,13 +100,15 @@ void AcceptVersion(NodeState& state, const v1::GetVersionResponse& version,
 
 // Refines the reachable nodes' clocks (each node's exchanges in order, the
 // nodes side by side) and warns about a test-only clock offset.
-void MeasureClocks(std::vector<NodeState>& nodes, absl::Duration timeout, Progress& progress) {
+void MeasureClocks(std::vector<NodeState>& nodes, absl::Duration timeout, Progress& progress,
+                   Clock& clock) {
   std::vector<size_t> reached;
   for (size_t i = 0; i < nodes.size(); ++i) {
     if (nodes[i].reachable) reached.push_back(i);
   }
   std::vector<std::thread> clocks;
-  for (size_t i : reached) clocks.emplace_back([&, i] { MeasureClock(nodes[i], timeout); });
+  clocks.reserve(reached.size());
+  for (size_t i : reached) clocks.emplace_back([&, i] { MeasureClock(nodes[i], timeout, clock); });
   for (std::thread& thread : clocks) thread.join();
   for (size_t i : reached) {
     const NodeState& state = nodes[i];
@@ -133,7 +135,7 @@ std::string UnreachableReason(const NodeState& state, const absl::Status& last_e
 }  // namespace
 
 int RunConnectPhase(std::vector<NodeState>& nodes, const plan::AgentSettings& settings,
-                    Progress& progress) {
+                    Progress& progress, Clock& clock) {
   const absl::Duration timeout = absl::Seconds(settings.connect_timeout_s);
   std::vector<size_t> pending;
   for (size_t i = 0; i < nodes.size(); ++i) pending.push_back(i);
@@ -142,7 +144,7 @@ int RunConnectPhase(std::vector<NodeState>& nodes, const plan::AgentSettings& se
     if (attempt > 0) {
       progress.Line("connect", absl::StrCat("retrying ", pending.size(), " node(s), attempt ",
                                             attempt + 1, " of ", settings.retries + 1));
-      std::this_thread::sleep_for(std::chrono::milliseconds(250 * attempt));
+      clock.SleepFor(absl::Milliseconds(250 * attempt));
     }
     const std::vector<VersionAnswer> answers = AskVersions(nodes, pending, timeout);
     std::vector<size_t> retry;
@@ -156,7 +158,7 @@ int RunConnectPhase(std::vector<NodeState>& nodes, const plan::AgentSettings& se
     }
     pending = std::move(retry);
   }
-  MeasureClocks(nodes, timeout, progress);
+  MeasureClocks(nodes, timeout, progress, clock);
 
   int reachable = 0;
   for (size_t i = 0; i < nodes.size(); ++i) {

@@ -181,7 +181,7 @@ class PairRunner {
 
   // Bandwidth tests run for duration_s; latency tests run kLatencyIterations
   // ping-pongs, which at the plan's worst allowed latency take iterations x
-  // 2 x max_latency_us (40 s in the soft-RoCE lab), so their deadline grows
+  // 2 x max_latency_us (120 s in the soft-RoCE lab), so their deadline grows
   // with that rather than failing a slow but passing path.
   absl::Duration RunTimeout(const std::string& test) const {
     absl::Duration run = absl::Seconds(plan_.pairwise.duration_s);

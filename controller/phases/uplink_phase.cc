@@ -139,8 +139,8 @@ class UplinkRunner {
 }  // namespace
 
 UplinkOutcome RunUplinkPhase(std::vector<NodeState>& nodes, std::vector<NodeState>& sinks,
-                             const plan::Plan& plan, Progress& progress, const RerunScope* rerun,
-                             const RunStop* stop) {
+                             const plan::Plan& plan, Progress& progress, Clock& clock,
+                             const RerunScope* rerun, const RunStop* stop) {
   UplinkOutcome outcome;
   *outcome.uplink.mutable_sizing() = uplink::SizeUplink(plan);
   const v1::UplinkSizing& sizing = outcome.uplink.sizing();
@@ -151,7 +151,7 @@ UplinkOutcome RunUplinkPhase(std::vector<NodeState>& nodes, std::vector<NodeStat
   }
   // The sinks that are not plan nodes are reached like the nodes (deadline,
   // retries, version), so a dead sink is named once, not as a timeout per run.
-  if (!sinks.empty()) RunConnectPhase(sinks, plan.agents, progress);
+  if (!sinks.empty()) RunConnectPhase(sinks, plan.agents, progress, clock);
 
   UplinkRunner runner(plan, nodes, sinks);
   // A node that is itself an agent target does not send to itself.

@@ -3,6 +3,7 @@
 #include <vector>
 
 #include "clustercert/v1/certificate.pb.h"
+#include "common/clock.h"
 #include "controller/phases/node_state.h"
 #include "controller/phases/progress.h"
 #include "controller/phases/rerun_scope.h"
@@ -27,7 +28,7 @@ struct UplinkOutcome {
 // run with its reason. A partial re-certification measures only its nodes
 // and carries the other nodes' runs over.
 UplinkOutcome RunUplinkPhase(std::vector<NodeState>& nodes, std::vector<NodeState>& sinks,
-                             const plan::Plan& plan, Progress& progress,
+                             const plan::Plan& plan, Progress& progress, Clock& clock,
                              const RerunScope* rerun = nullptr, const RunStop* stop = nullptr);
 
 }  // namespace clustercert::controller

@@ -139,106 +139,136 @@ void ParseEnv(MapReader& collectives, std::map<std::string, std::string>* env) {
   }
 }
 
+// A target's keys as written; which apply depends on its type.
+struct TargetKeys {
+  std::optional<YamlField> node;
+  std::optional<YamlField> agent;
+  std::optional<YamlField> data_ip;
+  std::optional<YamlField> url;
+  std::optional<YamlField> address;
+};
+
+// A key of another type's target is an error naming the type it belongs to.
+void RefuseForeignKeys(FieldReader& reader, MapReader& entry, const TargetKeys& keys,
+                       const std::string& type) {
+  struct KeyOfType {
+    const char* key;
+    const char* type;
+    const std::optional<YamlField>* field;
+  };
+  const KeyOfType kKeys[] = {{"node", "agent", &keys.node},
+                             {"agent", "agent", &keys.agent},
+                             {"data_ip", "agent", &keys.data_ip},
+                             {"url", "http", &keys.url},
+                             {"address", "tcp", &keys.address}};
+  for (const KeyOfType& key : kKeys) {
+    if (type.empty() || !key.field->has_value() || type == key.type) continue;
+    reader.ReportAt(
+        *entry.KeyLocation(key.key), entry.PathOf(key.key),
+        absl::StrCat(entry.PathOf(key.key), " does not apply to a target of type ", type, "; ",
+                     key.key, " belongs to targets of type ", key.type, "."));
+  }
+}
+
+// The keys a target of its type cannot do without.
+void RequireKeysOfType(FieldReader& reader, MapReader& entry, const YamlField& item,
+                       const TargetKeys& keys, const std::string& type) {
+  auto require = [&](const char* key, const std::optional<YamlField>& field,
+                     absl::string_view needs) {
+    if (field.has_value()) return;
+    reader.ReportAt(item.at, entry.PathOf(key),
+                    absl::StrCat(entry.PathOf(key), " is missing; a target of type ", type,
+                                 " needs ", needs, "."));
+  };
+  if (type == "agent") {
+    if (keys.node.has_value() && (keys.agent.has_value() || keys.data_ip.has_value())) {
+      reader.ReportAt(*entry.KeyLocation("node"), entry.PathOf("node"),
+                      absl::StrCat(entry.PathOf("node"),
+                                   " and agent/data_ip both name the sink; give node (a plan "
+                                   "node) or agent and data_ip (a node-agent outside the plan's "
+                                   "nodes), not both."));
+    } else if (!keys.node.has_value()) {
+      require("agent", keys.agent,
+              "node (a plan node) or agent (host:port of a node-agent, e.g. on a storage host) "
+              "with data_ip");
+      if (keys.agent.has_value()) {
+        require("data_ip", keys.data_ip, "data_ip (the address its flows go to)");
+      }
+    }
+  }
+  if (type == "http") require("url", keys.url, "url");
+  if (type == "tcp") require("address", keys.address, "address");
+}
+
+// An agent target's sink: a plan node, or a node-agent and its data address.
+void ParseAgentSink(FieldReader& reader, const TargetKeys& keys, UplinkTarget* target) {
+  if (keys.node.has_value()) {
+    if (std::optional<std::string> value =
+            reader.Name(*keys.node, "the name of a node in the plan's nodes list")) {
+      target->node = *value;
+    }
+  }
+  if (keys.agent.has_value()) {
+    constexpr absl::string_view kAgentRule =
+        "host:port of a node-agent with a port from 1 to 65535 (e.g. 192.168.100.50:7070)";
+    if (reader.Endpoint(*keys.agent, kAgentRule).has_value()) {
+      target->agent = keys.agent->value.Scalar();
+    }
+  }
+  if (keys.data_ip.has_value()) {
+    constexpr absl::string_view kDataIpRule =
+        "a literal IPv4 or IPv6 address on the sink's data plane (e.g. 10.10.9.1)";
+    if (auto value = reader.IpAddress(*keys.data_ip, kDataIpRule)) target->data_ip = *value;
+  }
+}
+
+// An http target's URL and a tcp target's address. The agent refuses by the
+// same rules (common/uplink_target.h); here they come with the plan's line
+// and column.
+void ParseUrlOrAddress(FieldReader& reader, const TargetKeys& keys, UplinkTarget* target) {
+  if (target->type == "http" && keys.url.has_value()) {
+    constexpr absl::string_view kUrlRule =
+        "a URL starting with http:// or https://, with no user@, one host (a DNS name or an IP "
+        "address) and a port from 1 to 65535 (e.g. http://10.10.9.1:9000/bucket/shard.tar)";
+    std::optional<std::string> value = reader.String(*keys.url, kUrlRule);
+    if (value.has_value()) {
+      if (absl::StatusOr<UplinkUrl> parsed = ParseUplinkUrl(*value); !parsed.ok()) {
+        reader.Reject(*keys.url, kUrlRule, Sentence(parsed.status().message()));
+      } else {
+        target->url = *value;
+      }
+    }
+  }
+  if (target->type == "tcp" && keys.address.has_value()) {
+    constexpr absl::string_view kAddressRule =
+        "a literal IP address and port of a TCP sink, the port from 1 to 65535 (e.g. "
+        "10.10.9.1:5201 or [fd00::9]:5201)";
+    std::optional<std::string> value = reader.String(*keys.address, kAddressRule);
+    if (value.has_value()) {
+      if (absl::StatusOr<HostPort> parsed = ParseUplinkTcpAddress(*value); !parsed.ok()) {
+        reader.Reject(*keys.address, kAddressRule, Sentence(parsed.status().message()));
+      } else {
+        target->address = *value;
+      }
+    }
+  }
+}
+
 void ParseTarget(FieldReader& reader, const YamlField& item, UplinkTarget* target) {
   MapReader entry(&reader, item);
   std::optional<YamlField> type = entry.Require("type", "one of agent, http, tcp");
-  std::optional<YamlField> node = entry.Get("node");
-  std::optional<YamlField> agent = entry.Get("agent");
-  std::optional<YamlField> data_ip = entry.Get("data_ip");
-  std::optional<YamlField> url = entry.Get("url");
-  std::optional<YamlField> address = entry.Get("address");
+  const TargetKeys keys{entry.Get("node"), entry.Get("agent"), entry.Get("data_ip"),
+                        entry.Get("url"), entry.Get("address")};
   if (type.has_value()) {
     if (std::optional<std::string> value = reader.Enum(*type, {"agent", "http", "tcp"})) {
       target->type = *value;
     }
   }
   entry.String("name", "a short name for reports (e.g. storage1)", &target->name);
-  struct KeyOfType {
-    const char* key;
-    const char* type;
-    const std::optional<YamlField>* field;
-  };
-  const KeyOfType keys[] = {{"node", "agent", &node},
-                            {"agent", "agent", &agent},
-                            {"data_ip", "agent", &data_ip},
-                            {"url", "http", &url},
-                            {"address", "tcp", &address}};
-  for (const KeyOfType& key : keys) {
-    const bool wanted = target->type == key.type;
-    if (!target->type.empty() && key.field->has_value() && !wanted) {
-      reader.ReportAt(
-          *entry.KeyLocation(key.key), entry.PathOf(key.key),
-          absl::StrCat(entry.PathOf(key.key), " does not apply to a target of type ", target->type,
-                       "; ", key.key, " belongs to targets of type ", key.type, "."));
-    }
-  }
-  auto require = [&](const char* key, const std::optional<YamlField>& field,
-                     absl::string_view needs) {
-    if (field.has_value()) return;
-    reader.ReportAt(item.at, entry.PathOf(key),
-                    absl::StrCat(entry.PathOf(key), " is missing; a target of type ", target->type,
-                                 " needs ", needs, "."));
-  };
-  if (target->type == "agent") {
-    if (node.has_value() && (agent.has_value() || data_ip.has_value())) {
-      reader.ReportAt(*entry.KeyLocation("node"), entry.PathOf("node"),
-                      absl::StrCat(entry.PathOf("node"),
-                                   " and agent/data_ip both name the sink; give node (a plan "
-                                   "node) or agent and data_ip (a node-agent outside the plan's "
-                                   "nodes), not both."));
-    } else if (!node.has_value()) {
-      require("agent", agent,
-              "node (a plan node) or agent (host:port of a node-agent, e.g. on a storage host) "
-              "with data_ip");
-      if (agent.has_value()) require("data_ip", data_ip, "data_ip (the address its flows go to)");
-    }
-  }
-  if (target->type == "http") require("url", url, "url");
-  if (target->type == "tcp") require("address", address, "address");
-  if (target->type == "agent" && node.has_value()) {
-    if (std::optional<std::string> value =
-            reader.Name(*node, "the name of a node in the plan's nodes list")) {
-      target->node = *value;
-    }
-  }
-  if (target->type == "agent" && agent.has_value()) {
-    constexpr absl::string_view kAgentRule =
-        "host:port of a node-agent with a port from 1 to 65535 (e.g. 192.168.100.50:7070)";
-    if (reader.Endpoint(*agent, kAgentRule).has_value()) target->agent = agent->value.Scalar();
-  }
-  if (target->type == "agent" && data_ip.has_value()) {
-    constexpr absl::string_view kDataIpRule =
-        "a literal IPv4 or IPv6 address on the sink's data plane (e.g. 10.10.9.1)";
-    if (auto value = reader.IpAddress(*data_ip, kDataIpRule)) target->data_ip = *value;
-  }
-  // The agent refuses by the same rules (common/uplink_target.h); here they
-  // come with the plan's line and column.
-  if (target->type == "http" && url.has_value()) {
-    constexpr absl::string_view kUrlRule =
-        "a URL starting with http:// or https://, with no user@, one host (a DNS name or an IP "
-        "address) and a port from 1 to 65535 (e.g. http://10.10.9.1:9000/bucket/shard.tar)";
-    std::optional<std::string> value = reader.String(*url, kUrlRule);
-    if (value.has_value()) {
-      if (absl::StatusOr<UplinkUrl> parsed = ParseUplinkUrl(*value); !parsed.ok()) {
-        reader.Reject(*url, kUrlRule, Sentence(parsed.status().message()));
-      } else {
-        target->url = *value;
-      }
-    }
-  }
-  if (target->type == "tcp" && address.has_value()) {
-    constexpr absl::string_view kAddressRule =
-        "a literal IP address and port of a TCP sink, the port from 1 to 65535 (e.g. "
-        "10.10.9.1:5201 or [fd00::9]:5201)";
-    std::optional<std::string> value = reader.String(*address, kAddressRule);
-    if (value.has_value()) {
-      if (absl::StatusOr<HostPort> parsed = ParseUplinkTcpAddress(*value); !parsed.ok()) {
-        reader.Reject(*address, kAddressRule, Sentence(parsed.status().message()));
-      } else {
-        target->address = *value;
-      }
-    }
-  }
+  RefuseForeignKeys(reader, entry, keys, target->type);
+  RequireKeysOfType(reader, entry, item, keys, target->type);
+  if (target->type == "agent") ParseAgentSink(reader, keys, target);
+  ParseUrlOrAddress(reader, keys, target);
   if (target->name.empty()) {
     target->name = !target->node.empty()    ? target->node
                    : !target->agent.empty() ? target->agent

@@ -99,32 +99,122 @@ std::string CellTitle(const v1::PairResult& pair, const CellScale& scale) {
   return text;
 }
 
-std::string HeatmapSvg(const PairMatrix& matrix, const v1::Certificate& certificate) {
-  const Geometry g = GeometryFor(matrix.nodes.size());
-  // Names longer than this are cut in the labels (the cells' hover text
-  // and the value table keep them whole).
-  constexpr size_t kMaxLabel = 30;
-  auto label = [&](const std::string& name) {
-    // Cut on a character boundary: half a UTF-8 sequence would show as U+FFFD.
-    return name.size() <= kMaxLabel
-               ? name
-               : name.substr(0, Utf8Prefix(name, kMaxLabel - 1)) + "\xE2\x80\xA6";
-  };
+namespace {
+
+// Names longer than this are cut in the labels (the cells' hover text and
+// the value table keep them whole).
+constexpr size_t kMaxLabel = 30;
+
+std::string CutLabel(const std::string& name) {
+  // Cut on a character boundary: half a UTF-8 sequence would show as U+FFFD.
+  return name.size() <= kMaxLabel
+             ? name
+             : name.substr(0, Utf8Prefix(name, kMaxLabel - 1)) + "\xE2\x80\xA6";
+}
+
+// Where the heatmap's labels go. Column labels sit level when they fit the
+// cell, else slanted, or upright when the cells are too narrow for slanted
+// labels not to collide.
+struct HeatmapLayout {
+  Geometry g;
+  int text_w = 0;
+  int label_w = 0;
+  bool slant = false;
+  bool upright = false;
+  int top = 0;  // a caption line, then the column labels
+};
+
+HeatmapLayout LayoutFor(const PairMatrix& matrix) {
+  HeatmapLayout layout;
+  layout.g = GeometryFor(matrix.nodes.size());
   size_t longest = 6;
-  for (const auto& name : matrix.nodes)
+  for (const auto& name : matrix.nodes) {
     longest = std::max(longest, std::min(name.size(), kMaxLabel));
-  const int text_w = static_cast<int>(longest) * kCharWidth;
-  const int label_w = text_w + 12;
-  // Column labels: level when they fit the cell, else slanted, or upright
-  // when the cells are too narrow for slanted labels not to collide.
-  const bool slant = text_w > g.cell_w - 4;
-  const bool upright = slant && g.cell_w <= 20;
-  const int label_h = upright ? text_w + 12 : slant ? static_cast<int>(text_w * 0.72) + 22 : 24;
-  const int top = 18 + label_h;  // a caption line, then the column labels
+  }
+  layout.text_w = static_cast<int>(longest) * kCharWidth;
+  layout.label_w = layout.text_w + 12;
+  layout.slant = layout.text_w > layout.g.cell_w - 4;
+  layout.upright = layout.slant && layout.g.cell_w <= 20;
+  const int label_h = layout.upright ? layout.text_w + 12
+                      : layout.slant ? static_cast<int>(layout.text_w * 0.72) + 22
+                                     : 24;
+  layout.top = 18 + label_h;
+  return layout;
+}
+
+std::string ColumnLabels(const PairMatrix& matrix, const HeatmapLayout& l) {
+  std::string svg;
+  for (size_t c = 0; c < matrix.nodes.size(); ++c) {
+    const int x = l.label_w + static_cast<int>(c) * l.g.cell_w + l.g.cell_w / 2;
+    const std::string text = HtmlEscape(CutLabel(matrix.nodes[c]));
+    if (l.upright) {
+      absl::StrAppend(&svg, absl::StrFormat("<text class=\"col\" transform=\"translate(%d,%d) "
+                                            "rotate(-90)\">%s</text>\n",
+                                            x + 4, l.top - 6, text));
+    } else if (l.slant) {
+      absl::StrAppend(&svg, absl::StrFormat("<text class=\"col\" transform=\"translate(%d,%d) "
+                                            "rotate(-45)\">%s</text>\n",
+                                            x - 2, l.top - 6, text));
+    } else {
+      absl::StrAppend(&svg, absl::StrFormat("<text class=\"col\" x=\"%d\" y=\"%d\" "
+                                            "text-anchor=\"middle\">%s</text>\n",
+                                            x, l.top - 6, text));
+    }
+  }
+  return svg;
+}
+
+// A cell without a result: the diagonal, or a pair the schedule left out.
+std::string EmptyCell(const std::string& client, const std::string& server, int x, int y,
+                      const Geometry& g) {
+  const bool diagonal = client == server;
+  return absl::StrFormat(
+      "<rect class=\"%s\" x=\"%d\" y=\"%d\" width=\"%d\" "
+      "height=\"%d\" fill=\"%s\"><title>%s</title></rect>\n",
+      diagonal ? "diagonal" : "unscheduled", x, y, g.cell_w - 2, g.cell_h - 2,
+      diagonal ? kDiagonalColor : kNotScheduledColor,
+      HtmlEscape(absl::StrCat(client, " -> ", server, ": ",
+                              diagonal ? "not paired with itself" : "not scheduled, no result")));
+}
+
+// A measured cell: coloured by its scale, its value written in when the
+// cells are large enough, a failure marked either way.
+std::string MeasuredCell(const v1::PairResult& pair, const v1::Certificate& certificate, int x,
+                         int y, const Geometry& g) {
+  const CellScale scale = ScaleOf(pair, certificate);
+  const std::string status = CellStatus(pair);
+  const bool failing = status == "fail" || !pair.ok();
+  std::string svg = absl::StrFormat(
+      "<rect data-cell=\"%s\" class=\"cell %s\" x=\"%d\" y=\"%d\" "
+      "width=\"%d\" height=\"%d\" fill=\"%s\"><title>%s</title></rect>\n",
+      HtmlEscape(status), failing ? "fail" : HtmlEscape(status), x, y, g.cell_w - 2, g.cell_h - 2,
+      CellColor(pair, scale), HtmlEscape(CellTitle(pair, scale)));
+  if (g.font > 0) {
+    std::string label = pair.ok() ? ShortNumber(pair.value()) : std::string("ERR");
+    if (failing) label = absl::StrCat("\xE2\x9C\x97 ", label);
+    absl::StrAppend(&svg,
+                    absl::StrFormat("<text class=\"v%s\" x=\"%d\" y=\"%d\" "
+                                    "font-size=\"%d\" text-anchor=\"middle\">%s</text>\n",
+                                    failing ? " fail" : "", x + g.cell_w / 2 - 1,
+                                    y + g.cell_h / 2 + g.font / 3, g.font, HtmlEscape(label)));
+  } else if (failing) {
+    absl::StrAppend(&svg, absl::StrFormat("<path class=\"cross\" d=\"M%d %dL%d %dM%d %dL%d "
+                                          "%d\"/>\n",
+                                          x + 2, y + 2, x + g.cell_w - 4, y + g.cell_h - 4,
+                                          x + g.cell_w - 4, y + 2, x + 2, y + g.cell_h - 4));
+  }
+  return svg;
+}
+
+}  // namespace
+
+std::string HeatmapSvg(const PairMatrix& matrix, const v1::Certificate& certificate) {
+  const HeatmapLayout l = LayoutFor(matrix);
+  const Geometry& g = l.g;
   const int n = static_cast<int>(matrix.nodes.size());
   const int width =
-      std::max(label_w + n * g.cell_w + (slant && !upright ? text_w * 3 / 4 : 8), 300);
-  const int height = top + n * g.cell_h + 8;
+      std::max(l.label_w + n * g.cell_w + (l.slant && !l.upright ? l.text_w * 3 / 4 : 8), 300);
+  const int height = l.top + n * g.cell_h + 8;
 
   std::string svg = absl::StrFormat(
       "<svg class=\"heatmap\" role=\"img\" width=\"%d\" height=\"%d\" viewBox=\"0 0 %d %d\" "
@@ -132,187 +222,163 @@ std::string HeatmapSvg(const PairMatrix& matrix, const v1::Certificate& certific
       width, height, width, height, HtmlEscape(matrix.Title()));
   absl::StrAppend(&svg,
                   "<text class=\"corner\" x=\"4\" y=\"12\">rows: client (measures) "
-                  "\xE2\x86\x93 \xC2\xB7 columns: server \xE2\x86\x92</text>\n");
-  for (int c = 0; c < n; ++c) {
-    const int x = label_w + c * g.cell_w + g.cell_w / 2;
-    const std::string text = HtmlEscape(label(matrix.nodes[c]));
-    if (upright) {
-      absl::StrAppend(&svg, absl::StrFormat("<text class=\"col\" transform=\"translate(%d,%d) "
-                                            "rotate(-90)\">%s</text>\n",
-                                            x + 4, top - 6, text));
-    } else if (slant) {
-      absl::StrAppend(&svg, absl::StrFormat("<text class=\"col\" transform=\"translate(%d,%d) "
-                                            "rotate(-45)\">%s</text>\n",
-                                            x - 2, top - 6, text));
-    } else {
-      absl::StrAppend(&svg, absl::StrFormat("<text class=\"col\" x=\"%d\" y=\"%d\" "
-                                            "text-anchor=\"middle\">%s</text>\n",
-                                            x, top - 6, text));
-    }
-  }
+                  "\xE2\x86\x93 \xC2\xB7 columns: server \xE2\x86\x92</text>\n",
+                  ColumnLabels(matrix, l));
   for (int r = 0; r < n; ++r) {
     const std::string& client = matrix.nodes[r];
-    const int y = top + r * g.cell_h;
-    absl::StrAppend(&svg,
-                    absl::StrFormat("<text class=\"row\" x=\"%d\" y=\"%d\" "
-                                    "text-anchor=\"end\">%s</text>\n",
-                                    label_w - 6, y + g.cell_h / 2 + 4, HtmlEscape(label(client))));
+    const int y = l.top + r * g.cell_h;
+    absl::StrAppend(
+        &svg, absl::StrFormat("<text class=\"row\" x=\"%d\" y=\"%d\" "
+                              "text-anchor=\"end\">%s</text>\n",
+                              l.label_w - 6, y + g.cell_h / 2 + 4, HtmlEscape(CutLabel(client))));
     for (int c = 0; c < n; ++c) {
       const std::string& server = matrix.nodes[c];
-      const int x = label_w + c * g.cell_w;
+      const int x = l.label_w + c * g.cell_w;
       auto it = matrix.cells.find({client, server});
-      if (client == server || it == matrix.cells.end()) {
-        const bool diagonal = client == server;
-        absl::StrAppend(
-            &svg, absl::StrFormat("<rect class=\"%s\" x=\"%d\" y=\"%d\" width=\"%d\" "
-                                  "height=\"%d\" fill=\"%s\"><title>%s</title></rect>\n",
-                                  diagonal ? "diagonal" : "unscheduled", x, y, g.cell_w - 2,
-                                  g.cell_h - 2, diagonal ? kDiagonalColor : kNotScheduledColor,
-                                  HtmlEscape(absl::StrCat(client, " -> ", server, ": ",
-                                                          diagonal ? "not paired with itself"
-                                                                   : "not scheduled, no result"))));
-        continue;
-      }
-      const v1::PairResult& pair = *it->second;
-      const CellScale scale = ScaleOf(pair, certificate);
-      const std::string status = CellStatus(pair);
-      const bool failing = status == "fail" || !pair.ok();
-      absl::StrAppend(
-          &svg, absl::StrFormat("<rect data-cell=\"%s\" class=\"cell %s\" x=\"%d\" y=\"%d\" "
-                                "width=\"%d\" height=\"%d\" fill=\"%s\"><title>%s</title></rect>\n",
-                                HtmlEscape(status), failing ? "fail" : HtmlEscape(status), x, y,
-                                g.cell_w - 2, g.cell_h - 2, CellColor(pair, scale),
-                                HtmlEscape(CellTitle(pair, scale))));
-      if (g.font > 0) {
-        std::string label = pair.ok() ? ShortNumber(pair.value()) : std::string("ERR");
-        if (failing) label = absl::StrCat("\xE2\x9C\x97 ", label);
-        absl::StrAppend(&svg,
-                        absl::StrFormat("<text class=\"v%s\" x=\"%d\" y=\"%d\" "
-                                        "font-size=\"%d\" text-anchor=\"middle\">%s</text>\n",
-                                        failing ? " fail" : "", x + g.cell_w / 2 - 1,
-                                        y + g.cell_h / 2 + g.font / 3, g.font, HtmlEscape(label)));
-      } else if (failing) {
-        absl::StrAppend(&svg, absl::StrFormat("<path class=\"cross\" d=\"M%d %dL%d %dM%d %dL%d "
-                                              "%d\"/>\n",
-                                              x + 2, y + 2, x + g.cell_w - 4, y + g.cell_h - 4,
-                                              x + g.cell_w - 4, y + 2, x + 2, y + g.cell_h - 4));
-      }
+      absl::StrAppend(&svg, client == server || it == matrix.cells.end()
+                                ? EmptyCell(client, server, x, y, g)
+                                : MeasuredCell(*it->second, certificate, x, y, g));
     }
   }
   svg += "</svg>\n";
   return svg;
 }
 
-std::string BusbwChartSvg(const v1::CollectiveSweep& sweep) {
-  std::vector<const v1::CollectiveRow*> rows;
-  for (const auto& row : sweep.rows()) {
-    if (row.bytes() > 0) rows.push_back(&row);
-  }
-  if (rows.empty()) return "";
-  std::sort(rows.begin(), rows.end(),
-            [](const auto* a, const auto* b) { return a->bytes() < b->bytes(); });
+namespace {
 
-  constexpr int kWidth = 760, kHeight = 330;
-  constexpr int kLeft = 78, kRight = 24, kTop = 26, kBottom = 56;
-  constexpr int kPlotW = kWidth - kLeft - kRight, kPlotH = kHeight - kTop - kBottom;
-
-  int lo = static_cast<int>(std::floor(std::log2(static_cast<double>(rows.front()->bytes()))));
-  int hi = static_cast<int>(std::ceil(std::log2(static_cast<double>(rows.back()->bytes()))));
-  if (hi <= lo) {
-    --lo;
-    ++hi;
-  }
-  double ymax = sweep.min_busbw_gbytes();
-  bool any_in_place = false;
-  for (const auto* row : rows) {
-    ymax = std::max(ymax, row->oop_busbw_gbytes());
-    if (row->has_in_place()) {
-      any_in_place = true;
-      ymax = std::max(ymax, row->ip_busbw_gbytes());
+// The busbw chart of one sweep: message sizes on a log2 x axis, busbw on a
+// linear y axis from 0 to a round value above the best figure and the floor.
+class BusbwChart {
+ public:
+  // `rows`: the sweep's rows with bytes > 0, sorted by size, at least one.
+  BusbwChart(const v1::CollectiveSweep& sweep, std::vector<const v1::CollectiveRow*> rows)
+      : sweep_(sweep), rows_(std::move(rows)) {
+    lo_ = static_cast<int>(std::floor(std::log2(static_cast<double>(rows_.front()->bytes()))));
+    hi_ = static_cast<int>(std::ceil(std::log2(static_cast<double>(rows_.back()->bytes()))));
+    if (hi_ <= lo_) {
+      --lo_;
+      ++hi_;
     }
-  }
-  if (!(ymax > 0)) ymax = 1;
-  const double ystep = NiceStep(ymax * 1.08, 5);
-  const double ytop = ystep * std::ceil(ymax * 1.08 / ystep);
-
-  auto x_of = [&](int64_t bytes) {
-    return kLeft + (std::log2(static_cast<double>(bytes)) - lo) / (hi - lo) * kPlotW;
-  };
-  auto y_of = [&](double gbytes) { return kTop + kPlotH - gbytes / ytop * kPlotH; };
-
-  std::string svg = absl::StrFormat(
-      "<svg class=\"busbw-chart\" role=\"img\" width=\"%d\" height=\"%d\" viewBox=\"0 0 %d %d\" "
-      "aria-label=\"%s allreduce busbw against message size\">\n",
-      kWidth, kHeight, kWidth, kHeight, HtmlEscape(sweep.scope()));
-  absl::StrAppend(&svg, absl::StrFormat("<rect class=\"plot\" x=\"%d\" y=\"%d\" width=\"%d\" "
-                                        "height=\"%d\"/>\n",
-                                        kLeft, kTop, kPlotW, kPlotH));
-  // y grid and labels
-  for (double v = 0; v <= ytop * (1 + 1e-9); v += ystep) {
-    const double y = y_of(v);
-    absl::StrAppend(
-        &svg, absl::StrFormat("<line class=\"grid\" x1=\"%d\" y1=\"%.1f\" x2=\"%d\" "
-                              "y2=\"%.1f\"/><text class=\"tick\" x=\"%d\" y=\"%.1f\" "
-                              "text-anchor=\"end\">%s</text>\n",
-                              kLeft, y, kLeft + kPlotW, y, kLeft - 6, y + 4, FormatNumber(v)));
-  }
-  // x grid: every power of two, a label on every `step`-th so at most 12 show
-  const int step = std::max(1, (hi - lo + 11) / 12);
-  for (int e = lo; e <= hi; ++e) {
-    const double x = x_of(int64_t{1} << e);
-    const bool labelled = (e - lo) % step == 0;
-    absl::StrAppend(&svg,
-                    absl::StrFormat("<line class=\"%s\" x1=\"%.1f\" y1=\"%d\" x2=\"%.1f\" "
-                                    "y2=\"%d\"/>\n",
-                                    labelled ? "grid" : "grid minor", x, kTop, x, kTop + kPlotH));
-    if (labelled) {
-      absl::StrAppend(&svg, absl::StrFormat("<text class=\"tick\" x=\"%.1f\" y=\"%d\" "
-                                            "text-anchor=\"middle\">%s</text>\n",
-                                            x, kTop + kPlotH + 16, FormatBytes(int64_t{1} << e)));
+    double ymax = sweep.min_busbw_gbytes();
+    for (const auto* row : rows_) {
+      ymax = std::max(ymax, row->oop_busbw_gbytes());
+      if (row->has_in_place()) {
+        any_in_place_ = true;
+        ymax = std::max(ymax, row->ip_busbw_gbytes());
+      }
     }
+    if (!(ymax > 0)) ymax = 1;
+    ystep_ = NiceStep(ymax * 1.08, 5);
+    ytop_ = ystep_ * std::ceil(ymax * 1.08 / ystep_);
   }
-  absl::StrAppend(&svg,
-                  absl::StrFormat("<text class=\"axis\" x=\"%d\" y=\"%d\" "
-                                  "text-anchor=\"middle\">message size (bytes, log2)</text>\n",
-                                  kLeft + kPlotW / 2, kHeight - 10));
-  absl::StrAppend(&svg,
-                  absl::StrFormat("<text class=\"axis\" transform=\"translate(16,%d) "
-                                  "rotate(-90)\" text-anchor=\"middle\">busbw (GB/s)</text>\n",
-                                  kTop + kPlotH / 2));
-  // the sizes the "large" figure is taken from
-  if (sweep.large_from_bytes() > 0) {
+
+  std::string Render() const {
+    std::string svg = absl::StrFormat(
+        "<svg class=\"busbw-chart\" role=\"img\" width=\"%d\" height=\"%d\" viewBox=\"0 0 %d %d\" "
+        "aria-label=\"%s allreduce busbw against message size\">\n",
+        kWidth, kHeight, kWidth, kHeight, HtmlEscape(sweep_.scope()));
+    absl::StrAppend(&svg, absl::StrFormat("<rect class=\"plot\" x=\"%d\" y=\"%d\" width=\"%d\" "
+                                          "height=\"%d\"/>\n",
+                                          kLeft, kTop, kPlotW, kPlotH));
+    absl::StrAppend(&svg, YGrid(), XGrid(), AxisTitles(), LargeBand(), Floor(), Series(false));
+    if (any_in_place_) absl::StrAppend(&svg, Series(true));
+    absl::StrAppend(&svg, Legend(), "</svg>\n");
+    return svg;
+  }
+
+ private:
+  static constexpr int kWidth = 760, kHeight = 330;
+  static constexpr int kLeft = 78, kRight = 24, kTop = 26, kBottom = 56;
+  static constexpr int kPlotW = kWidth - kLeft - kRight, kPlotH = kHeight - kTop - kBottom;
+
+  double X(int64_t bytes) const {
+    return kLeft + (std::log2(static_cast<double>(bytes)) - lo_) / (hi_ - lo_) * kPlotW;
+  }
+  double Y(double gbytes) const { return kTop + kPlotH - gbytes / ytop_ * kPlotH; }
+
+  std::string YGrid() const {
+    std::string svg;
+    for (double v = 0; v <= ytop_ * (1 + 1e-9); v += ystep_) {
+      const double y = Y(v);
+      absl::StrAppend(
+          &svg, absl::StrFormat("<line class=\"grid\" x1=\"%d\" y1=\"%.1f\" x2=\"%d\" "
+                                "y2=\"%.1f\"/><text class=\"tick\" x=\"%d\" y=\"%.1f\" "
+                                "text-anchor=\"end\">%s</text>\n",
+                                kLeft, y, kLeft + kPlotW, y, kLeft - 6, y + 4, FormatNumber(v)));
+    }
+    return svg;
+  }
+
+  // Every power of two, a label on every `step`-th so at most 12 show.
+  std::string XGrid() const {
+    std::string svg;
+    const int step = std::max(1, (hi_ - lo_ + 11) / 12);
+    for (int e = lo_; e <= hi_; ++e) {
+      const double x = X(int64_t{1} << e);
+      const bool labelled = (e - lo_) % step == 0;
+      absl::StrAppend(&svg,
+                      absl::StrFormat("<line class=\"%s\" x1=\"%.1f\" y1=\"%d\" x2=\"%.1f\" "
+                                      "y2=\"%d\"/>\n",
+                                      labelled ? "grid" : "grid minor", x, kTop, x, kTop + kPlotH));
+      if (labelled) {
+        absl::StrAppend(&svg, absl::StrFormat("<text class=\"tick\" x=\"%.1f\" y=\"%d\" "
+                                              "text-anchor=\"middle\">%s</text>\n",
+                                              x, kTop + kPlotH + 16, FormatBytes(int64_t{1} << e)));
+      }
+    }
+    return svg;
+  }
+
+  static std::string AxisTitles() {
+    return absl::StrCat(
+        absl::StrFormat("<text class=\"axis\" x=\"%d\" y=\"%d\" "
+                        "text-anchor=\"middle\">message size (bytes, log2)</text>\n",
+                        kLeft + kPlotW / 2, kHeight - 10),
+        absl::StrFormat("<text class=\"axis\" transform=\"translate(16,%d) "
+                        "rotate(-90)\" text-anchor=\"middle\">busbw (GB/s)</text>\n",
+                        kTop + kPlotH / 2));
+  }
+
+  // The sizes the "large" figure is taken from.
+  std::string LargeBand() const {
+    if (sweep_.large_from_bytes() <= 0) return "";
     const double x =
-        std::clamp(x_of(sweep.large_from_bytes()), double{kLeft}, double{kLeft + kPlotW});
-    absl::StrAppend(&svg,
-                    absl::StrFormat("<rect class=\"large\" x=\"%.1f\" y=\"%d\" width=\"%.1f\" "
-                                    "height=\"%d\"><title>%s</title></rect>\n",
-                                    x, kTop, kLeft + kPlotW - x, kPlotH,
-                                    HtmlEscape(absl::StrCat(
-                                        "large sizes from ", FormatBytes(sweep.large_from_bytes()),
-                                        ": best out-of-place busbw ",
-                                        FormatNumber(sweep.large_busbw_gbytes()), " GB/s"))));
-    absl::StrAppend(&svg, absl::StrFormat("<text class=\"tick\" x=\"%.1f\" y=\"%d\">large "
-                                          "\xE2\x89\xA5 %s</text>\n",
-                                          x + 4, kTop + 14, FormatBytes(sweep.large_from_bytes())));
+        std::clamp(X(sweep_.large_from_bytes()), double{kLeft}, double{kLeft + kPlotW});
+    return absl::StrCat(
+        absl::StrFormat(
+            "<rect class=\"large\" x=\"%.1f\" y=\"%d\" width=\"%.1f\" "
+            "height=\"%d\"><title>%s</title></rect>\n",
+            x, kTop, kLeft + kPlotW - x, kPlotH,
+            HtmlEscape(absl::StrCat("large sizes from ", FormatBytes(sweep_.large_from_bytes()),
+                                    ": best out-of-place busbw ",
+                                    FormatNumber(sweep_.large_busbw_gbytes()), " GB/s"))),
+        absl::StrFormat("<text class=\"tick\" x=\"%.1f\" y=\"%d\">large "
+                        "\xE2\x89\xA5 %s</text>\n",
+                        x + 4, kTop + 14, FormatBytes(sweep_.large_from_bytes())));
   }
-  if (sweep.min_busbw_gbytes() > 0) {
-    const double y = y_of(sweep.min_busbw_gbytes());
-    absl::StrAppend(
-        &svg, absl::StrFormat("<line class=\"threshold\" x1=\"%d\" y1=\"%.1f\" x2=\"%d\" "
-                              "y2=\"%.1f\"><title>plan floor %s GB/s</title></line>"
-                              "<text class=\"threshold-label\" x=\"%d\" y=\"%.1f\" "
-                              "text-anchor=\"end\">floor %s GB/s</text>\n",
-                              kLeft, y, kLeft + kPlotW, y, FormatNumber(sweep.min_busbw_gbytes()),
-                              kLeft + kPlotW - 4, y - 4, FormatNumber(sweep.min_busbw_gbytes())));
+
+  // The plan's busbw floor.
+  std::string Floor() const {
+    if (sweep_.min_busbw_gbytes() <= 0) return "";
+    const double y = Y(sweep_.min_busbw_gbytes());
+    return absl::StrFormat(
+        "<line class=\"threshold\" x1=\"%d\" y1=\"%.1f\" x2=\"%d\" "
+        "y2=\"%.1f\"><title>plan floor %s GB/s</title></line>"
+        "<text class=\"threshold-label\" x=\"%d\" y=\"%.1f\" "
+        "text-anchor=\"end\">floor %s GB/s</text>\n",
+        kLeft, y, kLeft + kPlotW, y, FormatNumber(sweep_.min_busbw_gbytes()), kLeft + kPlotW - 4,
+        y - 4, FormatNumber(sweep_.min_busbw_gbytes()));
   }
-  auto series = [&](bool in_place) {
+
+  // One line with a mark per size; each mark's tooltip has the row's figures.
+  std::string Series(bool in_place) const {
     const char* name = in_place ? "in-place" : "out-of-place";
     std::string points, marks;
-    for (const auto* row : rows) {
+    for (const auto* row : rows_) {
       if (in_place && !row->has_in_place()) continue;
       const double busbw = in_place ? row->ip_busbw_gbytes() : row->oop_busbw_gbytes();
       const double time = in_place ? row->ip_time_us() : row->oop_time_us();
-      const double x = x_of(row->bytes()), y = y_of(busbw);
+      const double x = X(row->bytes()), y = Y(busbw);
       absl::StrAppend(&points, absl::StrFormat("%.1f,%.1f ", x, y));
       absl::StrAppend(
           &marks,
@@ -325,21 +391,42 @@ std::string BusbwChartSvg(const v1::CollectiveSweep& sweep) {
     }
     return absl::StrCat("<polyline class=\"", in_place ? "ip" : "oop", "\" points=\"", points,
                         "\"/>\n", marks);
-  };
-  absl::StrAppend(&svg, series(false));
-  if (any_in_place) absl::StrAppend(&svg, series(true));
-  // legend
-  absl::StrAppend(&svg, absl::StrFormat("<g class=\"legend\" transform=\"translate(%d,%d)\">"
-                                        "<line class=\"oop\" x1=\"0\" y1=\"0\" x2=\"22\" y2=\"0\"/>"
-                                        "<text x=\"28\" y=\"4\">out-of-place</text>",
-                                        kLeft + 8, kTop - 10));
-  if (any_in_place) {
-    absl::StrAppend(&svg,
-                    "<line class=\"ip\" x1=\"120\" y1=\"0\" x2=\"142\" y2=\"0\"/>"
-                    "<text x=\"148\" y=\"4\">in-place</text>");
   }
-  svg += "</g>\n</svg>\n";
-  return svg;
+
+  std::string Legend() const {
+    std::string svg = absl::StrFormat(
+        "<g class=\"legend\" transform=\"translate(%d,%d)\">"
+        "<line class=\"oop\" x1=\"0\" y1=\"0\" x2=\"22\" y2=\"0\"/>"
+        "<text x=\"28\" y=\"4\">out-of-place</text>",
+        kLeft + 8, kTop - 10);
+    if (any_in_place_) {
+      absl::StrAppend(&svg,
+                      "<line class=\"ip\" x1=\"120\" y1=\"0\" x2=\"142\" y2=\"0\"/>"
+                      "<text x=\"148\" y=\"4\">in-place</text>");
+    }
+    return svg + "</g>\n";
+  }
+
+  const v1::CollectiveSweep& sweep_;
+  std::vector<const v1::CollectiveRow*> rows_;
+  int lo_ = 0;
+  int hi_ = 0;
+  double ystep_ = 1;
+  double ytop_ = 1;
+  bool any_in_place_ = false;
+};
+
+}  // namespace
+
+std::string BusbwChartSvg(const v1::CollectiveSweep& sweep) {
+  std::vector<const v1::CollectiveRow*> rows;
+  for (const auto& row : sweep.rows()) {
+    if (row.bytes() > 0) rows.push_back(&row);
+  }
+  if (rows.empty()) return "";
+  std::sort(rows.begin(), rows.end(),
+            [](const auto* a, const auto* b) { return a->bytes() < b->bytes(); });
+  return BusbwChart(sweep, std::move(rows)).Render();
 }
 
 }  // namespace clustercert::report

@@ -6,34 +6,22 @@
 
 #include <gloo/rendezvous/hash_store.h>
 
-#include <chrono>
 #include <cstdio>
-#include <exception>
 #include <memory>
 #include <string>
 #include <vector>
 
-#include "collective/allreduce_sweep.h"
-#include "collective/sweep_row.h"
-#include "collective/sweep_spec.h"
-#include "collective/worker_options.h"
-#include "collective/worker_output.h"
-#include "collective/worker_protocol.h"
+#include "collective/worker_main.h"
 #include "workers/gloo/gloo_backend.h"
 #include "workers/gloo/worker_store.h"
 
 namespace clustercert::workers::gloo_worker {
 namespace {
 
-using collective::SteadySeconds;
 using collective::WorkerOutput;
 
 int RunWorker(const collective::WorkerOptions& options, WorkerOutput& output,
               collective::WorkerChannel& channel) {
-  if (options.print_table && options.ranks != 1) {
-    return output.Fail("--print-table runs one rank alone, but --ranks is " +
-                       std::to_string(options.ranks) + ": drop --print-table or pass --ranks 1");
-  }
   std::string invalid = collective::ValidateSweepSpec(options.sweep);
   if (!invalid.empty()) return output.Fail(invalid);
 
@@ -59,33 +47,27 @@ int RunWorker(const collective::WorkerOptions& options, WorkerOutput& output,
                 " and MemAvailable " + std::to_string(ReadMemAvailableBytes()) + " bytes / 8");
   }
 
-  collective::SweepOutcome outcome = collective::RunAllreduceSweep(
-      *backend, options.sweep, SteadySeconds,
-      [&output](const collective::SweepRow& row) { output.Row(row); });
-  if (!outcome.error.empty()) return output.Fail(outcome.error);
-  return output.Done();
+  return collective::SweepAndReport(*backend, options.sweep, output);
+}
+
+// gloo's failures already name the rank; the store's do not.
+int RunGlooWorker(const collective::WorkerOptions& options, WorkerOutput& output,
+                  collective::WorkerChannel& channel) {
+  try {
+    return RunWorker(options, output, channel);
+  } catch (const GlooFailure& failure) {
+    return output.Fail(failure.what());
+  } catch (const StoreClosed& failure) {
+    return output.Fail(collective::RankText(options) + ": " + failure.what());
+  }
 }
 
 }  // namespace
 }  // namespace clustercert::workers::gloo_worker
 
 int main(int argc, char** argv) {
-  using namespace clustercert;
-  collective::WorkerChannel channel(stdout, stdin);
-  std::optional<collective::WorkerOptions> options =
-      collective::ParseWorkerCommandLine(argc, argv, "collective-worker-gloo", channel);
-  if (!options) return collective::kWorkerExitFailed;
-  collective::WorkerOutput output(channel, options->print_table, "collective-worker-gloo");
-  const std::string who =
-      "rank " + std::to_string(options->rank) + " of " + std::to_string(options->ranks);
-  try {
-    return workers::gloo_worker::RunWorker(*options, output, channel);
-  } catch (const workers::gloo_worker::GlooFailure& failure) {
-    return output.Fail(failure.what());  // already names the rank
-  } catch (const workers::gloo_worker::StoreClosed& failure) {
-    return output.Fail(who + ": " + failure.what());
-  } catch (const std::exception& failure) {
-    return output.Fail(who + " (gloo " + options->transport + ") stopped on an unexpected error: " +
-                       failure.what() + ": report it with the worker's stderr");
-  }
+  clustercert::collective::WorkerChannel channel(stdout, stdin);
+  return clustercert::collective::RunWorkerMain(argc, argv, "collective-worker-gloo", "gloo",
+                                                channel,
+                                                clustercert::workers::gloo_worker::RunGlooWorker);
 }

@@ -8,20 +8,13 @@
 
 #include <cuda_runtime_api.h>
 
-#include <chrono>
 #include <cstdio>
-#include <exception>
 #include <memory>
 #include <optional>
 #include <string>
 #include <vector>
 
-#include "collective/allreduce_sweep.h"
-#include "collective/sweep_row.h"
-#include "collective/sweep_spec.h"
-#include "collective/worker_options.h"
-#include "collective/worker_output.h"
-#include "collective/worker_protocol.h"
+#include "collective/worker_main.h"
 #include "workers/nccl/copy_check.h"
 #include "workers/nccl/cuda_resources.h"
 #include "workers/nccl/nccl_backend.h"
@@ -32,7 +25,6 @@ namespace {
 // Distinct so the agent (and gpu_check.sh) can tell "no GPU here" from a failure.
 constexpr int kExitNoDevice = 3;
 
-using collective::SteadySeconds;
 using collective::WorkerOutput;
 
 // "device cuda:0 NVIDIA H200 pci 0000:1B:00.0", or "" when CUDA will not say.
@@ -61,10 +53,6 @@ int RunCopyCheckMode(const collective::WorkerOptions& options, int device, Worke
 
 int RunWorker(const collective::WorkerOptions& options, WorkerOutput& output,
               collective::WorkerChannel& channel) {
-  if (options.print_table && options.ranks != 1) {
-    return output.Fail("--print-table runs one rank alone, but --ranks is " +
-                       std::to_string(options.ranks) + ": drop --print-table or pass --ranks 1");
-  }
   int device_count = 0;
   cudaError_t result = cudaGetDeviceCount(&device_count);
   if (result != cudaSuccess || device_count == 0) {
@@ -98,30 +86,25 @@ int RunWorker(const collective::WorkerOptions& options, WorkerOutput& output,
                 " bytes: cuda:" + std::to_string(device) + " has " +
                 std::to_string(backend->free_bytes_at_start()) + " bytes free");
   }
-  collective::SweepOutcome outcome = collective::RunAllreduceSweep(
-      *backend, options.sweep, SteadySeconds,
-      [&output](const collective::SweepRow& row) { output.Row(row); });
-  if (!outcome.error.empty()) return output.Fail(outcome.error);
-  return output.Done();
+  return collective::SweepAndReport(*backend, options.sweep, output);
+}
+
+// NCCL's and CUDA's failures already name the rank.
+int RunNcclWorker(const collective::WorkerOptions& options, WorkerOutput& output,
+                  collective::WorkerChannel& channel) {
+  try {
+    return RunWorker(options, output, channel);
+  } catch (const NcclFailure& failure) {
+    return output.Fail(failure.what());
+  }
 }
 
 }  // namespace
 }  // namespace clustercert::workers::nccl_worker
 
 int main(int argc, char** argv) {
-  using namespace clustercert;
-  collective::WorkerChannel channel(stdout, stdin);
-  std::optional<collective::WorkerOptions> options =
-      collective::ParseWorkerCommandLine(argc, argv, "collective-worker-nccl", channel);
-  if (!options) return collective::kWorkerExitFailed;
-  collective::WorkerOutput output(channel, options->print_table, "collective-worker-nccl");
-  try {
-    return workers::nccl_worker::RunWorker(*options, output, channel);
-  } catch (const workers::nccl_worker::NcclFailure& failure) {
-    return output.Fail(failure.what());
-  } catch (const std::exception& failure) {
-    return output.Fail("rank " + std::to_string(options->rank) + " of " +
-                       std::to_string(options->ranks) + " (nccl) stopped on an unexpected error: " +
-                       failure.what() + ": report it with the worker's stderr");
-  }
+  clustercert::collective::WorkerChannel channel(stdout, stdin);
+  return clustercert::collective::RunWorkerMain(argc, argv, "collective-worker-nccl", "nccl",
+                                                channel,
+                                                clustercert::workers::nccl_worker::RunNcclWorker);
 }

@@ -9,7 +9,7 @@
 #include "spdlog/sinks/ostream_sink.h"
 #include "spdlog/spdlog.h"
 
-namespace clustercert::peer {
+namespace clustercert::agent::peer {
 namespace {
 
 constexpr char kCaller[] = "tls:CN=controller";
@@ -329,4 +329,4 @@ TEST(EndpointRegistryThreadsTest, CloseStopsARunningTestAtOnceAndReaperFrees) {
 }
 
 }  // namespace
-}  // namespace clustercert::peer
+}  // namespace clustercert::agent::peer

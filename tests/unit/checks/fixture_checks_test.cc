@@ -16,7 +16,7 @@
 namespace clustercert::checks {
 namespace {
 
-using inventory::InventoryProbes;
+using agent::inventory::InventoryProbes;
 
 v1::Inventory CollectFixture(const std::string& name) { return testing::CollectFixtureHost(name); }
 

@@ -11,10 +11,10 @@
 namespace clustercert::checks::testing {
 namespace {
 
-class SyncedClock final : public inventory::ClockSource {
+class SyncedClock final : public agent::inventory::ClockSource {
  public:
-  absl::StatusOr<inventory::ClockReading> Read() override {
-    inventory::ClockReading reading;
+  absl::StatusOr<agent::inventory::ClockReading> Read() override {
+    agent::inventory::ClockReading reading;
     reading.synchronized = true;
     reading.est_error_us = 120;
     reading.max_error_us = 800;
@@ -24,11 +24,13 @@ class SyncedClock final : public inventory::ClockSource {
   }
 };
 
-class ManagementAddresses final : public inventory::AddressSource, public inventory::HostResolver {
+class ManagementAddresses final : public agent::inventory::AddressSource,
+                                  public agent::inventory::HostResolver {
  public:
   explicit ManagementAddresses(std::string address) : address_(std::move(address)) {}
-  absl::StatusOr<std::vector<inventory::InterfaceAddress>> List() override {
-    return std::vector<inventory::InterfaceAddress>{{"lo", "127.0.0.1", 8}, {"eno1", address_, 24}};
+  absl::StatusOr<std::vector<agent::inventory::InterfaceAddress>> List() override {
+    return std::vector<agent::inventory::InterfaceAddress>{{"lo", "127.0.0.1", 8},
+                                                           {"eno1", address_, 24}};
   }
   absl::StatusOr<std::vector<std::string>> Resolve(const std::string& host) override {
     return std::vector<std::string>{host};
@@ -53,14 +55,15 @@ v1::Inventory CollectFixtureHost(const std::string& root, const std::string& man
                                ? root
                                : std::string(CLUSTERCERT_FIXTURES) + "/sysfs/" + root;
   SysfsView view(path);
-  inventory::CapturedPortAttributeSource ports(view);
-  inventory::DcbCaptureSource dcb(view);
+  agent::inventory::CapturedPortAttributeSource ports(view);
+  agent::inventory::DcbCaptureSource dcb(view);
   SyncedClock clock;
   ManagementAddresses addresses(management_ip);
   NoCommands commands;
-  inventory::InventoryCollector collector(
+  agent::inventory::InventoryCollector collector(
       view,
-      inventory::InventoryProbes{&ports, &dcb, &clock, nullptr, &addresses, &addresses, &commands},
+      agent::inventory::InventoryProbes{&ports, &dcb, &clock, nullptr, &addresses, &addresses,
+                                        &commands},
       management_ip);
   auto collected = collector.Collect(management_ip);
   EXPECT_TRUE(collected.ok()) << path << ": " << collected.status();

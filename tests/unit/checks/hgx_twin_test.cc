@@ -28,7 +28,7 @@ namespace clustercert::checks {
 namespace {
 
 namespace fs = std::filesystem;
-using inventory::InventoryProbes;
+using agent::inventory::InventoryProbes;
 
 constexpr int kNodes = 4;
 constexpr int kRails = 8;

@@ -7,10 +7,10 @@
 #include <mutex>
 
 #include "absl/strings/match.h"
-#include "absl/time/clock.h"
 #include "collective/sweep_row.h"
 #include "gtest/gtest.h"
 #include "tests/support/fake_agent_client.h"
+#include "tests/support/simulated_clock.h"
 
 namespace clustercert::controller {
 namespace {
@@ -129,21 +129,25 @@ Scope MakeScope(const std::vector<Script>& scripts, Fleet& fleet) {
   return scope;
 }
 
-ScopeRunSettings FastSettings() {
+// On a simulated clock: the polling, the grace and the deadline take no
+// wall time, and what they took is read off the clock.
+ScopeRunSettings FastSettings(Clock& clock) {
   ScopeRunSettings settings;
+  settings.clock = &clock;
   settings.job_name = "collectives/test";
-  settings.job_timeout = absl::Milliseconds(500);
+  settings.job_timeout = absl::Seconds(30);
   settings.call_timeout = absl::Seconds(1);
-  settings.poll_interval = absl::Milliseconds(1);
-  settings.failure_grace = absl::Milliseconds(100);
+  settings.poll_interval = absl::Milliseconds(20);
+  settings.failure_grace = absl::Seconds(10);
   return settings;
 }
 
 TEST(RunScopeThroughAgents, RelaysKeysAndCollectsRows) {
   Fleet fleet;
+  ::clustercert::testing::SimulatedClock clock;
   Scope scope = MakeScope({Script::kHealthy, Script::kHealthy, Script::kHealthy}, fleet);
   int streamed = 0;
-  ScopeRunResult result = RunScopeThroughAgents(scope.pointers, scope.specs, FastSettings(),
+  ScopeRunResult result = RunScopeThroughAgents(scope.pointers, scope.specs, FastSettings(clock),
                                                 [&](const RankRow&) { ++streamed; });
   EXPECT_TRUE(result.ok) << result.error;
   EXPECT_EQ(result.rows.size(), 3u);
@@ -160,10 +164,14 @@ TEST(RunScopeThroughAgents, RelaysKeysAndCollectsRows) {
 
 TEST(RunScopeThroughAgents, CrashedRankIsAnErrorAndEveryJobIsStopped) {
   Fleet fleet;
+  ::clustercert::testing::SimulatedClock clock;
   Scope scope = MakeScope({Script::kHang, Script::kCrash}, fleet);
-  const absl::Time start = absl::Now();
-  ScopeRunResult result = RunScopeThroughAgents(scope.pointers, scope.specs, FastSettings(), {});
-  EXPECT_LT(absl::Now() - start, absl::Seconds(2));
+  const absl::Time start = clock.Now();
+  ScopeRunResult result =
+      RunScopeThroughAgents(scope.pointers, scope.specs, FastSettings(clock), {});
+  // The hung rank got the failure grace, not the job's deadline.
+  EXPECT_GE(clock.Now() - start, absl::Seconds(10));
+  EXPECT_LT(clock.Now() - start, absl::Seconds(11));
   EXPECT_FALSE(result.ok);
   EXPECT_NE(result.error.find("node2 rank 1: was killed by signal 11"), std::string::npos)
       << result.error;
@@ -173,12 +181,15 @@ TEST(RunScopeThroughAgents, CrashedRankIsAnErrorAndEveryJobIsStopped) {
 
 TEST(RunScopeThroughAgents, HungRanksEndAtTheDeadline) {
   Fleet fleet;
+  ::clustercert::testing::SimulatedClock clock;
   Scope scope = MakeScope({Script::kHang, Script::kHang}, fleet);
-  const absl::Time start = absl::Now();
-  ScopeRunResult result = RunScopeThroughAgents(scope.pointers, scope.specs, FastSettings(), {});
-  const absl::Duration took = absl::Now() - start;
-  EXPECT_GE(took, absl::Milliseconds(500));
-  EXPECT_LT(took, absl::Seconds(3));
+  const absl::Time start = clock.Now();
+  ScopeRunResult result =
+      RunScopeThroughAgents(scope.pointers, scope.specs, FastSettings(clock), {});
+  // The controller's own deadline: the job's plus the grace, polled every 20 ms.
+  const absl::Duration took = clock.Now() - start;
+  EXPECT_GE(took, absl::Seconds(40));
+  EXPECT_LT(took, absl::Seconds(40) + absl::Milliseconds(40));
   EXPECT_FALSE(result.ok);
   EXPECT_NE(result.error.find("collectives.timeout_s"), std::string::npos) << result.error;
   EXPECT_EQ(result.rank_errors.size(), 2u);
@@ -187,8 +198,10 @@ TEST(RunScopeThroughAgents, HungRanksEndAtTheDeadline) {
 
 TEST(RunScopeThroughAgents, LostAgentEndsTheScope) {
   Fleet fleet;
+  ::clustercert::testing::SimulatedClock clock;
   Scope scope = MakeScope({Script::kHang, Script::kLost}, fleet);
-  ScopeRunResult result = RunScopeThroughAgents(scope.pointers, scope.specs, FastSettings(), {});
+  ScopeRunResult result =
+      RunScopeThroughAgents(scope.pointers, scope.specs, FastSettings(clock), {});
   EXPECT_FALSE(result.ok);
   bool named = false;
   for (const auto& error : result.rank_errors) {

@@ -10,6 +10,7 @@
 
 #include "absl/strings/match.h"
 #include "absl/time/clock.h"
+#include "common/time_format.h"
 #include "common/version.h"
 #include "controller/commands/certification_run.h"
 #include "controller/phases/collectives_phase.h"
@@ -19,6 +20,7 @@
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
 #include "tests/support/fake_agent_client.h"
+#include "tests/support/simulated_clock.h"
 
 namespace clustercert::controller {
 namespace {
@@ -32,6 +34,7 @@ struct Behaviour {
   uint32_t api_version = kApiVersion;
   absl::Status inventory = absl::OkStatus();  // GetInventory's answer when not OK
   double gbps = 9;                            // RunEndpoint's bandwidth
+  int unavailable = 0;  // GetVersion calls answered UNAVAILABLE before the first answer
 };
 
 // A node-agent that answers GetVersion with its name and the behaviour's API
@@ -42,6 +45,10 @@ class NodeAgent final : public testing::FakeAgentClient {
       : node_(std::move(node)), behaviour_(behaviour) {}
 
   void GetVersion(absl::Duration, AgentCallback<v1::GetVersionResponse> done) override {
+    if (silent_calls_ < behaviour_.unavailable) {
+      ++silent_calls_;
+      return done(absl::UnavailableError("connection refused"), {});
+    }
     v1::GetVersionResponse version;
     version.set_api_version(behaviour_.api_version);
     version.set_agent_version("0.0-test");
@@ -76,6 +83,7 @@ class NodeAgent final : public testing::FakeAgentClient {
  private:
   std::string node_;
   const Behaviour& behaviour_;
+  int silent_calls_ = 0;
 };
 
 class PhaseEntryPointTest : public ::testing::Test {
@@ -108,19 +116,20 @@ class PhaseEntryPointTest : public ::testing::Test {
 
   std::vector<NodeState> Connected() {
     std::vector<NodeState> nodes = Nodes();
-    RunConnectPhase(nodes, plan_.agents, progress_);
+    RunConnectPhase(nodes, plan_.agents, progress_, clock_);
     return nodes;
   }
 
   plan::Plan plan_;
   std::map<std::string, Behaviour> behaviours_;
   Progress progress_{stderr, /*quiet=*/true};
+  ::clustercert::testing::SimulatedClock clock_;
 };
 
 TEST_F(PhaseEntryPointTest, ConnectReachesEveryAgentOfThisApiVersion) {
   behaviours_["node2"].api_version = kApiVersion + 1;
   std::vector<NodeState> nodes = Nodes();
-  EXPECT_EQ(RunConnectPhase(nodes, plan_.agents, progress_), 2);
+  EXPECT_EQ(RunConnectPhase(nodes, plan_.agents, progress_, clock_), 2);
   EXPECT_TRUE(nodes[0].reachable);
   EXPECT_FALSE(nodes[1].reachable);
   EXPECT_TRUE(nodes[2].reachable);
@@ -129,6 +138,16 @@ TEST_F(PhaseEntryPointTest, ConnectReachesEveryAgentOfThisApiVersion) {
                     HasSubstr("install the same clustercert release on the node and here")));
   EXPECT_EQ(nodes[0].version.node_name(), "node1");
   EXPECT_TRUE(nodes[0].clock.has_value());  // from the GetVersion round trip
+}
+
+// A silent agent is asked again after a pause that grows with the attempt
+// (250 ms, then 500 ms), paced by the run's clock: no wall time passes here.
+TEST_F(PhaseEntryPointTest, ConnectRetriesASilentAgentAfterGrowingPauses) {
+  plan_.agents.retries = 3;
+  behaviours_["node2"].unavailable = 2;
+  std::vector<NodeState> nodes = Nodes();
+  EXPECT_EQ(RunConnectPhase(nodes, plan_.agents, progress_, clock_), 3);
+  EXPECT_THAT(clock_.sleeps(), ElementsAre(absl::Milliseconds(250), absl::Milliseconds(500)));
 }
 
 TEST_F(PhaseEntryPointTest, InventoryKeepsEachNodesAnswerAndNamesAFailure) {
@@ -154,7 +173,7 @@ TEST_F(PhaseEntryPointTest, CollectivesWithNcclAndNoGpusAreSkippedWithTheReason)
   plan_.collectives.backend = plan::CollectiveBackend::kNccl;
   std::vector<NodeState> nodes = Connected();
   RunInventoryPhase(nodes, plan_, progress_);
-  const CollectivesOutcome outcome = RunCollectivesPhase(nodes, plan_, progress_);
+  const CollectivesOutcome outcome = RunCollectivesPhase(nodes, plan_, progress_, clock_);
   EXPECT_THAT(outcome.not_run,
               AllOf(HasSubstr("skipped: "), HasSubstr("the nccl backend needs one GPU per rank")));
   EXPECT_TRUE(outcome.sweeps.empty());
@@ -174,7 +193,7 @@ TEST_F(PhaseEntryPointTest, UplinkRunsOneRowPerNodeTargetAndFlowCount) {
   plan_.uplink.duration_s = 1;
   std::vector<NodeState> nodes = Connected();
   std::vector<NodeState> sinks;
-  const UplinkOutcome outcome = RunUplinkPhase(nodes, sinks, plan_, progress_);
+  const UplinkOutcome outcome = RunUplinkPhase(nodes, sinks, plan_, progress_, clock_);
   ASSERT_EQ(outcome.uplink.throughput_size(), 6);
   std::vector<int> flows;
   for (const v1::UplinkThroughput& run : outcome.uplink.throughput()) {
@@ -196,8 +215,8 @@ TEST_F(PhaseEntryPointTest, CertificationRunsThePhasesInOrderAndJudgesEach) {
   plan_.pairwise.memory = {"host"};
   plan_.pairwise.duration_s = 1;
   std::vector<NodeState> nodes = Nodes();
-  const CertificationResult result =
-      RunCertification(plan_, nodes, progress_, [] { return absl::Now(); });
+  const absl::Time started = clock_.Now();
+  const CertificationResult result = RunCertification(plan_, nodes, progress_, clock_);
   EXPECT_EQ(result.reachable, 3);
   std::vector<std::string> phases;
   for (const v1::PhaseResult& phase : result.certificate.phases()) phases.push_back(phase.name());
@@ -221,6 +240,8 @@ TEST_F(PhaseEntryPointTest, CertificationRunsThePhasesInOrderAndJudgesEach) {
   EXPECT_EQ(status["pairwise"], "pass");
   EXPECT_EQ(status["collectives"], "skipped");
   EXPECT_EQ(status["uplink"], "skipped");
+  // The run's times are the injected clock's.
+  EXPECT_EQ(result.certificate.started_at(), FormatUtc(started));
 }
 
 }  // namespace

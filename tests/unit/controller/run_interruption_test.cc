@@ -120,9 +120,8 @@ class RunInterruptionTest : public ::testing::Test {
   }
 
   CertificationResult Run(RunStop* stop = nullptr) {
-    return RunCertification(
-        plan_, nodes_, progress_, [] { return absl::Now(); }, PhaseScope::kAll, nullptr, nullptr,
-        nullptr, stop);
+    return RunCertification(plan_, nodes_, progress_, RealClock(), PhaseScope::kAll, nullptr,
+                            nullptr, nullptr, stop);
   }
 
   static const v1::PhaseResult* Phase(const v1::Certificate& certificate, const std::string& name) {

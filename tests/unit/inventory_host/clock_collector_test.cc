@@ -18,7 +18,7 @@
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
 
-namespace clustercert::inventory {
+namespace clustercert::agent::inventory {
 namespace {
 
 using ::testing::HasSubstr;
@@ -175,4 +175,4 @@ TEST(AdjtimexClockSourceTest, ProtectClockIsNamedNotReportedAsAClockFault) {
 }
 
 }  // namespace
-}  // namespace clustercert::inventory
+}  // namespace clustercert::agent::inventory

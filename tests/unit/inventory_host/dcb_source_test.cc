@@ -10,7 +10,7 @@
 #include "gtest/gtest.h"
 #include "tests/support/temp_tree.h"
 
-namespace clustercert::inventory {
+namespace clustercert::agent::inventory {
 namespace {
 
 namespace fs = std::filesystem;
@@ -125,4 +125,4 @@ TEST(DcbNetlinkSourceTest, UnknownNetdevIsAnError) {
 }
 
 }  // namespace
-}  // namespace clustercert::inventory
+}  // namespace clustercert::agent::inventory

@@ -7,7 +7,7 @@
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
 
-namespace clustercert::inventory {
+namespace clustercert::agent::inventory {
 namespace {
 
 using ::testing::HasSubstr;
@@ -148,4 +148,4 @@ TEST(GetaddrinfoHostResolverTest, NumericAndUnknownNames) {
 }
 
 }  // namespace
-}  // namespace clustercert::inventory
+}  // namespace clustercert::agent::inventory

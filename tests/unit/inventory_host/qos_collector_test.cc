@@ -12,7 +12,7 @@
 #include "gtest/gtest.h"
 #include "tests/support/temp_tree.h"
 
-namespace clustercert::inventory {
+namespace clustercert::agent::inventory {
 namespace {
 
 namespace fs = std::filesystem;
@@ -235,4 +235,4 @@ TEST_F(QosFixtureTest, RoceBrokenHasPfcOnTheWrongPriority) {
 }
 
 }  // namespace
-}  // namespace clustercert::inventory
+}  // namespace clustercert::agent::inventory

@@ -13,7 +13,7 @@
 #include "gtest/gtest.h"
 #include "tests/support/temp_tree.h"
 
-namespace clustercert::inventory {
+namespace clustercert::agent::inventory {
 namespace {
 
 namespace fs = std::filesystem;
@@ -309,4 +309,4 @@ TEST_F(StackFixtureTest, NoRdmaHasNoModulesOfInterest) {
 }
 
 }  // namespace
-}  // namespace clustercert::inventory
+}  // namespace clustercert::agent::inventory

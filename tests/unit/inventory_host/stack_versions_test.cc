@@ -27,7 +27,7 @@
 #include "gtest/gtest.h"
 #include "tests/support/temp_tree.h"
 
-namespace clustercert::inventory {
+namespace clustercert::agent::inventory {
 namespace {
 
 namespace fs = std::filesystem;
@@ -316,4 +316,4 @@ TEST(SysfsViewBoundedTest, ListDirBoundedStopsAtTheLimit) {
 }
 
 }  // namespace
-}  // namespace clustercert::inventory
+}  // namespace clustercert::agent::inventory

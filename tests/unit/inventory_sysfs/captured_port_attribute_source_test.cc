@@ -2,7 +2,7 @@
 
 #include "gtest/gtest.h"
 
-namespace clustercert::inventory {
+namespace clustercert::agent::inventory {
 namespace {
 
 // The rxe port section as captured in the soft-RoCE lab (shared/samples).
@@ -41,4 +41,4 @@ TEST(CapturedPortAttributeSourceTest, TreeWithoutCaptureIsNotFound) {
 }
 
 }  // namespace
-}  // namespace clustercert::inventory
+}  // namespace clustercert::agent::inventory

@@ -10,7 +10,7 @@
 #include "gtest/gtest.h"
 #include "tests/unit/inventory_sysfs/sysfs_test_support.h"
 
-namespace clustercert::inventory {
+namespace clustercert::agent::inventory {
 namespace {
 
 using ::testing::ElementsAre;
@@ -116,4 +116,4 @@ TEST(IommuCollectorTest, CmdlineOffWins) {
 }
 
 }  // namespace
-}  // namespace clustercert::inventory
+}  // namespace clustercert::agent::inventory

@@ -10,7 +10,7 @@
 #include "common/sysfs_view.h"
 #include "gtest/gtest.h"
 
-namespace clustercert::inventory {
+namespace clustercert::agent::inventory {
 namespace {
 
 TEST(LiveHostTest, CollectorsRunOnTheRealSysfs) {
@@ -41,4 +41,4 @@ TEST(LiveHostTest, CollectorsRunOnTheRealSysfs) {
 }
 
 }  // namespace
-}  // namespace clustercert::inventory
+}  // namespace clustercert::agent::inventory

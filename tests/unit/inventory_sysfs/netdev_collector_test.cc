@@ -8,7 +8,7 @@
 #include "gtest/gtest.h"
 #include "tests/unit/inventory_sysfs/sysfs_test_support.h"
 
-namespace clustercert::inventory {
+namespace clustercert::agent::inventory {
 namespace {
 
 using testing::FindUnknown;
@@ -143,4 +143,4 @@ TEST(NetdevCollectorTest, MtuLookupOutlivesTheNetdevs) {
 }
 
 }  // namespace
-}  // namespace clustercert::inventory
+}  // namespace clustercert::agent::inventory

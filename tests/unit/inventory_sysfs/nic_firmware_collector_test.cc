@@ -11,7 +11,7 @@
 #include "gtest/gtest.h"
 #include "tests/unit/inventory_sysfs/sysfs_test_support.h"
 
-namespace clustercert::inventory {
+namespace clustercert::agent::inventory {
 namespace {
 
 using ::testing::ElementsAre;
@@ -280,4 +280,4 @@ TEST(NicFirmwareCollectorTest, CaptureWithoutTheFileExplains) {
 }
 
 }  // namespace
-}  // namespace clustercert::inventory
+}  // namespace clustercert::agent::inventory

@@ -12,7 +12,7 @@
 #include "gtest/gtest.h"
 #include "tests/unit/inventory_sysfs/sysfs_test_support.h"
 
-namespace clustercert::inventory {
+namespace clustercert::agent::inventory {
 namespace {
 
 using testing::FindUnknown;
@@ -282,4 +282,4 @@ TEST(NvidiaSmiIdentityTest, AFixtureWithoutTheCaptureFileSaysSo) {
 }
 
 }  // namespace
-}  // namespace clustercert::inventory
+}  // namespace clustercert::agent::inventory

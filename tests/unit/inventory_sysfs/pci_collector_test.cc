@@ -9,7 +9,7 @@
 #include "gtest/gtest.h"
 #include "tests/unit/inventory_sysfs/sysfs_test_support.h"
 
-namespace clustercert::inventory {
+namespace clustercert::agent::inventory {
 namespace {
 
 using testing::FindUnknown;
@@ -125,4 +125,4 @@ TEST(PciCollectorTest, MissingFunctionIsExplainedNotFatal) {
 }
 
 }  // namespace
-}  // namespace clustercert::inventory
+}  // namespace clustercert::agent::inventory

@@ -11,7 +11,7 @@
 #include "gtest/gtest.h"
 #include "tests/unit/inventory_sysfs/sysfs_test_support.h"
 
-namespace clustercert::inventory {
+namespace clustercert::agent::inventory {
 namespace {
 
 using testing::FixtureRoot;
@@ -116,4 +116,4 @@ TEST(BuildGpuNicPathsTest, UnresolvedFunctionIsLeftOutWithAnUnknown) {
 }
 
 }  // namespace
-}  // namespace clustercert::inventory
+}  // namespace clustercert::agent::inventory

@@ -23,7 +23,7 @@
 #include "gtest/gtest.h"
 #include "tests/unit/inventory_sysfs/sysfs_test_support.h"
 
-namespace clustercert::inventory {
+namespace clustercert::agent::inventory {
 namespace {
 
 using testing::FindUnknown;
@@ -297,4 +297,4 @@ TEST(PciVpdTest, FixtureFunctionsWithoutVpdHaveNoUnknown) {
 }
 
 }  // namespace
-}  // namespace clustercert::inventory
+}  // namespace clustercert::agent::inventory

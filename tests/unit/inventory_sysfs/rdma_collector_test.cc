@@ -9,7 +9,7 @@
 #include "gtest/gtest.h"
 #include "tests/unit/inventory_sysfs/sysfs_test_support.h"
 
-namespace clustercert::inventory {
+namespace clustercert::agent::inventory {
 namespace {
 
 using testing::FindUnknown;
@@ -243,4 +243,4 @@ TEST(RdmaCollectorTest, LiveViewWithoutDevicesNeverAsksVerbs) {
 }
 
 }  // namespace
-}  // namespace clustercert::inventory
+}  // namespace clustercert::agent::inventory

@@ -5,7 +5,7 @@
 #include "absl/status/status.h"
 #include "gtest/gtest.h"
 
-namespace clustercert::inventory {
+namespace clustercert::agent::inventory {
 namespace {
 
 TEST(ParseCodeAndNameTest, ReadsStatesAndPhysStates) {
@@ -190,4 +190,4 @@ TEST(PciAddressTest, RecognisesFunctionsAndFindsTheLastInAPath) {
 }
 
 }  // namespace
-}  // namespace clustercert::inventory
+}  // namespace clustercert::agent::inventory

@@ -10,7 +10,7 @@
 #include "clustercert/v1/inventory.pb.h"
 #include "google/protobuf/repeated_field.h"
 
-namespace clustercert::inventory::testing {
+namespace clustercert::agent::inventory::testing {
 
 // The root of the fixture host `name` under tests/fixtures/sysfs.
 inline std::filesystem::path FixtureRoot(const std::string& name) {
@@ -67,4 +67,4 @@ class TempSysfsTree {
   std::filesystem::path root_;
 };
 
-}  // namespace clustercert::inventory::testing
+}  // namespace clustercert::agent::inventory::testing

@@ -7,7 +7,7 @@
 #include "common/ib_mtu.h"
 #include "gtest/gtest.h"
 
-namespace clustercert::inventory {
+namespace clustercert::agent::inventory {
 namespace {
 
 bool HostHasRdmaDevices() {
@@ -67,4 +67,4 @@ TEST(VerbsPortAttributeSourceTest, FirstLiveDevicePortOneAnswers) {
 }
 
 }  // namespace
-}  // namespace clustercert::inventory
+}  // namespace clustercert::agent::inventory

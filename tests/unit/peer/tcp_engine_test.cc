@@ -12,7 +12,7 @@
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
 
-namespace clustercert::peer {
+namespace clustercert::agent::peer {
 namespace {
 
 using ::testing::AllOf;
@@ -508,4 +508,4 @@ TEST(TcpEngineTest, FailedConnectLeavesNothingOpenAndRunRefuses) {
 }
 
 }  // namespace
-}  // namespace clustercert::peer
+}  // namespace clustercert::agent::peer

@@ -4,7 +4,7 @@
 
 #include "gtest/gtest.h"
 
-namespace clustercert::peer {
+namespace clustercert::agent::peer {
 namespace {
 
 TEST(StreamHeaderTest, RoundTripsEveryField) {
@@ -49,4 +49,4 @@ TEST(AlignedBufferTest, IsPageAlignedAndKeepsItsSize) {
 }
 
 }  // namespace
-}  // namespace clustercert::peer
+}  // namespace clustercert::agent::peer

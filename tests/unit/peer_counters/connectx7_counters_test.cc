@@ -32,7 +32,7 @@
 #include "gtest/gtest.h"
 #include "tests/unit/inventory_sysfs/sysfs_test_support.h"
 
-namespace clustercert::peer {
+namespace clustercert::agent::peer {
 namespace {
 
 using ::clustercert::counters::CounterCategory;
@@ -337,4 +337,4 @@ TEST(ConnectX7CountersTest, NewErrorNamesHaveCategoriesAndSentences) {
 }
 
 }  // namespace
-}  // namespace clustercert::peer
+}  // namespace clustercert::agent::peer

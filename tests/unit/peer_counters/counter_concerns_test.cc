@@ -8,7 +8,7 @@
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
 
-namespace clustercert::peer {
+namespace clustercert::agent::peer {
 namespace {
 
 using ::clustercert::counters::ConcernContext;
@@ -141,4 +141,4 @@ TEST(CounterConcernsTest, UnknownRdmaPriorityJudgesNoPause) {
 }
 
 }  // namespace
-}  // namespace clustercert::peer
+}  // namespace clustercert::agent::peer

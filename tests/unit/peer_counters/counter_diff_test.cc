@@ -11,7 +11,7 @@
 #include "gtest/gtest.h"
 #include "tests/unit/inventory_sysfs/sysfs_test_support.h"
 
-namespace clustercert::peer {
+namespace clustercert::agent::peer {
 namespace {
 
 using ::clustercert::counters::CounterCategory;
@@ -174,4 +174,4 @@ TEST(CounterCategoryTest, DataCountersCountFourByteWords) {
 }
 
 }  // namespace
-}  // namespace clustercert::peer
+}  // namespace clustercert::agent::peer

@@ -11,7 +11,7 @@
 #include "absl/status/status.h"
 #include "gtest/gtest.h"
 
-namespace clustercert::peer {
+namespace clustercert::agent::peer {
 namespace {
 
 TEST(EthtoolStatsSourceTest, KeepsOnlyCongestionAndLossStatistics) {
@@ -70,4 +70,4 @@ TEST(EthtoolStatsSourceTest, BadNamesAreInvalidArgument) {
 }
 
 }  // namespace
-}  // namespace clustercert::peer
+}  // namespace clustercert::agent::peer

@@ -13,7 +13,7 @@
 #include "gtest/gtest.h"
 #include "tests/unit/inventory_sysfs/sysfs_test_support.h"
 
-namespace clustercert::peer {
+namespace clustercert::agent::peer {
 namespace {
 
 using inventory::testing::FindUnknown;
@@ -226,4 +226,4 @@ TEST(PortCounterReaderTest, NoNetdevMeansNoEthtoolCall) {
 }
 
 }  // namespace
-}  // namespace clustercert::peer
+}  // namespace clustercert::agent::peer

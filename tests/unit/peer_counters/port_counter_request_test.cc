@@ -18,7 +18,7 @@
 #include "gtest/gtest.h"
 #include "tests/unit/inventory_sysfs/sysfs_test_support.h"
 
-namespace clustercert::peer {
+namespace clustercert::agent::peer {
 namespace {
 
 namespace fs = std::filesystem;
@@ -179,4 +179,4 @@ TEST(EthtoolNetdevNameTest, FollowsTheKernelsInterfaceNameRule) {
 }
 
 }  // namespace
-}  // namespace clustercert::peer
+}  // namespace clustercert::agent::peer

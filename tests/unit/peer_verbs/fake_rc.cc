@@ -3,7 +3,7 @@
 #include <cerrno>
 #include <cstring>
 
-namespace clustercert::peer::testing {
+namespace clustercert::agent::peer::testing {
 
 struct FakeRc::Qp {
   ibv_qp qp{};
@@ -296,4 +296,4 @@ int FakeRc::PollCq(ibv_cq* cq, int entries, ibv_wc* wc) {
   return found;
 }
 
-}  // namespace clustercert::peer::testing
+}  // namespace clustercert::agent::peer::testing

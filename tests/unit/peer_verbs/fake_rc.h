@@ -29,7 +29,7 @@
 //   - a CQ that overflows makes every later poll fail.
 // Asynchronous, a "wire" thread carries requests out instead of the post
 // call, so completions arrive later as from a device.
-namespace clustercert::peer::testing {
+namespace clustercert::agent::peer::testing {
 
 class FakeRc {
  public:
@@ -96,4 +96,4 @@ class FakeRc {
   std::thread wire_;
 };
 
-}  // namespace clustercert::peer::testing
+}  // namespace clustercert::agent::peer::testing

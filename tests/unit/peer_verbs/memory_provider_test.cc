@@ -11,7 +11,7 @@
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
 
-namespace clustercert::peer {
+namespace clustercert::agent::peer {
 namespace {
 
 using ::testing::AllOf;
@@ -118,4 +118,4 @@ TEST(CudaMemoryTest, NamesADeviceThatIsNotThere) {
 }
 
 }  // namespace
-}  // namespace clustercert::peer
+}  // namespace clustercert::agent::peer

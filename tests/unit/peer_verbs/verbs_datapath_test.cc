@@ -19,7 +19,7 @@
 #include "gtest/gtest.h"
 #include "tests/unit/peer_verbs/fake_rc.h"
 
-namespace clustercert::peer {
+namespace clustercert::agent::peer {
 namespace {
 
 using ::testing::AllOf;
@@ -443,4 +443,4 @@ INSTANTIATE_TEST_SUITE_P(Wire, DataPathTest, ::testing::Bool(),
                          });
 
 }  // namespace
-}  // namespace clustercert::peer
+}  // namespace clustercert::agent::peer

@@ -12,7 +12,7 @@
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
 
-namespace clustercert::peer {
+namespace clustercert::agent::peer {
 namespace {
 
 using ::testing::HasSubstr;
@@ -239,4 +239,4 @@ TEST_F(VerbsLoopbackTest, ARunPastItsDeadlineIsDeadlineExceeded) {
 }
 
 }  // namespace
-}  // namespace clustercert::peer
+}  // namespace clustercert::agent::peer

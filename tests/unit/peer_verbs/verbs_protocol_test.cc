@@ -8,7 +8,7 @@
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
 
-namespace clustercert::peer {
+namespace clustercert::agent::peer {
 namespace {
 
 using ::testing::AllOf;
@@ -319,4 +319,4 @@ TEST(DetailTest, SaysWhatTheFigureIs) {
 TEST(QpNameTest, Hex) { EXPECT_EQ(QpName("mlx5_0", 0x11), "mlx5_0 QP 0x11"); }
 
 }  // namespace
-}  // namespace clustercert::peer
+}  // namespace clustercert::agent::peer

@@ -1,0 +1,35 @@
+#pragma once
+
+// The frame every collective worker's main() shares, whatever its backend:
+// the command line, the checks every mode needs, the sweep with its rows
+// reported, and the last word on an exception the backend let through.
+
+#include <functional>
+#include <string>
+
+#include "collective/allreduce_sweep.h"
+#include "collective/sweep_spec.h"
+#include "collective/worker_options.h"
+#include "collective/worker_output.h"
+#include "collective/worker_protocol.h"
+
+namespace clustercert::collective {
+
+// What one backend does with a parsed command line; returns the exit code.
+using WorkerBody = std::function<int(const WorkerOptions&, WorkerOutput&, WorkerChannel&)>;
+
+// Parses argv (reporting a bad line both ways: ParseWorkerArgs also refuses
+// --print-table with more than one rank), then runs `body`. An exception `body` lets through
+// becomes a `fail` that names the rank and `backend` ("gloo", "nccl").
+// `channel` is the agent's (stdout and stdin in a worker).
+int RunWorkerMain(int argc, char** argv, const std::string& program, const std::string& backend,
+                  WorkerChannel& channel, const WorkerBody& body);
+
+// Runs the sweep on `backend`, reporting each row, then `done` or the
+// sweep's failure; returns the exit code.
+int SweepAndReport(AllreduceBackend& backend, const SweepSpec& spec, WorkerOutput& output);
+
+// "rank 2 of 8".
+std::string RankText(const WorkerOptions& options);
+
+}  // namespace clustercert::collective
