@@ -2,6 +2,7 @@
 
 #include <exception>
 #include <optional>
+#include <string>
 
 namespace clustercert::collective {
 
@@ -16,6 +17,10 @@ int RunWorkerMain(int argc, char** argv, const std::string& program, const std::
   WorkerOutput output(channel, options->print_table, program);
   try {
     return body(*options, output, channel);
+  } catch (const RankFailure& failure) {
+    return output.Fail(failure.what());
+  } catch (const WorkerFailure& failure) {
+    return output.Fail(RankText(*options) + ": " + failure.what());
   } catch (const std::exception& failure) {
     return output.Fail(RankText(*options) + " (" + backend + ") stopped on an unexpected error: " +
                        failure.what() + ": report it with the worker's stderr");

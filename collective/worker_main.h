@@ -1,14 +1,15 @@
 #pragma once
 
 // The frame every collective worker's main() shares, whatever its backend:
-// the command line, the checks every mode needs, the sweep with its rows
-// reported, and the last word on an exception the backend let through.
+// the command line, the sweep with its rows reported, and the last word on
+// an exception the backend let through.
 
 #include <functional>
 #include <string>
 
 #include "collective/allreduce_sweep.h"
 #include "collective/sweep_spec.h"
+#include "collective/worker_failure.h"
 #include "collective/worker_options.h"
 #include "collective/worker_output.h"
 #include "collective/worker_protocol.h"
@@ -19,8 +20,10 @@ namespace clustercert::collective {
 using WorkerBody = std::function<int(const WorkerOptions&, WorkerOutput&, WorkerChannel&)>;
 
 // Parses argv (reporting a bad line both ways: ParseWorkerArgs also refuses
-// --print-table with more than one rank), then runs `body`. An exception `body` lets through
-// becomes a `fail` that names the rank and `backend` ("gloo", "nccl").
+// --print-table with more than one rank), then runs `body`. What `body`
+// throws becomes a `fail`: a RankFailure as it is, a WorkerFailure after
+// "rank R of N: ", anything else as an unexpected error naming the rank and
+// `backend` ("gloo", "nccl").
 // `channel` is the agent's (stdout and stdin in a worker).
 int RunWorkerMain(int argc, char** argv, const std::string& program, const std::string& backend,
                   WorkerChannel& channel, const WorkerBody& body);

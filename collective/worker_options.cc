@@ -290,8 +290,11 @@ bool CheckTogether(const WorkerOptions& options, bool saw_rank, bool saw_ranks,
             ": the table is for standalone runs only, so use --ranks 1";
     return false;
   }
-  error = ValidateWorkerOptions(options);
-  return error.empty();
+  if (std::string problem = ValidateWorkerOptions(options); !problem.empty()) {
+    error = std::move(problem);
+    return false;
+  }
+  return true;
 }
 
 }  // namespace

@@ -22,13 +22,14 @@
 #include <vector>
 
 #include "collective/allreduce_sweep.h"
+#include "collective/worker_failure.h"
 #include "collective/worker_options.h"
 
 namespace clustercert::workers::gloo_worker {
 
-class GlooFailure : public std::runtime_error {
+class GlooFailure : public collective::RankFailure {
  public:
-  using std::runtime_error::runtime_error;
+  using collective::RankFailure::RankFailure;
 };
 
 // The default and the ceiling of one buffer's size on the host. The sweep

@@ -50,18 +50,6 @@ int RunWorker(const collective::WorkerOptions& options, WorkerOutput& output,
   return collective::SweepAndReport(*backend, options.sweep, output);
 }
 
-// gloo's failures already name the rank; the store's do not.
-int RunGlooWorker(const collective::WorkerOptions& options, WorkerOutput& output,
-                  collective::WorkerChannel& channel) {
-  try {
-    return RunWorker(options, output, channel);
-  } catch (const GlooFailure& failure) {
-    return output.Fail(failure.what());
-  } catch (const StoreClosed& failure) {
-    return output.Fail(collective::RankText(options) + ": " + failure.what());
-  }
-}
-
 }  // namespace
 }  // namespace clustercert::workers::gloo_worker
 
@@ -69,5 +57,5 @@ int main(int argc, char** argv) {
   clustercert::collective::WorkerChannel channel(stdout, stdin);
   return clustercert::collective::RunWorkerMain(argc, argv, "collective-worker-gloo", "gloo",
                                                 channel,
-                                                clustercert::workers::gloo_worker::RunGlooWorker);
+                                                clustercert::workers::gloo_worker::RunWorker);
 }

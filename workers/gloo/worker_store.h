@@ -15,15 +15,16 @@
 #include <string>
 #include <vector>
 
+#include "collective/worker_failure.h"
 #include "collective/worker_protocol.h"
 
 namespace clustercert::workers::gloo_worker {
 
 // Thrown when the agent closed the worker's stdin while a key was awaited:
 // the job is gone and the worker must exit.
-class StoreClosed : public std::runtime_error {
+class StoreClosed : public collective::WorkerFailure {
  public:
-  using std::runtime_error::runtime_error;
+  using collective::WorkerFailure::WorkerFailure;
 };
 
 class WorkerStore : public ::gloo::rendezvous::Store {

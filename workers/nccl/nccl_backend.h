@@ -21,15 +21,16 @@
 #include <vector>
 
 #include "collective/allreduce_sweep.h"
+#include "collective/worker_failure.h"
 #include "collective/worker_options.h"
 #include "collective/worker_protocol.h"
 #include "workers/nccl/cuda_resources.h"
 
 namespace clustercert::workers::nccl_worker {
 
-class NcclFailure : public std::runtime_error {
+class NcclFailure : public collective::RankFailure {
  public:
-  using std::runtime_error::runtime_error;
+  using collective::RankFailure::RankFailure;
 };
 
 // NCCL's own buffers and the CUDA context need room beside the sweep's two.

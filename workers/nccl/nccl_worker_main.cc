@@ -89,16 +89,6 @@ int RunWorker(const collective::WorkerOptions& options, WorkerOutput& output,
   return collective::SweepAndReport(*backend, options.sweep, output);
 }
 
-// NCCL's and CUDA's failures already name the rank.
-int RunNcclWorker(const collective::WorkerOptions& options, WorkerOutput& output,
-                  collective::WorkerChannel& channel) {
-  try {
-    return RunWorker(options, output, channel);
-  } catch (const NcclFailure& failure) {
-    return output.Fail(failure.what());
-  }
-}
-
 }  // namespace
 }  // namespace clustercert::workers::nccl_worker
 
@@ -106,5 +96,5 @@ int main(int argc, char** argv) {
   clustercert::collective::WorkerChannel channel(stdout, stdin);
   return clustercert::collective::RunWorkerMain(argc, argv, "collective-worker-nccl", "nccl",
                                                 channel,
-                                                clustercert::workers::nccl_worker::RunNcclWorker);
+                                                clustercert::workers::nccl_worker::RunWorker);
 }

@@ -70,6 +70,22 @@ TEST_F(WorkerMainTest, AnExceptionTheBodyLetsThroughBecomesAFailNamingRankAndBac
             "report it with the worker's stderr\n");
 }
 
+TEST_F(WorkerMainTest, ABackendFailureIsReportedAsItIsOrAfterTheRank) {
+  EXPECT_EQ(Run({"--rank=0", "--ranks=2", "--sizes=8:64:2"},
+                [](const WorkerOptions&, WorkerOutput&, WorkerChannel&) -> int {
+                  throw RankFailure("rank 0: ncclAllReduce returned unhandled system error");
+                }),
+            kWorkerExitFailed);
+  EXPECT_EQ(Run({"--rank=1", "--ranks=2", "--sizes=8:64:2"},
+                [](const WorkerOptions&, WorkerOutput&, WorkerChannel&) -> int {
+                  throw WorkerFailure("the node-agent closed the worker's stdin");
+                }),
+            kWorkerExitFailed);
+  EXPECT_EQ(Written(),
+            "fail rank 0: ncclAllReduce returned unhandled system error\n"
+            "fail rank 1 of 2: the node-agent closed the worker's stdin\n");
+}
+
 TEST_F(WorkerMainTest, ABadCommandLineFailsWithoutRunningTheBody) {
   bool ran = false;
   const int code =
