@@ -2,9 +2,10 @@
 # clang-tidy (.clang-tidy: bugprone, performance, modernize) on the lines a
 # change adds: every C++ line of agent/, controller/, common/, collective/
 # and workers/ added or changed since the tidy base (scripts/tidy-base, a
-# commit; CLUSTERCERT_TIDY_BASE=REV overrides it) must be clean. Whole-tree
-# runs take half an hour on two cores, so older lines are brought up as the
-# files are touched. Fails naming each warning, with its check.
+# commit; CLUSTERCERT_TIDY_BASE=REV overrides it) must be clean. A
+# whole-tree run takes about 20 minutes on two cores, so older lines are
+# brought up as the files are touched. Fails naming each warning, with its
+# check.
 #
 #   scripts/check_tidy.sh [BUILD_DIR]     (default build; needs its
 #                                          compile_commands.json and the

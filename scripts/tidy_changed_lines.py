@@ -2,8 +2,9 @@
 
 argv: BASE BUILD_DIR JOBS. Each changed production .cc file that the build's
 compile_commands.json knows is checked once, with a line filter holding the
-changed lines of every changed file (so a header's new lines are judged in
-the files that include it). Exit 1 when clang-tidy warns, naming each line.
+changed lines of every changed file, so a changed header's new lines are
+judged in the changed sources that include it (a header changed alone is
+not). Exit 1 when clang-tidy warns or cannot parse a file, with its output.
 """
 import concurrent.futures
 import json
@@ -65,7 +66,7 @@ def main():
         run = subprocess.run(["clang-tidy", "-p", build, "--quiet",
                               f"--line-filter={line_filter}", path],
                              capture_output=True, text=True)
-        return path, run.returncode, run.stdout
+        return path, run.returncode, run.stdout + run.stderr
 
     failed = []
     with concurrent.futures.ThreadPoolExecutor(max_workers=jobs) as pool:

@@ -494,6 +494,13 @@ void CollectiveJob::KillPastDeadlineLocked() {
   }
 }
 
+void CollectiveJob::PollSet::Clear() {
+  fds.clear();  // keeps the capacity: the loop rebuilds the set every wake-up
+  sources.clear();
+  running = false;
+  needs_reap_timer = false;
+}
+
 void CollectiveJob::PollSet::Add(int fd, short events, Source source, Worker* worker) {
   if (fd < 0) return;
   fds.push_back(pollfd{fd, events, 0});
@@ -502,7 +509,7 @@ void CollectiveJob::PollSet::Add(int fd, short events, Source source, Worker* wo
 
 void CollectiveJob::BuildPollSetLocked(PollSet& set) {
   using Source = PollSet::Source;
-  set = PollSet();
+  set.Clear();
   set.Add(wake_read_, POLLIN, Source::kWake, nullptr);
   for (auto& worker : workers_) {
     if (worker->report.state != RankState::kRunning) continue;

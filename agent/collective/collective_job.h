@@ -130,6 +130,7 @@ class CollectiveJob {
     std::vector<std::pair<Source, Worker*>> sources;  // one per fd
     bool running = false;                             // a rank is still unreaped
     bool needs_reap_timer = false;                    // a rank without a pidfd: poll for its exit
+    void Clear();
     void Add(int fd, short events, Source source, Worker* worker);
   };
 
