@@ -20,13 +20,13 @@
 #include <thread>
 #include <vector>
 
-#include "collective/allreduce_sweep.h"
-#include "collective/worker_options.h"
+#include "sweep/allreduce_sweep.h"
+#include "sweep/worker_options.h"
 #include "workers/gloo/gloo_backend.h"
 
 namespace {
 
-using clustercert::collective::SweepSpec;
+using clustercert::sweep::SweepSpec;
 using clustercert::workers::gloo_worker::GlooAllreduceBackend;
 
 constexpr int kRanks = 4;
@@ -52,7 +52,7 @@ struct SizeFigures {
 // drift on the machine falls on both alike. `figures` is filled by rank 0.
 void RunRank(int rank, gloo::rendezvous::HashStore& store, std::vector<SizeFigures>& figures,
              std::string& error) {
-  clustercert::collective::WorkerOptions options;
+  clustercert::sweep::WorkerOptions options;
   options.rank = rank;
   options.ranks = kRanks;
   options.transport = "tcp";
@@ -69,7 +69,7 @@ void RunRank(int rank, gloo::rendezvous::HashStore& store, std::vector<SizeFigur
     spec.in_place = false;
     const size_t count = static_cast<size_t>(kSizes[s]) / sizeof(float);
     std::vector<float> send(count);
-    for (size_t i = 0; i < count; ++i) send[i] = clustercert::collective::InitialValue(rank, i);
+    for (size_t i = 0; i < count; ++i) send[i] = clustercert::sweep::InitialValue(rank, i);
     std::vector<float> receive(count);
 
     gloo::AllreduceOptions allreduce(backend->context());
@@ -84,8 +84,8 @@ void RunRank(int rank, gloo::rendezvous::HashStore& store, std::vector<SizeFigur
       // Which goes first alternates, so neither always runs on a warmer cache.
       for (int turn = 0; turn < 2; ++turn) {
         if ((turn + repetition) % 2 == 0) {
-          clustercert::collective::SweepOutcome outcome =
-              clustercert::collective::RunAllreduceSweep(*backend, spec, SteadySeconds, nullptr);
+          clustercert::sweep::SweepOutcome outcome =
+              clustercert::sweep::RunAllreduceSweep(*backend, spec, SteadySeconds, nullptr);
           if (!outcome.error.empty()) {
             error = outcome.error;
             return;

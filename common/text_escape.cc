@@ -94,19 +94,32 @@ void ForEachCodePoint(absl::string_view text, Emit emit) {
   }
 }
 
-std::string Terminal(absl::string_view text, bool block) {
+// The loop every sink shares: `escape(c, out)` writes what the sink puts in
+// place of a character it rewrites and returns true; every other character is
+// copied as its bytes (U+FFFD's for an ill-formed subpart).
+template <typename Escape>
+std::string Rewrite(absl::string_view text, size_t reserve, Escape escape) {
   std::string out;
-  out.reserve(text.size());
+  out.reserve(reserve);
   ForEachCodePoint(text, [&](char32_t c, absl::string_view bytes) {
-    if (block && (c == '\n' || c == '\t')) {
-      out += static_cast<char>(c);
-    } else if (IsHidden(c)) {
-      AppendVisible(c, out);
-    } else {
-      out.append(bytes.data(), bytes.size());
-    }
+    if (!escape(c, out)) out.append(bytes.data(), bytes.size());
   });
   return out;
+}
+
+// A hidden character's visible escape; false, with nothing written, for any other.
+bool AppendIfHidden(char32_t c, std::string& out) {
+  if (!IsHidden(c)) return false;
+  AppendVisible(c, out);
+  return true;
+}
+
+std::string Terminal(absl::string_view text, bool block) {
+  return Rewrite(text, text.size(), [block](char32_t c, std::string& out) {
+    // A block keeps its line breaks and tabs as they are.
+    if (block && (c == '\n' || c == '\t')) return false;
+    return AppendIfHidden(c, out);
+  });
 }
 
 bool IsWordByte(char c) { return absl::ascii_isalnum(c) || static_cast<unsigned char>(c) >= 0x80; }
@@ -162,18 +175,13 @@ std::string MarkdownEscapeClean(absl::string_view text) {
 // Line breaks and tabs as spaces, other hidden characters visible, invalid
 // UTF-8 replaced: what every Markdown form starts from.
 std::string MarkdownClean(absl::string_view text) {
-  std::string out;
-  out.reserve(text.size());
-  ForEachCodePoint(text, [&](char32_t c, absl::string_view bytes) {
+  return Rewrite(text, text.size(), [](char32_t c, std::string& out) {
     if (c == '\n' || c == '\r' || c == '\t') {
       out += ' ';
-    } else if (IsHidden(c)) {
-      AppendVisible(c, out);
-    } else {
-      out.append(bytes.data(), bytes.size());
+      return true;
     }
+    return AppendIfHidden(c, out);
   });
-  return out;
 }
 
 std::string EscapePipes(absl::string_view text) {
@@ -187,74 +195,63 @@ std::string EscapePipes(absl::string_view text) {
 }
 
 std::string EscapeMarkup(absl::string_view text, bool xml) {
-  std::string out;
-  out.reserve(text.size() + text.size() / 8);
-  ForEachCodePoint(text, [&](char32_t c, absl::string_view bytes) {
+  return Rewrite(text, text.size() + text.size() / 8, [xml](char32_t c, std::string& out) {
     switch (c) {
       case '&':
         out += "&amp;";
-        return;
+        return true;
       case '<':
         out += "&lt;";
-        return;
+        return true;
       case '>':
         out += "&gt;";
-        return;
+        return true;
       case '"':
         out += "&quot;";
-        return;
+        return true;
       case '\'':
         out += xml ? "&apos;" : "&#39;";
-        return;
+        return true;
       case '\n':
       case '\t':
         // XML attribute normalisation turns raw line breaks and tabs into
         // spaces; a reference survives it. '\r' is not kept: read on a
         // terminal it would return to the start of the line and overwrite it.
-        if (xml) {
-          absl::StrAppendFormat(&out, "&#%d;", static_cast<int>(c));
-        } else {
-          out += static_cast<char>(c);
-        }
-        return;
+        if (!xml) return false;
+        absl::StrAppendFormat(&out, "&#%d;", static_cast<int>(c));
+        return true;
     }
-    if (IsHidden(c) || c == 0xFFFE || c == 0xFFFF) {
+    if (c == 0xFFFE || c == 0xFFFF) {
       AppendVisible(c, out);
-    } else {
-      out.append(bytes.data(), bytes.size());
+      return true;
     }
+    return AppendIfHidden(c, out);
   });
-  return out;
 }
 
 std::string Json(absl::string_view text) {
-  std::string out;
-  out.reserve(text.size());
-  ForEachCodePoint(text, [&](char32_t c, absl::string_view bytes) {
+  return Rewrite(text, text.size(), [](char32_t c, std::string& out) {
     switch (c) {
       case '"':
         out += "\\\"";
-        return;
+        return true;
       case '\\':
         out += "\\\\";
-        return;
+        return true;
       case '\n':
         out += "\\n";
-        return;
+        return true;
       case '\r':
         out += "\\r";
-        return;
+        return true;
       case '\t':
         out += "\\t";
-        return;
+        return true;
     }
-    if (IsHidden(c)) {
-      out += absl::StrFormat("\\u%04x", static_cast<unsigned>(c));
-    } else {
-      out.append(bytes.data(), bytes.size());
-    }
+    if (!IsHidden(c)) return false;
+    out += absl::StrFormat("\\u%04x", static_cast<unsigned>(c));
+    return true;
   });
-  return out;
 }
 
 }  // namespace

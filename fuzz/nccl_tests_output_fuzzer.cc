@@ -6,10 +6,9 @@
 #include <cstdint>
 #include <string>
 
-#include "collective/nccl_tests_output.h"
+#include "sweep/nccl_tests_output.h"
 
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
-  clustercert::collective::ParseNcclTestsOutput(
-      std::string(reinterpret_cast<const char*>(data), size));
+  clustercert::sweep::ParseNcclTestsOutput(std::string(reinterpret_cast<const char*>(data), size));
   return 0;
 }

@@ -7,12 +7,12 @@
 #include <vector>
 
 #include "absl/strings/str_split.h"
-#include "collective/nccl_transport_log.h"
+#include "sweep/nccl_transport_log.h"
 
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   const std::string input(reinterpret_cast<const char*>(data), size);
   std::vector<std::string> lines = absl::StrSplit(input, '\n');
-  for (const std::string& line : lines) clustercert::collective::ParseChannelLine(line);
-  clustercert::collective::SummariseTransportLog(lines);
+  for (const std::string& line : lines) clustercert::sweep::ParseChannelLine(line);
+  clustercert::sweep::SummariseTransportLog(lines);
   return 0;
 }

@@ -10,28 +10,26 @@
 #include <vector>
 
 #include "absl/strings/str_split.h"
-#include "collective/sweep_row.h"
-#include "collective/worker_protocol.h"
-
-namespace protocol = clustercert::collective;
+#include "sweep/sweep_row.h"
+#include "sweep/worker_protocol.h"
 
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   const std::string input(reinterpret_cast<const char*>(data), size);
   for (absl::string_view piece : absl::StrSplit(input, '\n')) {
     const std::string line(piece);
-    if (auto message = protocol::ParseWorkerLine(line)) {
-      if (message->verb == protocol::WorkerVerb::kRow) protocol::DecodeRowLine(message->text);
-      if (message->verb == protocol::WorkerVerb::kSet) {
+    if (auto message = sweep::ParseWorkerLine(line)) {
+      if (message->verb == sweep::WorkerVerb::kRow) sweep::DecodeRowLine(message->text);
+      if (message->verb == sweep::WorkerVerb::kSet) {
         // What the agent relays back must reach the worker unchanged.
-        auto echoed = protocol::ParseValueLine(protocol::ValueLine(message->key, message->value));
+        auto echoed = sweep::ParseValueLine(sweep::ValueLine(message->key, message->value));
         if (!echoed || echoed->first != message->key || echoed->second != message->value) {
           std::abort();
         }
       }
     }
-    protocol::ParseValueLine(line);
-    if (auto bytes = protocol::HexDecode(line)) {
-      if (protocol::HexDecode(protocol::HexEncode(*bytes)) != bytes) std::abort();
+    sweep::ParseValueLine(line);
+    if (auto bytes = sweep::HexDecode(line)) {
+      if (sweep::HexDecode(sweep::HexEncode(*bytes)) != bytes) std::abort();
     }
   }
   return 0;

@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # clang-tidy (.clang-tidy: bugprone, performance, modernize) on the lines a
-# change adds: every C++ line of agent/, controller/, common/, collective/
+# change adds: every C++ line of agent/, controller/, common/, sweep/
 # and workers/ added or changed since the tidy base (scripts/tidy-base, a
 # commit; CLUSTERCERT_TIDY_BASE=REV overrides it) must be clean. A
 # whole-tree run takes about 20 minutes on two cores, so older lines are

@@ -12,7 +12,7 @@ import re
 import subprocess
 import sys
 
-SOURCE_DIRS = ("agent/", "controller/", "common/", "collective/", "workers/")
+SOURCE_DIRS = ("agent/", "controller/", "common/", "sweep/", "workers/")
 HUNK = re.compile(r"^@@ -\d+(?:,\d+)? \+(\d+)(?:,(\d+))? @@")
 # A line that only opens or closes a namespace: a hunk of nothing else (a
 # namespace renamed across the tree) gives clang-tidy nothing to judge and

@@ -15,15 +15,13 @@
 #include "absl/status/status.h"
 #include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
-#include "collective/worker_protocol.h"
 #include "common/printable.h"
 #include "common/process/child_process.h"
 #include "spdlog/spdlog.h"
+#include "sweep/worker_protocol.h"
 
 namespace clustercert::agent::collective {
 namespace {
-
-namespace protocol = ::clustercert::collective;
 
 using SteadyClock = std::chrono::steady_clock;
 
@@ -42,7 +40,7 @@ constexpr int kReadsPerWakeup = 16;
 constexpr int kMaxDrainReads = 1024;
 
 // NCCL's lines that say which transport it chose: kept past the log cap
-// because the certificate reads them (collective/nccl_transport_log.h).
+// because the certificate reads them (sweep/nccl_transport_log.h).
 bool IsTransportLine(const std::string& line) {
   return absl::StrContains(line, "NCCL INFO Channel ") ||
          absl::StrContains(line, "NCCL INFO Using network");
@@ -295,13 +293,13 @@ void CollectiveJob::Cancel(const std::string& reason) {
 void CollectiveJob::Answer(const std::string& key, const std::vector<char>& value) {
   auto waiting = pending_gets_.find(key);
   if (waiting == pending_gets_.end()) return;
-  const std::string line = protocol::ValueLine(key, value);
+  const std::string line = sweep::ValueLine(key, value);
   for (Worker* worker : waiting->second) worker->process->WriteLine(line);
   pending_gets_.erase(waiting);
 }
 
 void CollectiveJob::HandleStdoutLine(Worker& worker, const std::string& line) {
-  std::optional<protocol::WorkerMessage> message = protocol::ParseWorkerLine(line);
+  std::optional<sweep::WorkerMessage> message = sweep::ParseWorkerLine(line);
   if (!message.has_value()) {
     // Kept where an operator will look: a worker that prints to stdout
     // breaks the protocol, and this is how they find out.
@@ -310,7 +308,7 @@ void CollectiveJob::HandleStdoutLine(Worker& worker, const std::string& line) {
     return;
   }
   switch (message->verb) {
-    case protocol::WorkerVerb::kSet: {
+    case sweep::WorkerVerb::kSet: {
       // A worker past the caps is ended, not obeyed: its peers then fail on
       // their own deadlines with a reason the controller reports.
       const size_t bytes = EntryBytes(message->key, message->value);
@@ -333,25 +331,25 @@ void CollectiveJob::HandleStdoutLine(Worker& worker, const std::string& line) {
       Answer(message->key, message->value);
       break;
     }
-    case protocol::WorkerVerb::kGet: {
+    case sweep::WorkerVerb::kGet: {
       auto found = store_.find(message->key);
       if (found != store_.end()) {
-        worker.process->WriteLine(protocol::ValueLine(found->first, found->second));
+        worker.process->WriteLine(sweep::ValueLine(found->first, found->second));
       } else {
         pending_gets_[message->key].push_back(&worker);
       }
       break;
     }
-    case protocol::WorkerVerb::kRow:
+    case sweep::WorkerVerb::kRow:
       rows_.push_back(RowReport{worker.rank, message->text});
       break;
-    case protocol::WorkerVerb::kNote:
+    case sweep::WorkerVerb::kNote:
       worker.report.notes.push_back(message->text);
       break;
-    case protocol::WorkerVerb::kDone:
+    case sweep::WorkerVerb::kDone:
       worker.said_done = true;
       break;
-    case protocol::WorkerVerb::kFail:
+    case sweep::WorkerVerb::kFail:
       if (!worker.fail_text.has_value()) worker.fail_text = message->text;
       break;
   }

@@ -5,7 +5,7 @@
 // the workers report. Plain class; the gRPC handlers convert around it.
 //
 // Each worker is a child process (common/process/child_process.h) speaking
-// collective/worker_protocol.h on its stdin/stdout; its stderr is kept as its
+// sweep/worker_protocol.h on its stdin/stdout; its stderr is kept as its
 // log. A worker's `get` is answered as soon as the key is in the job's store,
 // whether a local worker set it or the controller delivered it.
 //

@@ -1,6 +1,10 @@
 #include "agent/service/agent_options.h"
 
 #include <filesystem>
+#include <string>
+#include <system_error>
+#include <utility>
+#include <vector>
 
 #include "absl/strings/str_cat.h"
 #include "agent/service/peer_authorizer.h"
@@ -8,45 +12,41 @@
 
 namespace clustercert::agent {
 
-absl::StatusOr<AgentOptions> ValidateAgentFlags(const AgentFlags& flags,
-                                                const std::string& hostname) {
-  AgentOptions options;
-  if (flags.listen.empty()) {
+namespace {
+
+absl::StatusOr<HostPort> ParseListen(const std::string& listen_flag) {
+  if (listen_flag.empty()) {
     return absl::InvalidArgumentError(
         "--listen is required: give the management-plane address, e.g. --listen "
         "192.168.100.11:7070 "
         "(or 127.0.0.1:7070 for loopback development)");
   }
-  auto listen = ParseHostPort(flags.listen);
-  if (!listen.ok() && flags.listen.size() > 2 &&
-      flags.listen.substr(flags.listen.size() - 2) == ":0") {
+  auto listen = ParseHostPort(listen_flag);
+  if (!listen.ok() && listen_flag.size() > 2 &&
+      listen_flag.substr(listen_flag.size() - 2) == ":0") {
     // Port 0 asks the kernel for a free port (tests); ParseHostPort rejects it.
-    listen = HostPort{flags.listen.substr(0, flags.listen.size() - 2), 0};
+    listen = HostPort{listen_flag.substr(0, listen_flag.size() - 2), 0};
   }
   if (!listen.ok()) {
     return absl::InvalidArgumentError(absl::StrCat(
-        "--listen ", flags.listen, ": ", listen.status().message(),
+        "--listen ", listen_flag, ": ", listen.status().message(),
         "; write it as HOST:PORT, e.g. 192.168.100.11:7070 (HOST:0 picks a free port)"));
   }
-  options.listen = *listen;
-  options.listen_text = flags.listen;
+  return listen;
+}
 
-  options.node_name = flags.node_name.empty() ? hostname : flags.node_name;
-  if (options.node_name.empty()) {
-    return absl::InvalidArgumentError(
-        "--node-name is empty and the hostname could not be read: pass --node-name as the plan "
-        "names "
-        "this node");
-  }
-
-  options.sysfs_root = flags.sysfs_root.empty() ? "/" : flags.sysfs_root;
+absl::Status CheckSysfsRoot(const std::string& sysfs_root) {
   std::error_code ec;
-  if (!std::filesystem::is_directory(options.sysfs_root, ec)) {
+  if (!std::filesystem::is_directory(sysfs_root, ec)) {
     return absl::InvalidArgumentError(
-        absl::StrCat("--sysfs-root ", options.sysfs_root,
+        absl::StrCat("--sysfs-root ", sysfs_root,
                      " is not a directory: give / on a real host or a fixture/capture tree"));
   }
+  return absl::OkStatus();
+}
 
+// Mutual TLS or --insecure on loopback, never both or neither.
+absl::Status CheckTransportFlags(const AgentFlags& flags, const HostPort& listen) {
   const bool any_tls = !flags.tls_cert.empty() || !flags.tls_key.empty() || !flags.tls_ca.empty();
   const bool all_tls = !flags.tls_cert.empty() && !flags.tls_key.empty() && !flags.tls_ca.empty();
   if (flags.insecure && any_tls) {
@@ -60,7 +60,7 @@ absl::StatusOr<AgentOptions> ValidateAgentFlags(const AgentFlags& flags,
         "mutual TLS needs all of --tls-cert, --tls-key and --tls-ca (deploy/pki.sh makes them); "
         "for loopback development pass --insecure instead");
   }
-  if (flags.insecure && !IsLoopbackHost(options.listen.host)) {
+  if (flags.insecure && !IsLoopbackHost(listen.host)) {
     // Plaintext carries no caller identity, so anyone who reaches the port
     // would drive a root daemon: only the host itself may reach it.
     return absl::InvalidArgumentError(absl::StrCat(
@@ -75,26 +75,63 @@ absl::StatusOr<AgentOptions> ValidateAgentFlags(const AgentFlags& flags,
         "--allow-roles was given with --insecure, which has no caller identity to check roles "
         "against: use mutual TLS (--tls-cert, --tls-key, --tls-ca) or drop --allow-roles");
   }
-  auto roles = ParseRoleList(flags.allow_roles.empty() ? "controller" : flags.allow_roles);
+  return absl::OkStatus();
+}
+
+absl::StatusOr<std::vector<std::string>> ParseAllowRoles(const std::string& allow_roles) {
+  auto roles = ParseRoleList(allow_roles.empty() ? "controller" : allow_roles);
   if (!roles.ok()) {
     return absl::InvalidArgumentError(
-        absl::StrCat("--allow-roles ", flags.allow_roles, ": ", roles.status().message(),
+        absl::StrCat("--allow-roles ", allow_roles, ": ", roles.status().message(),
                      "; write ROLE[,ROLE], e.g. --allow-roles controller"));
   }
-  options.allow_roles = std::move(*roles);
-  options.insecure = flags.insecure;
-  options.tls = TlsPaths{flags.tls_ca, flags.tls_cert, flags.tls_key};
-  options.port_file = flags.port_file;
+  return roles;
+}
+
+absl::Status CheckThreadLimits(const AgentFlags& flags) {
   if (flags.worker_threads < 1 || flags.worker_threads > 64) {
     return absl::InvalidArgumentError(
         absl::StrCat("--worker-threads is ", flags.worker_threads, "; give a number from 1 to 64"));
   }
-  options.worker_threads = flags.worker_threads;
   // Each long call holds a thread (and a device or sockets) for its whole run.
   if (flags.max_long_calls < 1 || flags.max_long_calls > 256) {
     return absl::InvalidArgumentError(absl::StrCat("--max-long-calls is ", flags.max_long_calls,
                                                    "; give a number from 1 to 256"));
   }
+  return absl::OkStatus();
+}
+
+}  // namespace
+
+absl::StatusOr<AgentOptions> ValidateAgentFlags(const AgentFlags& flags,
+                                                const std::string& hostname) {
+  AgentOptions options;
+  absl::StatusOr<HostPort> listen = ParseListen(flags.listen);
+  if (!listen.ok()) return listen.status();
+  options.listen = *listen;
+  options.listen_text = flags.listen;
+
+  options.node_name = flags.node_name.empty() ? hostname : flags.node_name;
+  if (options.node_name.empty()) {
+    return absl::InvalidArgumentError(
+        "--node-name is empty and the hostname could not be read: pass --node-name as the plan "
+        "names "
+        "this node");
+  }
+
+  options.sysfs_root = flags.sysfs_root.empty() ? "/" : flags.sysfs_root;
+  if (absl::Status root = CheckSysfsRoot(options.sysfs_root); !root.ok()) return root;
+  if (absl::Status transport = CheckTransportFlags(flags, options.listen); !transport.ok()) {
+    return transport;
+  }
+  absl::StatusOr<std::vector<std::string>> roles = ParseAllowRoles(flags.allow_roles);
+  if (!roles.ok()) return roles.status();
+  options.allow_roles = std::move(*roles);
+  options.insecure = flags.insecure;
+  options.tls = TlsPaths{flags.tls_ca, flags.tls_cert, flags.tls_key};
+  options.port_file = flags.port_file;
+  if (absl::Status threads = CheckThreadLimits(flags); !threads.ok()) return threads;
+  options.worker_threads = flags.worker_threads;
   options.max_long_calls = flags.max_long_calls;
   return options;
 }

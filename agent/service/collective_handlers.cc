@@ -7,16 +7,15 @@
 #include <set>
 
 #include "absl/strings/str_cat.h"
-#include "collective/worker_options.h"
 #include "common/grpc_status.h"
 #include "common/worker_env.h"
+#include "sweep/worker_options.h"
 
 namespace clustercert::agent {
 namespace {
 
 // The sweep model and worker command line (collective/), not the agent's
 // job classes (agent/collective/).
-namespace core = ::clustercert::collective;
 
 constexpr uint32_t kDefaultLeaseS = 30;
 constexpr uint32_t kDefaultTimeoutMs = 600'000;
@@ -79,17 +78,17 @@ absl::Status CheckJobSpec(const v1::StartCollectiveRequest& request, int node_gp
   for (const auto& [name, value] : spec.env()) {
     if (absl::Status allowed = CheckWorkerEnv(name, value); !allowed.ok()) return allowed;
   }
-  if (spec.world_size() < 1 || spec.world_size() > core::kMaxWorldSize) {
+  if (spec.world_size() < 1 || spec.world_size() > sweep::kMaxWorldSize) {
     return absl::InvalidArgumentError(absl::StrCat("collective world_size is ", spec.world_size(),
-                                                   "; it must be 1 to ", core::kMaxWorldSize));
+                                                   "; it must be 1 to ", sweep::kMaxWorldSize));
   }
   if (spec.ranks_size() == 0) {
     return absl::InvalidArgumentError("the collective job places no rank on this node");
   }
-  if (spec.ranks_size() > core::kMaxRanksPerNode) {
+  if (spec.ranks_size() > sweep::kMaxRanksPerNode) {
     return absl::InvalidArgumentError(absl::StrCat(
         "the collective job places ", spec.ranks_size(), " ranks on this node; the most is ",
-        core::kMaxRanksPerNode, ": lower collectives.ranks_per_node"));
+        sweep::kMaxRanksPerNode, ": lower collectives.ranks_per_node"));
   }
   if (spec.backend() == "nccl" && spec.ranks_size() > node_gpus) {
     return absl::FailedPreconditionError(absl::StrCat(
@@ -108,23 +107,23 @@ absl::Status CheckJobSpec(const v1::StartCollectiveRequest& request, int node_gp
                                                    " (a day; collectives.timeout_s)"));
   }
   // Checked as sent, before the conversion to the worker's int could wrap it.
-  if (spec.ib_port() > static_cast<uint32_t>(core::kMaxIbPort)) {
+  if (spec.ib_port() > static_cast<uint32_t>(sweep::kMaxIbPort)) {
     return absl::InvalidArgumentError(absl::StrCat("collective ib_port is ", spec.ib_port(),
-                                                   "; it must be 1 to ", core::kMaxIbPort,
+                                                   "; it must be 1 to ", sweep::kMaxIbPort,
                                                    " (0: port 1)"));
   }
   return absl::OkStatus();
 }
 
-absl::StatusOr<core::SweepSpec> SweepFrom(const v1::CollectiveJobSpec& spec) {
-  core::SweepSpec sweep;
+absl::StatusOr<sweep::SweepSpec> SweepFrom(const v1::CollectiveJobSpec& spec) {
+  sweep::SweepSpec sweep;
   sweep.min_bytes = spec.sweep().min_bytes();
   sweep.max_bytes = spec.sweep().max_bytes();
   sweep.factor = spec.sweep().factor();
   sweep.warmup_iters = spec.sweep().warmup_iters();
   sweep.iters = spec.sweep().iters();
   sweep.in_place = spec.sweep().in_place();
-  if (std::string problem = core::ValidateSweepSpec(sweep); !problem.empty()) {
+  if (std::string problem = sweep::ValidateSweepSpec(sweep); !problem.empty()) {
     return absl::InvalidArgumentError(problem);
   }
   return sweep;
@@ -137,10 +136,10 @@ struct NodePlacement {
 };
 
 // One rank's worker command line, checked as the worker would check it.
-absl::StatusOr<core::WorkerOptions> RankOptions(const v1::CollectiveJobSpec& spec,
-                                                const v1::CollectiveRank& rank,
-                                                const core::SweepSpec& sweep, uint32_t timeout_ms,
-                                                int node_gpus, NodePlacement& placed) {
+absl::StatusOr<sweep::WorkerOptions> RankOptions(const v1::CollectiveJobSpec& spec,
+                                                 const v1::CollectiveRank& rank,
+                                                 const sweep::SweepSpec& sweep, uint32_t timeout_ms,
+                                                 int node_gpus, NodePlacement& placed) {
   const bool nccl = spec.backend() == "nccl";
   if (rank.rank() < 0 || rank.rank() >= spec.world_size()) {
     return absl::InvalidArgumentError(
@@ -161,7 +160,7 @@ absl::StatusOr<core::WorkerOptions> RankOptions(const v1::CollectiveJobSpec& spe
           ", or -1 for the local rank"));
     }
   }
-  core::WorkerOptions options;
+  sweep::WorkerOptions options;
   options.rank = rank.rank();
   options.ranks = spec.world_size();
   options.local_rank = rank.local_rank();
@@ -179,7 +178,7 @@ absl::StatusOr<core::WorkerOptions> RankOptions(const v1::CollectiveJobSpec& spe
   options.timeout_s = std::max(1.0, timeout_ms / 1000.0 * 0.9);
   // The same check the worker makes of its command line, made here so a
   // bad value never reaches a process running as root.
-  if (std::string problem = core::ValidateWorkerOptions(options); !problem.empty()) {
+  if (std::string problem = sweep::ValidateWorkerOptions(options); !problem.empty()) {
     return absl::InvalidArgumentError(absl::StrCat("collective rank ", rank.rank(), ": ", problem));
   }
   return options;
@@ -208,7 +207,7 @@ absl::StatusOr<collective::JobLaunch> JobLaunchFor(const v1::StartCollectiveRequ
                                                    const std::string& worker_dir, int node_gpus) {
   if (absl::Status valid = CheckJobSpec(request, node_gpus); !valid.ok()) return valid;
   const v1::CollectiveJobSpec& spec = request.spec();
-  absl::StatusOr<core::SweepSpec> sweep = SweepFrom(spec);
+  absl::StatusOr<sweep::SweepSpec> sweep = SweepFrom(spec);
   if (!sweep.ok()) return sweep.status();
   const uint32_t timeout_ms = spec.timeout_ms() > 0 ? spec.timeout_ms() : kDefaultTimeoutMs;
 
@@ -217,12 +216,12 @@ absl::StatusOr<collective::JobLaunch> JobLaunchFor(const v1::StartCollectiveRequ
   launch.timeout = absl::Milliseconds(timeout_ms);
   NodePlacement placed;
   for (const v1::CollectiveRank& rank : spec.ranks()) {
-    absl::StatusOr<core::WorkerOptions> options =
+    absl::StatusOr<sweep::WorkerOptions> options =
         RankOptions(spec, rank, *sweep, timeout_ms, node_gpus, placed);
     if (!options.ok()) return options.status();
     collective::WorkerLaunch worker;
     worker.rank = rank.rank();
-    worker.args = core::FormatWorkerArgs(*options);
+    worker.args = sweep::FormatWorkerArgs(*options);
     worker.env = {spec.env().begin(), spec.env().end()};
     launch.workers.push_back(std::move(worker));
   }

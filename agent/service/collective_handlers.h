@@ -10,7 +10,7 @@
 namespace clustercert::agent {
 
 // The collective RPCs as a plain class over the CollectiveRegistry: turns a
-// StartCollectiveRequest into worker command lines (collective/worker_options.h)
+// StartCollectiveRequest into worker command lines (sweep/worker_options.h)
 // and the registry's reports back into protos. Workers are found in
 // `worker_dir` as collective-worker-<backend>; `gpus` says how many GPUs an
 // nccl job may place ranks on. `caller` is the CallerIdentity of the call:
@@ -35,7 +35,7 @@ class CollectiveHandlers {
 // The processes a request asks for, validated before anything starts: the
 // job's name, its env (common/worker_env.h), at most kMaxRanksPerNode ranks
 // here and, for nccl, no more than `node_gpus` and only on those GPUs, each
-// rank's worker options inside collective/worker_options.h's maxima.
+// rank's worker options inside sweep/worker_options.h's maxima.
 // InvalidArgument names the bad field and value; FailedPrecondition when the
 // node lacks the GPUs or this agent has no worker for the backend (built
 // without CUDA/NCCL).

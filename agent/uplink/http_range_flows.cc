@@ -550,6 +550,120 @@ std::string Plural(uint64_t count, absl::string_view one, absl::string_view many
   return absl::StrCat(count, " ", count == 1 ? one : many);
 }
 
+using HttpFlows = std::vector<std::unique_ptr<HttpFlow>>;
+
+// Refuses what must not reach libcurl and a spec that cannot finish in time.
+absl::Status CheckTarget(const std::string& url, const FlowSpec& spec, absl::string_view what) {
+  // Before libcurl sees it: libcurl would fetch file://, gopher:// and more.
+  if (absl::StatusOr<UplinkUrl> parsed = ParseUplinkUrl(url); !parsed.ok()) {
+    return absl::InvalidArgumentError(absl::StrCat(
+        "uplink http target \"", PrintableText(url, 256), "\" is refused: ",
+        parsed.status().message(), "; give an http:// or https:// URL in uplink.targets[].url"));
+  }
+  if (absl::Status valid = ValidateFlowSpec(spec, url); !valid.ok()) return valid;
+  if (absl::Status fits = CheckDurationFits(spec, absl::Now(), what); !fits.ok()) return fits;
+  return CurlGlobalInit();
+}
+
+// One flow per range of a sized object; one unranged flow otherwise.
+HttpFlows SplitIntoFlows(const ObjectShape& shape, int flows_asked) {
+  HttpFlows flows;
+  if (!shape.size_known) {
+    flows.push_back(std::make_unique<HttpFlow>());
+    return flows;
+  }
+  for (const ByteRange& range : SplitRanges(shape.bytes, flows_asked)) {
+    auto flow = std::make_unique<HttpFlow>();
+    flow->range = range;
+    flow->whole_object = range.first == 0 && range.size() == shape.bytes;
+    flows.push_back(std::move(flow));
+  }
+  return flows;
+}
+
+absl::Status PrepareFlows(const HttpFlows& flows, const std::string& url,
+                          const std::string& interface, std::atomic<uint64_t>* moved) {
+  const int flow_count = static_cast<int>(flows.size());
+  const long buffer_bytes =
+      std::clamp(kAllBuffersBytes / flow_count, kMinReceiveBufferBytes, kMaxReceiveBufferBytes);
+  for (int i = 0; i < flow_count; ++i) {
+    HttpFlow& flow = *flows[i];
+    flow.moved = moved;
+    flow.what = absl::StrCat("GET ", url, " (flow ", i + 1, " of ", flow_count);
+    if (flow.range) {
+      absl::StrAppend(&flow.what, ", bytes ", flow.range->first, "-", flow.range->last);
+    }
+    absl::StrAppend(&flow.what, ")");
+    if (absl::Status prepared = PrepareFlow(flow, url, interface, buffer_bytes); !prepared.ok()) {
+      return prepared;
+    }
+  }
+  return absl::OkStatus();
+}
+
+// Runs every flow for `duration` from now, spread over the worker threads.
+absl::Status RunFlowsFor(const HttpFlows& flows, absl::Duration duration) {
+  const int flow_count = static_cast<int>(flows.size());
+  const SteadyClock::time_point end = SteadyClock::now() + absl::ToChronoNanoseconds(duration);
+  for (const std::unique_ptr<HttpFlow>& flow : flows) flow->end = end;
+  std::vector<HttpFlow*> running;
+  for (const std::unique_ptr<HttpFlow>& flow : flows) running.push_back(flow.get());
+  std::atomic<bool> stop{false};
+  return RunOnWorkers(running, stop, [&](const std::vector<HttpFlow*>& share) {
+    return RunWorker(share, end, flow_count, duration, stop);
+  });
+}
+
+// A flow that got nothing makes "the aggregate of N flows" untrue: the
+// server served fewer at once, which is what a dataloader would hit too.
+absl::Status CheckNoFlowStarved(const HttpFlows& flows, absl::Duration duration) {
+  const auto starved =
+      std::count_if(flows.begin(), flows.end(), [](const auto& flow) { return flow->bytes == 0; });
+  if (starved == 0) return absl::OkStatus();
+  const auto first =
+      std::find_if(flows.begin(), flows.end(), [](const auto& flow) { return flow->bytes == 0; });
+  return absl::DeadlineExceededError(absl::StrCat(
+      starved, " of ", flows.size(), " flows received no bytes in ", absl::FormatDuration(duration),
+      ", the first ", (*first)->what,
+      ": the server serves fewer connections at once than that (nginx: multi_accept on, "
+      "worker_connections) or the path drops connections; check the server's connection "
+      "limits, or use fewer flows or a longer duration"));
+}
+
+// "http GET, 4 range flows over a 100-byte object, 12 requests".
+std::string DescribeFlows(const std::string& url, const ObjectShape& shape, int flow_count,
+                          int flows_asked, uint64_t requests) {
+  const absl::string_view scheme = absl::StartsWithIgnoreCase(url, "https:") ? "https" : "http";
+  if (!shape.size_known) {
+    return absl::StrCat(scheme, " GET, 1 flow of whole-object GETs (size unknown), ",
+                        Plural(requests, "request", "requests"));
+  }
+  std::string detail =
+      absl::StrCat(scheme, " GET, ", Plural(flow_count, "range flow", "range flows"), " over a ",
+                   shape.bytes, "-byte object, ", Plural(requests, "request", "requests"));
+  if (flow_count < flows_asked) {
+    absl::StrAppend(&detail, " (", flows_asked, " flows asked; the object has only ", shape.bytes,
+                    " bytes)");
+  }
+  return detail;
+}
+
+FlowsResult SummariseFlows(const HttpFlows& flows, const std::string& url, const ObjectShape& shape,
+                           int flows_asked) {
+  FlowsResult result;
+  std::vector<FlowWindow> windows;
+  uint64_t requests = 0;
+  for (const std::unique_ptr<HttpFlow>& flow : flows) {
+    result.flows.push_back({flow->bytes, 0, flow->requests});
+    windows.push_back(flow->window);
+    requests += flow->requests;
+  }
+  Summarise(result, windows);
+  result.object_bytes = shape.bytes;
+  result.detail = DescribeFlows(url, shape, static_cast<int>(flows.size()), flows_asked, requests);
+  return result;
+}
+
 }  // namespace
 
 std::vector<ByteRange> SplitRanges(uint64_t object_bytes, int flows) {
@@ -606,16 +720,8 @@ absl::StatusOr<uint64_t> ParseContentRangeTotal(absl::string_view value) {
 
 absl::StatusOr<FlowsResult> RunHttpRangeFlows(const std::string& url, const FlowSpec& spec,
                                               std::atomic<uint64_t>* moved) {
-  // Before libcurl sees it: libcurl would fetch file://, gopher:// and more.
-  if (absl::StatusOr<UplinkUrl> parsed = ParseUplinkUrl(url); !parsed.ok()) {
-    return absl::InvalidArgumentError(absl::StrCat(
-        "uplink http target \"", PrintableText(url, 256), "\" is refused: ",
-        parsed.status().message(), "; give an http:// or https:// URL in uplink.targets[].url"));
-  }
-  if (absl::Status valid = ValidateFlowSpec(spec, url); !valid.ok()) return valid;
   const std::string what = absl::StrCat("uplink GET ", url, " with ", spec.flows, " flows");
-  if (absl::Status fits = CheckDurationFits(spec, absl::Now(), what); !fits.ok()) return fits;
-  if (absl::Status init = CurlGlobalInit(); !init.ok()) return init;
+  if (absl::Status refused = CheckTarget(url, spec, what); !refused.ok()) return refused;
   const std::string interface = spec.bind_ip.empty() ? "" : absl::StrCat("host!", spec.bind_ip);
 
   // The probe must leave the whole duration before the deadline.
@@ -624,83 +730,16 @@ absl::StatusOr<FlowsResult> RunHttpRangeFlows(const std::string& url, const Flow
   absl::StatusOr<ObjectShape> shape = LearnObject(url, interface, spec.flows, probe_deadline);
   if (!shape.ok()) return shape.status();
 
-  std::vector<std::unique_ptr<HttpFlow>> flows;
-  if (shape->size_known) {
-    const std::vector<ByteRange> ranges = SplitRanges(shape->bytes, spec.flows);
-    for (const ByteRange& range : ranges) {
-      auto flow = std::make_unique<HttpFlow>();
-      flow->range = range;
-      flow->whole_object = range.first == 0 && range.size() == shape->bytes;
-      flows.push_back(std::move(flow));
-    }
-  } else {
-    flows.push_back(std::make_unique<HttpFlow>());
+  const HttpFlows flows = SplitIntoFlows(*shape, spec.flows);
+  if (absl::Status prepared = PrepareFlows(flows, url, interface, moved); !prepared.ok()) {
+    return prepared;
   }
-  const int flow_count = static_cast<int>(flows.size());
-  const long buffer_bytes =
-      std::clamp(kAllBuffersBytes / flow_count, kMinReceiveBufferBytes, kMaxReceiveBufferBytes);
-  for (int i = 0; i < flow_count; ++i) {
-    HttpFlow& flow = *flows[i];
-    flow.moved = moved;
-    flow.what = absl::StrCat("GET ", url, " (flow ", i + 1, " of ", flow_count);
-    if (flow.range) {
-      absl::StrAppend(&flow.what, ", bytes ", flow.range->first, "-", flow.range->last);
-    }
-    absl::StrAppend(&flow.what, ")");
-    if (absl::Status prepared = PrepareFlow(flow, url, interface, buffer_bytes); !prepared.ok()) {
-      return prepared;
-    }
-  }
-
   if (absl::Status fits = CheckDurationFits(spec, absl::Now(), what); !fits.ok()) return fits;
-  const SteadyClock::time_point end = SteadyClock::now() + absl::ToChronoNanoseconds(spec.duration);
-  for (const std::unique_ptr<HttpFlow>& flow : flows) flow->end = end;
-  std::vector<HttpFlow*> running;
-  for (const std::unique_ptr<HttpFlow>& flow : flows) running.push_back(flow.get());
-  std::atomic<bool> stop{false};
-  absl::Status failure = RunOnWorkers(running, stop, [&](const std::vector<HttpFlow*>& share) {
-    return RunWorker(share, end, flow_count, spec.duration, stop);
-  });
-  if (!failure.ok()) return failure;
-
-  FlowsResult result;
-  std::vector<FlowWindow> windows;
-  uint64_t requests = 0;
-  // A flow that got nothing makes "the aggregate of N flows" untrue: the
-  // server served fewer at once, which is what a dataloader would hit too.
-  const auto starved =
-      std::count_if(flows.begin(), flows.end(), [](const auto& flow) { return flow->bytes == 0; });
-  if (starved > 0) {
-    const auto first =
-        std::find_if(flows.begin(), flows.end(), [](const auto& flow) { return flow->bytes == 0; });
-    return absl::DeadlineExceededError(absl::StrCat(
-        starved, " of ", flow_count, " flows received no bytes in ",
-        absl::FormatDuration(spec.duration), ", the first ", (*first)->what,
-        ": the server serves fewer connections at once than that (nginx: multi_accept on, "
-        "worker_connections) or the path drops connections; check the server's connection "
-        "limits, or use fewer flows or a longer duration"));
+  if (absl::Status failure = RunFlowsFor(flows, spec.duration); !failure.ok()) return failure;
+  if (absl::Status starved = CheckNoFlowStarved(flows, spec.duration); !starved.ok()) {
+    return starved;
   }
-  for (const std::unique_ptr<HttpFlow>& flow : flows) {
-    result.flows.push_back({flow->bytes, 0, flow->requests});
-    windows.push_back(flow->window);
-    requests += flow->requests;
-  }
-  Summarise(result, windows);
-  result.object_bytes = shape->bytes;
-  const absl::string_view scheme = absl::StartsWithIgnoreCase(url, "https:") ? "https" : "http";
-  if (shape->size_known) {
-    result.detail =
-        absl::StrCat(scheme, " GET, ", Plural(flow_count, "range flow", "range flows"), " over a ",
-                     shape->bytes, "-byte object, ", Plural(requests, "request", "requests"));
-    if (flow_count < spec.flows) {
-      absl::StrAppend(&result.detail, " (", spec.flows, " flows asked; the object has only ",
-                      shape->bytes, " bytes)");
-    }
-  } else {
-    result.detail = absl::StrCat(scheme, " GET, 1 flow of whole-object GETs (size unknown), ",
-                                 Plural(requests, "request", "requests"));
-  }
-  return result;
+  return SummariseFlows(flows, url, *shape, spec.flows);
 }
 
 }  // namespace clustercert::agent::uplink

@@ -63,7 +63,7 @@ v1::Finding InventoryCollectedFinding(const plan::Node& node, const std::string&
 v1::Finding ClockOffsetFinding(const plan::Plan& plan,
                                const std::vector<NodeClockOffset>& samples) {
   v1::Finding finding = Base("clock.offset", "");
-  const double limit_ms = plan.expect.clock_offset_ms;
+  const double limit_ms = absl::ToDoubleMilliseconds(plan.expect.clock_offset);
   finding.set_expected(absl::StrFormat("spread <= %g ms", limit_ms));
   if (plan.nodes.size() < 2) {
     finding.set_status("skipped");

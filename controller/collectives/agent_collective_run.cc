@@ -7,10 +7,10 @@
 
 #include "absl/strings/str_cat.h"
 #include "absl/time/clock.h"
-#include "collective/sweep_row.h"
 #include "controller/collectives/store_relay.h"
 #include "controller/phases/fan_out.h"
 #include "controller/phases/sync_call.h"
+#include "sweep/sweep_row.h"
 
 namespace clustercert::controller {
 namespace {
@@ -145,7 +145,7 @@ class ScopeRun {
     }
     relay_.Publish(i, response->published());
     for (const v1::CollectiveRowReport& report : response->rows()) {
-      std::optional<collective::SweepRow> row = collective::DecodeRowLine(report.line());
+      std::optional<sweep::SweepRow> row = sweep::DecodeRowLine(report.line());
       if (!row) {
         result_.notes.push_back(absl::StrCat(name, " rank ", report.rank(),
                                              ": unreadable row ignored: ", report.line()));

@@ -75,7 +75,8 @@ absl::StatusOr<v1::CollectiveJobSpec> BuildJobSpec(const plan::Plan& plan, const
   }
   if (nccl && collectives.env.count("NCCL_DEBUG") == 0)
     (*spec.mutable_env())["NCCL_DEBUG"] = "INFO";
-  spec.set_timeout_ms(static_cast<uint32_t>(std::lround(collectives.timeout_s * 1000)));
+  spec.set_timeout_ms(
+      static_cast<uint32_t>(std::lround(absl::ToDoubleMilliseconds(collectives.timeout))));
   if (nccl) return spec;
 
   const std::string transport = GlooTransportFor(plan, node);

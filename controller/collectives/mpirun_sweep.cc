@@ -4,11 +4,11 @@
 
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_split.h"
-#include "collective/nccl_tests_output.h"
 #include "common/process/process_command_runner.h"
 #include "controller/collectives/collective_scopes.h"
 #include "controller/collectives/nccl_transport_record.h"
 #include "controller/collectives/sweep_merge.h"
+#include "sweep/nccl_tests_output.h"
 
 namespace clustercert::controller {
 namespace {
@@ -60,7 +60,7 @@ MpirunSweepResult RunMpirunSweep(const plan::Plan& plan, process::CommandRunner&
   sweep.set_ranks(ranks);
   const absl::Time start = absl::Now();
   absl::StatusOr<process::CommandResult> ran =
-      runner.Run(MpirunCommand(plan, ranks), absl::Seconds(plan.collectives.timeout_s));
+      runner.Run(MpirunCommand(plan, ranks), plan.collectives.timeout);
   sweep.set_duration_ms(absl::ToInt64Milliseconds(absl::Now() - start));
   if (!ran.ok()) {
     if (absl::IsNotFound(ran.status())) {
@@ -79,7 +79,7 @@ MpirunSweepResult RunMpirunSweep(const plan::Plan& plan, process::CommandRunner&
     return result;
   }
   result.output = ran->stdout_text;
-  collective::NcclTestsRun parsed = collective::ParseNcclTestsOutput(ran->stdout_text);
+  sweep::NcclTestsRun parsed = sweep::ParseNcclTestsOutput(ran->stdout_text);
   std::vector<v1::CollectiveRow> rows;
   for (const auto& row : parsed.rows) rows.push_back(ToCollectiveRow(row));
   SetSweepRows(rows, sweep);

@@ -1,19 +1,19 @@
 #include "controller/collectives/nccl_transport_record.h"
 
 #include "absl/strings/str_cat.h"
-#include "collective/nccl_transport_log.h"
+#include "sweep/nccl_transport_log.h"
 
 namespace clustercert::controller {
 
 void AddTransportLog(const std::vector<std::string>& lines, const std::string& label,
                      v1::CollectiveTransport& record) {
-  collective::TransportSummary summary = collective::SummariseTransportLog(lines);
+  sweep::TransportSummary summary = sweep::SummariseTransportLog(lines);
   if (record.network().empty()) record.set_network(summary.network);
   record.set_net_ib_channels(record.net_ib_channels() + summary.net_ib);
   record.set_net_ib_gdr_channels(record.net_ib_gdr_channels() + summary.net_ib_gdr);
   record.set_net_socket_channels(record.net_socket_channels() + summary.net_socket);
   record.set_intra_node_channels(record.intra_node_channels() + summary.intra_node);
-  for (const collective::ChannelTransport& channel : summary.channels) {
+  for (const sweep::ChannelTransport& channel : summary.channels) {
     record.add_channels(absl::StrCat(label, label.empty() ? "" : ": ", "channel ", channel.channel,
                                      " ", channel.from_rank, "->", channel.to_rank,
                                      channel.direction.empty() ? "" : " " + channel.direction,

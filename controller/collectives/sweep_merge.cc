@@ -3,13 +3,13 @@
 #include <algorithm>
 #include <map>
 
-#include "collective/bus_bandwidth.h"
+#include "sweep/bus_bandwidth.h"
 
 namespace clustercert::controller {
 namespace {
 
 struct Accumulated {
-  collective::SweepRow first;
+  sweep::SweepRow first;
   double oop_max_us = 0;
   double ip_max_us = 0;
   int64_t oop_wrong = -1;
@@ -27,7 +27,7 @@ void AddWrong(int64_t wrong, int64_t& total) {
 std::vector<v1::CollectiveRow> MergeRankRows(const std::vector<RankRow>& rows, int ranks) {
   std::map<int64_t, Accumulated> by_size;
   for (const RankRow& rank_row : rows) {
-    const collective::SweepRow& row = rank_row.row;
+    const sweep::SweepRow& row = rank_row.row;
     auto [it, inserted] = by_size.try_emplace(row.bytes);
     Accumulated& acc = it->second;
     if (inserted) acc.first = row;
@@ -48,16 +48,14 @@ std::vector<v1::CollectiveRow> MergeRankRows(const std::vector<RankRow>& rows, i
     row.set_redop(acc.first.redop);
     row.set_root(acc.first.root);
     row.set_oop_time_us(acc.oop_max_us);
-    row.set_oop_algbw_gbytes(collective::AlgorithmBandwidthGBps(bytes, acc.oop_max_us * 1e-6));
-    row.set_oop_busbw_gbytes(
-        collective::AllreduceBusBandwidthGBps(bytes, acc.oop_max_us * 1e-6, ranks));
+    row.set_oop_algbw_gbytes(sweep::AlgorithmBandwidthGBps(bytes, acc.oop_max_us * 1e-6));
+    row.set_oop_busbw_gbytes(sweep::AllreduceBusBandwidthGBps(bytes, acc.oop_max_us * 1e-6, ranks));
     row.set_oop_wrong(acc.oop_wrong);
     row.set_has_in_place(acc.has_in_place);
     if (acc.has_in_place) {
       row.set_ip_time_us(acc.ip_max_us);
-      row.set_ip_algbw_gbytes(collective::AlgorithmBandwidthGBps(bytes, acc.ip_max_us * 1e-6));
-      row.set_ip_busbw_gbytes(
-          collective::AllreduceBusBandwidthGBps(bytes, acc.ip_max_us * 1e-6, ranks));
+      row.set_ip_algbw_gbytes(sweep::AlgorithmBandwidthGBps(bytes, acc.ip_max_us * 1e-6));
+      row.set_ip_busbw_gbytes(sweep::AllreduceBusBandwidthGBps(bytes, acc.ip_max_us * 1e-6, ranks));
       row.set_ip_wrong(acc.ip_wrong);
     }
     merged.push_back(std::move(row));
@@ -79,8 +77,8 @@ LargeMessageBusbw LargeMessageFigure(const std::vector<v1::CollectiveRow>& rows)
   return figure;
 }
 
-collective::SweepRow ToSweepRow(const v1::CollectiveRow& row) {
-  collective::SweepRow out;
+sweep::SweepRow ToSweepRow(const v1::CollectiveRow& row) {
+  sweep::SweepRow out;
   out.bytes = row.bytes();
   out.count = row.count();
   out.type = row.type();
@@ -93,7 +91,7 @@ collective::SweepRow ToSweepRow(const v1::CollectiveRow& row) {
   return out;
 }
 
-v1::CollectiveRow ToCollectiveRow(const collective::SweepRow& row) {
+v1::CollectiveRow ToCollectiveRow(const sweep::SweepRow& row) {
   v1::CollectiveRow out;
   out.set_bytes(row.bytes);
   out.set_count(row.count);
@@ -122,8 +120,8 @@ void SetSweepRows(const std::vector<v1::CollectiveRow>& rows, v1::CollectiveSwee
 }
 
 std::string NcclTestsTable(const std::vector<v1::CollectiveRow>& rows) {
-  std::string table = collective::NcclTestsHeader();
-  for (const auto& row : rows) table += collective::NcclTestsRowLine(ToSweepRow(row));
+  std::string table = sweep::NcclTestsHeader();
+  for (const auto& row : rows) table += sweep::NcclTestsRowLine(ToSweepRow(row));
   return table;
 }
 

@@ -5,13 +5,13 @@
 #include <vector>
 
 #include "clustercert/v1/certificate.pb.h"
-#include "collective/sweep_row.h"
+#include "sweep/sweep_row.h"
 
 namespace clustercert::controller {
 
 struct RankRow {
   int rank = 0;
-  collective::SweepRow row;
+  sweep::SweepRow row;
 };
 
 // One row per size from every rank's rows: an allreduce ends when its
@@ -32,8 +32,8 @@ LargeMessageBusbw LargeMessageFigure(const std::vector<v1::CollectiveRow>& rows)
 // The rows in nccl-tests' column layout, header included.
 std::string NcclTestsTable(const std::vector<v1::CollectiveRow>& rows);
 
-collective::SweepRow ToSweepRow(const v1::CollectiveRow& row);
-v1::CollectiveRow ToCollectiveRow(const collective::SweepRow& row);
+sweep::SweepRow ToSweepRow(const v1::CollectiveRow& row);
+v1::CollectiveRow ToCollectiveRow(const sweep::SweepRow& row);
 
 // Records `rows` in the sweep with what follows from them: the
 // large-message figure and the nccl-tests table.

@@ -99,8 +99,8 @@ v1::CollectiveSweep RunScope(std::vector<NodeState>& nodes, const plan::Plan& pl
                    plan.collectives.sizes.max_bytes, " B x", plan.collectives.sizes.factor));
   ScopeRunSettings settings;
   settings.job_name = absl::StrCat("collectives/", scope.name);
-  settings.job_timeout = absl::Seconds(plan.collectives.timeout_s);
-  settings.call_timeout = absl::Seconds(plan.agents.call_timeout_s);
+  settings.job_timeout = plan.collectives.timeout;
+  settings.call_timeout = plan.agents.call_timeout;
   settings.clock = &clock;
   int sizes = 0;
   for (int64_t bytes = std::max<int64_t>(plan.collectives.sizes.min_bytes, 1);

@@ -16,7 +16,7 @@ bool Retryable(const absl::Status& status) {
   return absl::IsUnavailable(status) || absl::IsDeadlineExceeded(status);
 }
 
-std::string Seconds(double s) { return absl::StrFormat("%g s", s); }
+std::string Seconds(absl::Duration d) { return absl::StrFormat("%g s", absl::ToDoubleSeconds(d)); }
 
 // Exchanges per node: enough that one of them sees no queueing on a busy
 // management network, few enough to take milliseconds.
@@ -126,7 +126,7 @@ std::string UnreachableReason(const NodeState& state, const absl::Status& last_e
   return absl::StrCat("agent at ", state.node.agent, " did not answer (",
                       absl::StatusCodeToString(last_error.code()), ": ", last_error.message(),
                       ") after ", settings.retries + 1, " attempt(s) of ",
-                      Seconds(settings.connect_timeout_s), ": check that node-agent runs on ",
+                      Seconds(settings.connect_timeout), ": check that node-agent runs on ",
                       state.node.name, " (systemctl status clustercert-agent), that it listens on ",
                       state.node.agent,
                       " and that the management network and firewall let this host reach it");
@@ -136,7 +136,7 @@ std::string UnreachableReason(const NodeState& state, const absl::Status& last_e
 
 int RunConnectPhase(std::vector<NodeState>& nodes, const plan::AgentSettings& settings,
                     Progress& progress, Clock& clock) {
-  const absl::Duration timeout = absl::Seconds(settings.connect_timeout_s);
+  const absl::Duration timeout = settings.connect_timeout;
   std::vector<size_t> pending;
   for (size_t i = 0; i < nodes.size(); ++i) pending.push_back(i);
   std::vector<absl::Status> last_error(nodes.size());

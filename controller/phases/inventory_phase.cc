@@ -31,7 +31,7 @@ void FetchInventories(std::vector<NodeState>& nodes, const plan::Plan& plan, Pro
     }
     reachable.push_back(i);
   }
-  const absl::Duration timeout = absl::Seconds(plan.agents.call_timeout_s);
+  const absl::Duration timeout = plan.agents.call_timeout;
   FanOut(reachable.size(), [&](size_t k, std::function<void()> finished) {
     NodeState& state = nodes[reachable[k]];
     v1::GetInventoryRequest request;

@@ -166,12 +166,12 @@ class PairRunner {
     spec.set_data_ip(side.state->node.data_ip);
     spec.set_queue_depth(128);
     spec.set_streams(1);
-    spec.set_no_progress_s(plan_.pairwise.no_progress_s);
+    spec.set_no_progress_s(absl::ToDoubleSeconds(plan_.pairwise.no_progress));
     if (IsBandwidth(item.test)) {
       spec.set_streams(static_cast<uint32_t>(plan_.pairwise.streams));
       spec.set_bidirectional(plan_.pairwise.bidirectional);
       spec.set_message_bytes(plan_.pairwise.message_bytes);
-      spec.set_duration_s(plan_.pairwise.duration_s);
+      spec.set_duration_s(absl::ToDoubleSeconds(plan_.pairwise.duration));
     } else {
       spec.set_message_bytes(kLatencyMessageBytes);
       spec.set_iterations(kLatencyIterations);
@@ -179,12 +179,12 @@ class PairRunner {
     return spec;
   }
 
-  // Bandwidth tests run for duration_s; latency tests run kLatencyIterations
+  // Bandwidth tests run for pairwise.duration_s; latency tests run kLatencyIterations
   // ping-pongs, which at the plan's worst allowed latency take iterations x
   // 2 x max_latency_us (120 s in the soft-RoCE lab), so their deadline grows
   // with that rather than failing a slow but passing path.
   absl::Duration RunTimeout(const std::string& test) const {
-    absl::Duration run = absl::Seconds(plan_.pairwise.duration_s);
+    absl::Duration run = plan_.pairwise.duration;
     if (!IsBandwidth(test)) {
       run = std::max(run, absl::Microseconds(plan_.pairwise.max_latency_us) * 2 *
                               static_cast<double>(kLatencyIterations));

@@ -50,7 +50,7 @@ class UplinkRunner {
   }
 
  private:
-  absl::Duration Duration() const { return absl::Seconds(plan_.uplink.duration_s); }
+  absl::Duration Duration() const { return plan_.uplink.duration; }
 
   // http and tcp targets: the node's agent opens the flows itself.
   void RunThroughAgent(NodeState& node, const plan::UplinkTarget& target, int flows,
@@ -60,7 +60,7 @@ class UplinkRunner {
     request.set_url(target.url);
     request.set_address(target.address);
     request.set_flows(static_cast<uint32_t>(flows));
-    request.set_duration_s(plan_.uplink.duration_s);
+    request.set_duration_s(absl::ToDoubleSeconds(Duration()));
     const absl::Duration timeout = Duration() + kCallSlack;
     request.set_timeout_ms(static_cast<uint32_t>(absl::ToInt64Milliseconds(timeout)));
     auto answer = CallAndWait<v1::RunUplinkFlowsResponse>([&](auto done) {
@@ -109,7 +109,7 @@ class UplinkRunner {
       spec.set_data_ip(side.node.data_ip);
       spec.set_message_bytes(kFlowMessageBytes);
       spec.set_streams(static_cast<uint32_t>(flows));
-      spec.set_duration_s(plan_.uplink.duration_s);
+      spec.set_duration_s(absl::ToDoubleSeconds(Duration()));
       return spec;
     };
     const BrokeredSide server{sink->client.get(), sink->node.name, spec(*sink, "server")};

@@ -161,10 +161,10 @@ void ParseExpectSection(MapReader& top, Expectations* expect) {
                 "one of 1, 2, 4, 8, 16, 32 (PCIe lanes; 16 for an x16 slot)", &expect->pcie.width);
     pcie->Finish();
   }
-  section->Number("clock_offset_ms", NumberRange::Positive(),
-                  "a positive number of milliseconds (the largest clock offset allowed between "
-                  "nodes, e.g. 5)",
-                  &expect->clock_offset_ms);
+  section->Duration("clock_offset_ms", NumberRange::Positive(),
+                    "a positive number of milliseconds (the largest clock offset allowed between "
+                    "nodes, e.g. 5)",
+                    absl::Milliseconds(1), &expect->clock_offset);
   section->Bool("ntp_synced", &expect->ntp_synced);
   section->Bool("management_separate", &expect->management_separate);
   section->Bool("ofed", &expect->ofed);
@@ -186,12 +186,12 @@ void ParseAgentsSection(MapReader& top, AgentSettings* agents) {
     tls->String("key", kPemRule, &agents->tls.key);
     tls->Finish();
   }
-  section->Number("connect_timeout_s", NumberRange::Positive(),
-                  "a positive number of seconds (how long to try reaching an agent, e.g. 5)",
-                  &agents->connect_timeout_s);
-  section->Number("call_timeout_s", NumberRange::Positive(),
-                  "a positive number of seconds (the deadline of one agent call, e.g. 30)",
-                  &agents->call_timeout_s);
+  section->Duration("connect_timeout_s", NumberRange::Positive(),
+                    "a positive number of seconds (how long to try reaching an agent, e.g. 5)",
+                    absl::Seconds(1), &agents->connect_timeout);
+  section->Duration("call_timeout_s", NumberRange::Positive(),
+                    "a positive number of seconds (the deadline of one agent call, e.g. 30)",
+                    absl::Seconds(1), &agents->call_timeout);
   section->Int("retries", 0, 10,
                "an integer from 0 to 10 (extra attempts to reach an agent before the node "
                "counts as failed)",

@@ -99,6 +99,14 @@ bool MapReader::Number(absl::string_view key, const NumberRange& range,
   return true;
 }
 
+bool MapReader::Duration(absl::string_view key, const NumberRange& range,
+                         absl::string_view requirement, absl::Duration unit, absl::Duration* out) {
+  double count = 0;
+  if (!Number(key, range, requirement, &count)) return false;
+  *out = count * unit;
+  return true;
+}
+
 bool MapReader::Bool(absl::string_view key, bool* out) {
   std::optional<YamlField> field = Get(key);
   if (!field.has_value()) return false;

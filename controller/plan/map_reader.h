@@ -6,6 +6,7 @@
 #include <vector>
 
 #include "absl/strings/string_view.h"
+#include "absl/time/time.h"
 #include "controller/plan/field_reader.h"
 
 namespace clustercert::plan {
@@ -40,6 +41,11 @@ class MapReader {
              absl::string_view requirement, int* out);
   bool Number(absl::string_view key, const NumberRange& range, absl::string_view requirement,
               double* out);
+  // A number of `unit`s (the key says which: *_s seconds, *_ms
+  // milliseconds), checked against `range` in that unit and kept as a
+  // Duration, so no caller converts it again.
+  bool Duration(absl::string_view key, const NumberRange& range, absl::string_view requirement,
+                absl::Duration unit, absl::Duration* out);
   bool Bool(absl::string_view key, bool* out);
   bool String(absl::string_view key, absl::string_view requirement, std::string* out,
               bool allow_empty = false);

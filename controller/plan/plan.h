@@ -6,6 +6,8 @@
 #include <string>
 #include <vector>
 
+#include "absl/time/time.h"
+
 namespace clustercert::plan {
 
 // Where a value came from in the plan file (Plan::path), for
@@ -55,7 +57,7 @@ struct PcieExpectation {
 struct Expectations {
   bool nvidia_peermem = true;
   PcieExpectation pcie;
-  double clock_offset_ms = 5;
+  absl::Duration clock_offset = absl::Milliseconds(5);  // expect.clock_offset_ms
   bool ntp_synced = true;  // require the kernel clock to be NTP-disciplined
   bool ofed = true;        // warn when running upstream rdma-core instead of MLNX_OFED
   // false: a one-interface box (loopback development) where the data plane is
@@ -75,8 +77,8 @@ struct TlsSettings {
 struct AgentSettings {
   bool insecure = false;  // plaintext gRPC: loopback development only
   TlsSettings tls;
-  double connect_timeout_s = 5;
-  double call_timeout_s = 30;
+  absl::Duration connect_timeout = absl::Seconds(5);  // agents.connect_timeout_s
+  absl::Duration call_timeout = absl::Seconds(30);    // agents.call_timeout_s
   int retries = 2;
 };
 
@@ -90,11 +92,12 @@ struct Pairwise {
   int k = 0;  // batch size for k-batch
   std::vector<std::string> tests = {
       "write_bw", "write_lat"};  // write_bw | send_bw | read_bw | write_lat | send_lat
-  std::vector<std::string> memory = {"host"};  // host | cuda
-  double duration_s = 10;
-  // A cell whose data stops moving for this long fails as "no progress"
-  // instead of waiting for its deadline (duration_s plus the margin).
-  double no_progress_s = 10;
+  std::vector<std::string> memory = {"host"};   // host | cuda
+  absl::Duration duration = absl::Seconds(10);  // pairwise.duration_s
+  // A cell whose data stops moving for this long (pairwise.no_progress_s)
+  // fails as "no progress" instead of waiting for its deadline (the
+  // duration plus the margin).
+  absl::Duration no_progress = absl::Seconds(10);
   int64_t message_bytes = 8388608;
   int streams = 1;             // parallel QPs / TCP connections per bandwidth test
   bool bidirectional = false;  // bandwidth tests both ways at once (perftest -b)
@@ -137,9 +140,10 @@ struct Collectives {
   std::map<std::string, std::string> env;
   CollectiveLauncher launcher = CollectiveLauncher::kAgents;
   GlooTransport transport = GlooTransport::kAuto;
-  int warmup_iters = 5;    // nccl-tests -w
-  int iters = 20;          // nccl-tests -n
-  double timeout_s = 600;  // per scope: ranks still running then are killed
+  int warmup_iters = 5;  // nccl-tests -w
+  int iters = 20;        // nccl-tests -n
+  // collectives.timeout_s, per scope: ranks still running then are killed.
+  absl::Duration timeout = absl::Minutes(10);
   // 1-node | 2-node | all-nodes; all three by default.
   std::vector<std::string> scopes = {"1-node", "2-node", "all-nodes"};
   // launcher mpirun: the OpenMPI hostfile and the nccl-tests binary.
@@ -177,7 +181,7 @@ struct Uplink {
   UplinkWorkload workload;
   std::vector<UplinkTarget> targets;
   std::vector<int> flows = {1, 8};
-  double duration_s = 5;  // per node, target and flow count
+  absl::Duration duration = absl::Seconds(5);  // uplink.duration_s: per node, target and flow count
 };
 
 struct CertificateSettings {

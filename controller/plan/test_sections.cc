@@ -11,9 +11,9 @@
 #include "absl/strings/ascii.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
-#include "collective/worker_options.h"
 #include "common/uplink_target.h"
 #include "common/worker_env.h"
+#include "sweep/worker_options.h"
 
 namespace clustercert::plan {
 namespace {
@@ -56,14 +56,12 @@ void ParseSizes(MapReader& collectives, SizeSweep* sizes) {
   if (!section.has_value()) return;
   std::optional<YamlField> min_field = section->Get("min");
   std::optional<YamlField> max_field = section->Get("max");
-  // The agent refuses a sweep past collective::kMaxSweepBytes before it starts
+  // The agent refuses a sweep past sweep::kMaxSweepBytes before it starts
   // a worker; the plan check says so first, at the line.
   const std::string rule = absl::StrCat(kSizeRule, ", at least 1 and at most 32G");
-  const bool min_ok =
-      section->ByteSize("min", 1, collective::kMaxSweepBytes, rule, &sizes->min_bytes);
-  const bool max_ok =
-      section->ByteSize("max", 1, collective::kMaxSweepBytes, rule, &sizes->max_bytes);
-  section->Int("factor", 2, collective::kMaxSweepFactor,
+  const bool min_ok = section->ByteSize("min", 1, sweep::kMaxSweepBytes, rule, &sizes->min_bytes);
+  const bool max_ok = section->ByteSize("max", 1, sweep::kMaxSweepBytes, rule, &sizes->max_bytes);
+  section->Int("factor", 2, sweep::kMaxSweepFactor,
                "an integer from 2 to 1024 (each size is the previous one times factor)",
                &sizes->factor);
   const bool min_fine = min_ok || !min_field.has_value();
@@ -357,13 +355,13 @@ void ParsePairwiseSection(MapReader& top, Pairwise* pairwise) {
       pairwise->memory = *values;
     }
   }
-  section->Number("duration_s", NumberRange::PositiveAtMost(3600),
-                  "a positive number of seconds, at most 3600 (per test; e.g. 10)",
-                  &pairwise->duration_s);
-  section->Number("no_progress_s", NumberRange::PositiveAtMost(3600),
-                  "a positive number of seconds, at most 3600 (a cell that moves no data for this "
-                  "long fails as no progress; e.g. 10)",
-                  &pairwise->no_progress_s);
+  section->Duration("duration_s", NumberRange::PositiveAtMost(3600),
+                    "a positive number of seconds, at most 3600 (per test; e.g. 10)",
+                    absl::Seconds(1), &pairwise->duration);
+  section->Duration("no_progress_s", NumberRange::PositiveAtMost(3600),
+                    "a positive number of seconds, at most 3600 (a cell that moves no data for "
+                    "this long fails as no progress; e.g. 10)",
+                    absl::Seconds(1), &pairwise->no_progress);
   section->ByteSize("message_bytes", 1, int64_t{64} << 20,
                     absl::StrCat(kSizeRule, ", from 1 to 64M (perftest's -s; e.g. 8M)"),
                     &pairwise->message_bytes);
@@ -404,8 +402,8 @@ void ParseCollectivesSection(MapReader& top, Collectives* collectives) {
     collectives->backend = backend == "nccl" ? CollectiveBackend::kNccl : CollectiveBackend::kGloo;
   }
   ParseSizes(*section, &collectives->sizes);
-  // At most collective::kMaxRanksPerNode, as the agent enforces.
-  section->Int("ranks_per_node", 0, collective::kMaxRanksPerNode,
+  // At most sweep::kMaxRanksPerNode, as the agent enforces.
+  section->Int("ranks_per_node", 0, sweep::kMaxRanksPerNode,
                "an integer from 0 to 16 (ranks on each node; 0 means one per GPU; nccl never "
                "gets more than the node's GPUs)",
                &collectives->ranks_per_node);
@@ -437,16 +435,16 @@ void ParseCollectivesSection(MapReader& top, Collectives* collectives) {
                              : transport == "tcp" ? GlooTransport::kTcp
                                                   : GlooTransport::kIbverbs;
   }
-  section->Int("warmup_iters", 0, collective::kMaxWarmupIters,
+  section->Int("warmup_iters", 0, sweep::kMaxWarmupIters,
                "an integer from 0 to 1000 (untimed operations per size; nccl-tests -w)",
                &collectives->warmup_iters);
-  section->Int("iters", 1, collective::kMaxIters,
+  section->Int("iters", 1, sweep::kMaxIters,
                "an integer from 1 to 100000 (timed operations per size; nccl-tests -n)",
                &collectives->iters);
-  section->Number("timeout_s", NumberRange::PositiveAtMost(collective::kMaxTimeoutS),
-                  "a positive number of seconds, at most 86400 (per scope; ranks still running "
-                  "then are killed)",
-                  &collectives->timeout_s);
+  section->Duration("timeout_s", NumberRange::PositiveAtMost(sweep::kMaxTimeoutS),
+                    "a positive number of seconds, at most 86400 (per scope; ranks still running "
+                    "then are killed)",
+                    absl::Seconds(1), &collectives->timeout);
   if (std::optional<YamlField> scopes = section->Get("scopes")) {
     if (auto values =
             ReadChoiceList(*section->reader(), *scopes, {"1-node", "2-node", "all-nodes"})) {
@@ -496,8 +494,8 @@ void ParseUplinkSection(MapReader& top, Uplink* uplink) {
   static const std::string kDurationRule =
       absl::StrCat("a positive number of seconds, at most ", kMaxUplinkDurationS,
                    " (per node, target and flow count; the agent runs no longer; e.g. 5)");
-  section->Number("duration_s", NumberRange::PositiveAtMost(kMaxUplinkDurationS), kDurationRule,
-                  &uplink->duration_s);
+  section->Duration("duration_s", NumberRange::PositiveAtMost(kMaxUplinkDurationS), kDurationRule,
+                    absl::Seconds(1), &uplink->duration);
   section->Finish();
 }
 

@@ -64,8 +64,7 @@ int64_t ReadMemAvailableBytes(const std::string& meminfo_path) {
 }
 
 std::unique_ptr<GlooAllreduceBackend> GlooAllreduceBackend::Connect(
-    const collective::WorkerOptions& options, ::gloo::rendezvous::Store& store,
-    std::string& error) {
+    const sweep::WorkerOptions& options, ::gloo::rendezvous::Store& store, std::string& error) {
   const std::string who =
       "rank " + std::to_string(options.rank) + " of " + std::to_string(options.ranks);
   std::string description;
@@ -132,7 +131,7 @@ std::unique_ptr<GlooAllreduceBackend> GlooAllreduceBackend::Connect(
       options, std::move(description), std::move(device), std::move(context)));
 }
 
-GlooAllreduceBackend::GlooAllreduceBackend(const collective::WorkerOptions& options,
+GlooAllreduceBackend::GlooAllreduceBackend(const sweep::WorkerOptions& options,
                                            std::string transport_description,
                                            std::shared_ptr<::gloo::transport::Device> device,
                                            std::shared_ptr<::gloo::Context> context)

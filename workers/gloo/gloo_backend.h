@@ -3,7 +3,7 @@
 // GlooAllreduceBackend: the allreduce of collective-worker-gloo, over gloo's
 // tcp or ibverbs transport on host memory. It owns the transport device, the
 // connected full-mesh context and the two float buffers; RunAllreduceSweep
-// (collective/allreduce_sweep.h) does all the timing and checking.
+// (sweep/allreduce_sweep.h) does all the timing and checking.
 //
 // Failures come back as sentences naming the rank, the transport, the address
 // and what to check: Connect and Run return them, and Prepare, Barrier and
@@ -21,15 +21,15 @@
 #include <string>
 #include <vector>
 
-#include "collective/allreduce_sweep.h"
-#include "collective/worker_failure.h"
-#include "collective/worker_options.h"
+#include "sweep/allreduce_sweep.h"
+#include "sweep/worker_failure.h"
+#include "sweep/worker_options.h"
 
 namespace clustercert::workers::gloo_worker {
 
-class GlooFailure : public collective::RankFailure {
+class GlooFailure : public sweep::RankFailure {
  public:
-  using collective::RankFailure::RankFailure;
+  using sweep::RankFailure::RankFailure;
 };
 
 // The default and the ceiling of one buffer's size on the host. The sweep
@@ -40,14 +40,14 @@ int64_t HostBufferCapBytes(int64_t requested_cap_bytes, int64_t mem_available_by
 // MemAvailable from /proc/meminfo in bytes; 0 when it cannot be read.
 int64_t ReadMemAvailableBytes(const std::string& meminfo_path = "/proc/meminfo");
 
-class GlooAllreduceBackend : public collective::AllreduceBackend {
+class GlooAllreduceBackend : public sweep::AllreduceBackend {
  public:
   // Opens the transport named by options.transport (tcp on options.bind_ip,
   // or ibverbs on options.ib_device/ib_port/gid_index) and connects all
   // options.ranks ranks through `store`, with options.timeout_s as the
   // context's timeout. nullptr with `error` set to a sentence when gloo
   // fails; what `store` throws (WorkerStore's StoreClosed) passes through.
-  static std::unique_ptr<GlooAllreduceBackend> Connect(const collective::WorkerOptions& options,
+  static std::unique_ptr<GlooAllreduceBackend> Connect(const sweep::WorkerOptions& options,
                                                        ::gloo::rendezvous::Store& store,
                                                        std::string& error);
 
@@ -69,7 +69,7 @@ class GlooAllreduceBackend : public collective::AllreduceBackend {
   const std::shared_ptr<::gloo::Context>& context() const { return context_; }
 
  private:
-  GlooAllreduceBackend(const collective::WorkerOptions& options, std::string transport_description,
+  GlooAllreduceBackend(const sweep::WorkerOptions& options, std::string transport_description,
                        std::shared_ptr<::gloo::transport::Device> device,
                        std::shared_ptr<::gloo::Context> context);
 

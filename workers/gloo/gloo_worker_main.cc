@@ -1,6 +1,6 @@
 // collective-worker-gloo: one rank of an allreduce sweep over gloo (tcp or
 // ibverbs on host memory), launched by the node-agent with the command line
-// of collective/worker_options.h and speaking collective/worker_protocol.h on
+// of sweep/worker_options.h and speaking sweep/worker_protocol.h on
 // stdin/stdout. With --print-table --ranks 1 it runs alone and prints
 // nccl-tests' table instead. Exit 0 after `done`, 1 after `fail`.
 
@@ -11,18 +11,18 @@
 #include <string>
 #include <vector>
 
-#include "collective/worker_main.h"
+#include "sweep/worker_main.h"
 #include "workers/gloo/gloo_backend.h"
 #include "workers/gloo/worker_store.h"
 
 namespace clustercert::workers::gloo_worker {
 namespace {
 
-using collective::WorkerOutput;
+using sweep::WorkerOutput;
 
-int RunWorker(const collective::WorkerOptions& options, WorkerOutput& output,
-              collective::WorkerChannel& channel) {
-  std::string invalid = collective::ValidateSweepSpec(options.sweep);
+int RunWorker(const sweep::WorkerOptions& options, WorkerOutput& output,
+              sweep::WorkerChannel& channel) {
+  std::string invalid = sweep::ValidateSweepSpec(options.sweep);
   if (!invalid.empty()) return output.Fail(invalid);
 
   // Alone, gloo still rendezvous through a store: an in-process one will do.
@@ -47,15 +47,14 @@ int RunWorker(const collective::WorkerOptions& options, WorkerOutput& output,
                 " and MemAvailable " + std::to_string(ReadMemAvailableBytes()) + " bytes / 8");
   }
 
-  return collective::SweepAndReport(*backend, options.sweep, output);
+  return sweep::SweepAndReport(*backend, options.sweep, output);
 }
 
 }  // namespace
 }  // namespace clustercert::workers::gloo_worker
 
 int main(int argc, char** argv) {
-  clustercert::collective::WorkerChannel channel(stdout, stdin);
-  return clustercert::collective::RunWorkerMain(argc, argv, "collective-worker-gloo", "gloo",
-                                                channel,
-                                                clustercert::workers::gloo_worker::RunWorker);
+  clustercert::sweep::WorkerChannel channel(stdout, stdin);
+  return clustercert::sweep::RunWorkerMain(argc, argv, "collective-worker-gloo", "gloo", channel,
+                                           clustercert::workers::gloo_worker::RunWorker);
 }

@@ -1,7 +1,7 @@
 #pragma once
 
 // WorkerStore: gloo's rendezvous store over the worker's line protocol with
-// the node-agent (collective/worker_protocol.h). gloo publishes each rank's
+// the node-agent (sweep/worker_protocol.h). gloo publishes each rank's
 // pair addresses with set() and reads its peers' with wait() + get(); the
 // agent answers a `get` once the key exists anywhere in the job, since the
 // controller relays keys between nodes. The channel has no deadline of its
@@ -15,21 +15,21 @@
 #include <string>
 #include <vector>
 
-#include "collective/worker_failure.h"
-#include "collective/worker_protocol.h"
+#include "sweep/worker_failure.h"
+#include "sweep/worker_protocol.h"
 
 namespace clustercert::workers::gloo_worker {
 
 // Thrown when the agent closed the worker's stdin while a key was awaited:
 // the job is gone and the worker must exit.
-class StoreClosed : public collective::WorkerFailure {
+class StoreClosed : public sweep::WorkerFailure {
  public:
-  using collective::WorkerFailure::WorkerFailure;
+  using sweep::WorkerFailure::WorkerFailure;
 };
 
 class WorkerStore : public ::gloo::rendezvous::Store {
  public:
-  explicit WorkerStore(collective::WorkerChannel& channel) : channel_(channel) {}
+  explicit WorkerStore(sweep::WorkerChannel& channel) : channel_(channel) {}
 
   void set(const std::string& key, const std::vector<char>& data) override;
   std::vector<char> get(const std::string& key) override;
@@ -42,7 +42,7 @@ class WorkerStore : public ::gloo::rendezvous::Store {
   // round trip to the agent.
   std::vector<char> Fetch(const std::string& key);
 
-  collective::WorkerChannel& channel_;
+  sweep::WorkerChannel& channel_;
   std::map<std::string, std::vector<char>> fetched_;
 };
 

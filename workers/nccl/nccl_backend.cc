@@ -45,7 +45,7 @@ void NcclCommunicator::Abort() {
   comm_ = nullptr;
 }
 
-NcclAllreduceBackend::NcclAllreduceBackend(const collective::WorkerOptions& options, int device)
+NcclAllreduceBackend::NcclAllreduceBackend(const sweep::WorkerOptions& options, int device)
     : rank_(options.rank),
       ranks_(options.ranks),
       device_(device),
@@ -59,7 +59,7 @@ std::string NcclAllreduceBackend::FailureSentence(const std::string& what,
 }
 
 std::unique_ptr<NcclAllreduceBackend> NcclAllreduceBackend::Create(
-    const collective::WorkerOptions& options, int device, collective::WorkerChannel* channel,
+    const sweep::WorkerOptions& options, int device, sweep::WorkerChannel* channel,
     std::string& error) {
   std::unique_ptr<NcclAllreduceBackend> backend(new NcclAllreduceBackend(options, device));
   const std::string gpu_fix = "check the GPU with nvidia-smi and the worker's stderr";

@@ -2,7 +2,7 @@
 
 // NcclAllreduceBackend: the allreduce of collective-worker-nccl, one GPU per
 // rank. Rank 0 makes the NCCL unique id and publishes it as "nccl-unique-id"
-// in the job's store (collective/worker_protocol.h); the others read it, and
+// in the job's store (sweep/worker_protocol.h); the others read it, and
 // every rank joins the communicator with ncclCommInitRank. Buffers live on
 // the GPU; RunAllreduceSweep does the timing and checking.
 //
@@ -20,17 +20,17 @@
 #include <string>
 #include <vector>
 
-#include "collective/allreduce_sweep.h"
-#include "collective/worker_failure.h"
-#include "collective/worker_options.h"
-#include "collective/worker_protocol.h"
+#include "sweep/allreduce_sweep.h"
+#include "sweep/worker_failure.h"
+#include "sweep/worker_options.h"
+#include "sweep/worker_protocol.h"
 #include "workers/nccl/cuda_resources.h"
 
 namespace clustercert::workers::nccl_worker {
 
-class NcclFailure : public collective::RankFailure {
+class NcclFailure : public sweep::RankFailure {
  public:
-  using collective::RankFailure::RankFailure;
+  using sweep::RankFailure::RankFailure;
 };
 
 // NCCL's own buffers and the CUDA context need room beside the sweep's two.
@@ -57,14 +57,13 @@ class NcclCommunicator {
   ncclComm_t comm_ = nullptr;
 };
 
-class NcclAllreduceBackend : public collective::AllreduceBackend {
+class NcclAllreduceBackend : public sweep::AllreduceBackend {
  public:
   // Joins the communicator of options.ranks ranks on cuda:`device`. `channel`
   // carries the unique id; it may be null only when options.ranks is 1.
   // nullptr with `error` set to a sentence on failure.
-  static std::unique_ptr<NcclAllreduceBackend> Create(const collective::WorkerOptions& options,
-                                                      int device,
-                                                      collective::WorkerChannel* channel,
+  static std::unique_ptr<NcclAllreduceBackend> Create(const sweep::WorkerOptions& options,
+                                                      int device, sweep::WorkerChannel* channel,
                                                       std::string& error);
 
   int rank() const override { return rank_; }
@@ -80,7 +79,7 @@ class NcclAllreduceBackend : public collective::AllreduceBackend {
   int64_t free_bytes_at_start() const { return free_bytes_at_start_; }
 
  private:
-  NcclAllreduceBackend(const collective::WorkerOptions& options, int device);
+  NcclAllreduceBackend(const sweep::WorkerOptions& options, int device);
 
   // "rank 1 of 8 (nccl cuda:1): <what failed>: <fix>".
   std::string FailureSentence(const std::string& what, const std::string& fix) const;

@@ -1,6 +1,6 @@
 // collective-worker-nccl: one rank of an allreduce sweep over NCCL on one
 // GPU, launched by the node-agent with the command line of
-// collective/worker_options.h and speaking collective/worker_protocol.h on
+// sweep/worker_options.h and speaking sweep/worker_protocol.h on
 // stdin/stdout; NCCL's own log goes to stderr. --copy-check runs the
 // host<->device copy check instead; --print-table --ranks 1 runs alone and
 // prints nccl-tests' table (bench/gpu_check.sh). Exit 0 after `done`, 3 when
@@ -14,7 +14,7 @@
 #include <string>
 #include <vector>
 
-#include "collective/worker_main.h"
+#include "sweep/worker_main.h"
 #include "workers/nccl/copy_check.h"
 #include "workers/nccl/cuda_resources.h"
 #include "workers/nccl/nccl_backend.h"
@@ -25,7 +25,7 @@ namespace {
 // Distinct so the agent (and gpu_check.sh) can tell "no GPU here" from a failure.
 constexpr int kExitNoDevice = 3;
 
-using collective::WorkerOutput;
+using sweep::WorkerOutput;
 
 // "device cuda:0 NVIDIA H200 pci 0000:1B:00.0", or "" when CUDA will not say.
 std::string DeviceNote(int device) {
@@ -36,7 +36,7 @@ std::string DeviceNote(int device) {
   return "device cuda:" + std::to_string(device) + " " + properties.name + " pci " + bus_id;
 }
 
-int RunCopyCheckMode(const collective::WorkerOptions& options, int device, WorkerOutput& output) {
+int RunCopyCheckMode(const sweep::WorkerOptions& options, int device, WorkerOutput& output) {
   CopyCheckResult result = RunCopyCheck(device, options.memory_cap_bytes);
   if (!result.error.empty())
     return output.Fail("rank " + std::to_string(options.rank) + ": " + result.error);
@@ -51,8 +51,8 @@ int RunCopyCheckMode(const collective::WorkerOptions& options, int device, Worke
   return output.Done();
 }
 
-int RunWorker(const collective::WorkerOptions& options, WorkerOutput& output,
-              collective::WorkerChannel& channel) {
+int RunWorker(const sweep::WorkerOptions& options, WorkerOutput& output,
+              sweep::WorkerChannel& channel) {
   int device_count = 0;
   cudaError_t result = cudaGetDeviceCount(&device_count);
   if (result != cudaSuccess || device_count == 0) {
@@ -75,7 +75,7 @@ int RunWorker(const collective::WorkerOptions& options, WorkerOutput& output,
   if (std::string note = DeviceNote(device); !note.empty()) output.Note(note);
   if (options.copy_check) return RunCopyCheckMode(options, device, output);
 
-  std::string invalid = collective::ValidateSweepSpec(options.sweep);
+  std::string invalid = sweep::ValidateSweepSpec(options.sweep);
   if (!invalid.empty()) return output.Fail(invalid);
   std::string error;
   std::unique_ptr<NcclAllreduceBackend> backend = NcclAllreduceBackend::Create(
@@ -86,15 +86,14 @@ int RunWorker(const collective::WorkerOptions& options, WorkerOutput& output,
                 " bytes: cuda:" + std::to_string(device) + " has " +
                 std::to_string(backend->free_bytes_at_start()) + " bytes free");
   }
-  return collective::SweepAndReport(*backend, options.sweep, output);
+  return sweep::SweepAndReport(*backend, options.sweep, output);
 }
 
 }  // namespace
 }  // namespace clustercert::workers::nccl_worker
 
 int main(int argc, char** argv) {
-  clustercert::collective::WorkerChannel channel(stdout, stdin);
-  return clustercert::collective::RunWorkerMain(argc, argv, "collective-worker-nccl", "nccl",
-                                                channel,
-                                                clustercert::workers::nccl_worker::RunWorker);
+  clustercert::sweep::WorkerChannel channel(stdout, stdin);
+  return clustercert::sweep::RunWorkerMain(argc, argv, "collective-worker-nccl", "nccl", channel,
+                                           clustercert::workers::nccl_worker::RunWorker);
 }

@@ -7,8 +7,8 @@
 #include <mutex>
 
 #include "absl/strings/match.h"
-#include "collective/sweep_row.h"
 #include "gtest/gtest.h"
+#include "sweep/sweep_row.h"
 #include "tests/support/fake_agent_client.h"
 #include "tests/support/simulated_clock.h"
 
@@ -64,14 +64,14 @@ class ScriptedAgent final : public testing::FakeAgentClient {
       status->set_error("was killed by signal 11 (SIGSEGV)");
       response.set_finished(true);
     } else if (script_ == Script::kHealthy && have_ >= 1 && !finished_) {
-      collective::SweepRow row;
+      sweep::SweepRow row;
       row.bytes = 1024;
       row.count = 256;
       row.out_of_place = {10.0 * (rank_ + 1), 0, 0, 0};
       row.in_place = {12.0, 0, 0, 0};
       v1::CollectiveRowReport* report = response.add_rows();
       report->set_rank(rank_);
-      report->set_line(collective::EncodeRowLine(row));
+      report->set_line(sweep::EncodeRowLine(row));
       status->set_state("done");
       status->add_notes("transport tcp 10.0.0." + std::to_string(rank_ + 1));
       response.set_finished(true);

@@ -73,8 +73,8 @@ TEST(StoreRelay, RelaysEachKeyOnceToEveryOtherNode) {
   EXPECT_EQ(relay.TakeFor(2).size(), 1u);  // rank0 only
 }
 
-collective::SweepRow Row(int64_t bytes, double oop_us, double ip_us, int64_t wrong = 0) {
-  collective::SweepRow row;
+sweep::SweepRow Row(int64_t bytes, double oop_us, double ip_us, int64_t wrong = 0) {
+  sweep::SweepRow row;
   row.bytes = bytes;
   row.count = bytes / 4;
   row.out_of_place = {oop_us, 0, 0, wrong};

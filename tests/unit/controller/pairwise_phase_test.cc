@@ -160,7 +160,7 @@ class PairwisePhaseTest : public ::testing::Test {
     plan_.pairwise.engine = plan::PairwiseEngine::kTcp;
     plan_.pairwise.tests = {"write_bw"};
     plan_.pairwise.memory = {"host"};
-    plan_.pairwise.duration_s = 1;
+    plan_.pairwise.duration = absl::Seconds(1);
     plan_.pairwise.min_fraction_of_line_rate = 0.8;
     for (int i = 1; i <= 4; ++i) {
       plan::Node node;

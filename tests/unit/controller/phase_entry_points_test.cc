@@ -190,7 +190,7 @@ TEST_F(PhaseEntryPointTest, UplinkRunsOneRowPerNodeTargetAndFlowCount) {
   target.name = target.url;
   plan_.uplink.targets = {target};
   plan_.uplink.flows = {1, 4};
-  plan_.uplink.duration_s = 1;
+  plan_.uplink.duration = absl::Seconds(1);
   std::vector<NodeState> nodes = Connected();
   std::vector<NodeState> sinks;
   const UplinkOutcome outcome = RunUplinkPhase(nodes, sinks, plan_, progress_, clock_);
@@ -213,7 +213,7 @@ TEST_F(PhaseEntryPointTest, CertificationRunsThePhasesInOrderAndJudgesEach) {
   plan_.pairwise.engine = plan::PairwiseEngine::kTcp;
   plan_.pairwise.tests = {"write_bw"};
   plan_.pairwise.memory = {"host"};
-  plan_.pairwise.duration_s = 1;
+  plan_.pairwise.duration = absl::Seconds(1);
   std::vector<NodeState> nodes = Nodes();
   const absl::Time started = clock_.Now();
   const CertificationResult result = RunCertification(plan_, nodes, progress_, clock_);

@@ -1,0 +1,219 @@
+#include "sweep/nccl_tests_output.h"
+
+#include <cctype>
+#include <charconv>
+#include <cmath>
+#include <set>
+#include <system_error>
+#include <utility>
+
+namespace clustercert::sweep {
+namespace {
+
+std::vector<std::string> Tokens(const std::string& text) {
+  std::vector<std::string> tokens;
+  size_t position = 0;
+  while (position < text.size()) {
+    while (position < text.size() && std::isspace(static_cast<unsigned char>(text[position]))) {
+      ++position;
+    }
+    const size_t start = position;
+    while (position < text.size() && !std::isspace(static_cast<unsigned char>(text[position]))) {
+      ++position;
+    }
+    if (position > start) tokens.push_back(text.substr(start, position - start));
+  }
+  return tokens;
+}
+
+bool AllDigits(const std::string& token) {
+  if (token.empty()) return false;
+  for (char c : token) {
+    if (!std::isdigit(static_cast<unsigned char>(c))) return false;
+  }
+  return true;
+}
+
+bool ParseInt64(const std::string& token, int64_t& out) {
+  const char* last = token.data() + token.size();
+  auto [end, ec] = std::from_chars(token.data(), last, out);
+  return ec == std::errc() && end == last && !token.empty();
+}
+
+bool ParseDouble(const std::string& token, double& out) {
+  const char* last = token.data() + token.size();
+  auto [end, ec] = std::from_chars(token.data(), last, out);
+  return ec == std::errc() && end == last && !token.empty() && std::isfinite(out);
+}
+
+// The text after the first ':' of a "# Name : value" footer line, tokenised.
+std::vector<std::string> FooterValue(const std::string& line) {
+  const size_t colon = line.find(':');
+  if (colon == std::string::npos) return {};
+  return Tokens(line.substr(colon + 1));
+}
+
+// Before v2.13 nccl-tests printed the largest difference from the expected
+// value ("error", e.g. 0e+00) instead of a count of wrong elements. Its own
+// verdict compared that to a per-type tolerance; these are its values.
+double OldErrorTolerance(const std::string& type) {
+  if (type == "half" || type == "float16" || type == "bfloat16") return 5e-2;
+  if (type == "float" || type == "float32") return 1e-5;
+  if (type == "double" || type == "float64") return 1e-12;
+  return 0;
+}
+
+// The table's shape, learnt from its "#  size  count ..." header line.
+struct TableLayout {
+  bool has_root = true;         // "root" column (v2.13 and later)
+  bool wrong_is_delta = false;  // "error" column (max delta) instead of "#wrong"
+  int variant_columns = 4;      // time algbw busbw #wrong; 8 with -I per-iteration columns
+};
+
+bool ParseVariant(const std::vector<std::string>& tokens, size_t first, const TableLayout& layout,
+                  const std::string& type, TimedVariant& variant, std::string& why) {
+  if (!ParseDouble(tokens[first], variant.time_us) ||
+      !ParseDouble(tokens[first + 1], variant.algbw_gbps) ||
+      !ParseDouble(tokens[first + 2], variant.busbw_gbps)) {
+    why = "time, algbw or busbw is not a number";
+    return false;
+  }
+  const std::string& wrong = tokens[first + 3];
+  if (wrong == "N/A") {
+    variant.wrong = -1;
+    return true;
+  }
+  double value = 0;
+  if (!ParseDouble(wrong, value) || value < 0) {
+    why = "the " + std::string(layout.wrong_is_delta ? "error" : "#wrong") + " column is '" +
+          wrong + "'";
+    return false;
+  }
+  if (layout.wrong_is_delta) {
+    // The count is unknown; 1 says "at least one element was off".
+    variant.wrong = value > OldErrorTolerance(type) ? 1 : 0;
+  } else {
+    variant.wrong = static_cast<int64_t>(std::llround(value));
+  }
+  return true;
+}
+
+// One line of the output with its line ending and mpirun's tag removed.
+std::string UntaggedLine(std::string line) {
+  if (!line.empty() && line.back() == '\r') line.pop_back();
+  // mpirun --tag-output prefixes "[1,0]<stdout>:".
+  if (const size_t tag = line.find("<stdout>:"); tag != std::string::npos) {
+    line = line.substr(tag + 9);
+  }
+  return line;
+}
+
+// `tokens` is the header line without its '#': "size count type redop root ...".
+TableLayout LayoutFromHeader(const std::vector<std::string>& tokens) {
+  TableLayout layout;
+  layout.has_root = false;
+  for (const std::string& token : tokens) {
+    if (token == "root") layout.has_root = true;
+    if (token == "error") layout.wrong_is_delta = true;
+    if (token == "i_min") layout.variant_columns = 8;
+  }
+  return layout;
+}
+
+// A '#' line: the table header, a rank's device line or a footer.
+void ReadCommentLine(std::vector<std::string> tokens, const std::string& line, TableLayout& layout,
+                     std::set<int64_t>& ranks_seen, NcclTestsRun& run) {
+  // "#" may be glued to the first word or stand alone.
+  if (tokens[0] == "#") {
+    tokens.erase(tokens.begin());
+  } else {
+    tokens[0] = tokens[0].substr(1);
+  }
+  if (tokens.empty()) return;
+  if (tokens.size() >= 3 && tokens[0] == "size" && tokens[1] == "count") {
+    layout = LayoutFromHeader(tokens);
+  } else if (tokens.size() >= 2 && tokens[0] == "Rank" && AllDigits(tokens[1])) {
+    int64_t rank = 0;
+    if (ParseInt64(tokens[1], rank)) ranks_seen.insert(rank);
+  } else if (line.find("Out of bounds values") != std::string::npos) {
+    std::vector<std::string> value = FooterValue(line);
+    int64_t count = 0;
+    if (!value.empty() && ParseInt64(value[0], count)) run.out_of_bounds = count;
+  } else if (line.find("Avg bus bandwidth") != std::string::npos) {
+    std::vector<std::string> value = FooterValue(line);
+    double busbw = 0;
+    if (!value.empty() && ParseDouble(value[0], busbw)) run.average_busbw_gbps = busbw;
+  }
+}
+
+// A data line: false with `why` set when it is not a row of `layout`'s table.
+bool ParseRow(const std::vector<std::string>& tokens, const TableLayout& layout, SweepRow& row,
+              std::string& why) {
+  const size_t base = layout.has_root ? 5 : 4;
+  const size_t width = static_cast<size_t>(layout.variant_columns);
+  if (tokens.size() < base + width) {
+    why = "expected at least " + std::to_string(base + 2 * width) + " columns, got " +
+          std::to_string(tokens.size());
+    return false;
+  }
+  int64_t root = -1;
+  if (!ParseInt64(tokens[0], row.bytes) || !ParseInt64(tokens[1], row.count)) {
+    why = "size or count is not a whole number";
+    return false;
+  }
+  if (layout.has_root && (!ParseInt64(tokens[4], root) || root < -1)) {
+    why = "root is '" + tokens[4] + "'";
+    return false;
+  }
+  row.type = tokens[2];
+  row.redop = tokens[3];
+  row.root = static_cast<int>(root);
+  bool parsed = ParseVariant(tokens, base, layout, row.type, row.out_of_place, why);
+  // A line cut after the first variant (a run that died mid-size) has
+  // no in-place figures; anything longer carries both.
+  row.has_in_place = tokens.size() >= base + 2 * width;
+  if (parsed && row.has_in_place) {
+    parsed = ParseVariant(tokens, base + width, layout, row.type, row.in_place, why);
+  }
+  return parsed;
+}
+
+}  // namespace
+
+NcclTestsRun ParseNcclTestsOutput(const std::string& text) {
+  NcclTestsRun run;
+  TableLayout layout;
+  std::set<int64_t> ranks_seen;
+  size_t line_start = 0;
+  int line_number = 0;
+  while (line_start <= text.size()) {
+    size_t line_end = text.find('\n', line_start);
+    if (line_end == std::string::npos) line_end = text.size();
+    const std::string line = UntaggedLine(text.substr(line_start, line_end - line_start));
+    line_start = line_end + 1;
+    ++line_number;
+
+    std::vector<std::string> tokens = Tokens(line);
+    if (tokens.empty()) continue;
+    if (tokens[0][0] == '#') {
+      ReadCommentLine(std::move(tokens), line, layout, ranks_seen, run);
+      continue;
+    }
+    // Anything else that does not start with a byte count is not the table's
+    // (NCCL INFO/WARN lines, launcher chatter) and is left alone.
+    if (!AllDigits(tokens[0])) continue;
+
+    SweepRow row;
+    std::string why;
+    if (ParseRow(tokens, layout, row, why)) {
+      run.rows.push_back(row);
+    } else {
+      run.errors.push_back("all_reduce_perf output line " + std::to_string(line_number) +
+                           " is not a table row (" + why + "): " + line);
+    }
+  }
+  run.ranks = static_cast<int>(ranks_seen.size());
+  return run;
+}
+
+}  // namespace clustercert::sweep

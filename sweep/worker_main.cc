@@ -1,0 +1,37 @@
+#include "sweep/worker_main.h"
+
+#include <exception>
+#include <optional>
+#include <string>
+
+namespace clustercert::sweep {
+
+std::string RankText(const WorkerOptions& options) {
+  return "rank " + std::to_string(options.rank) + " of " + std::to_string(options.ranks);
+}
+
+int RunWorkerMain(int argc, char** argv, const std::string& program, const std::string& backend,
+                  WorkerChannel& channel, const WorkerBody& body) {
+  std::optional<WorkerOptions> options = ParseWorkerCommandLine(argc, argv, program, channel);
+  if (!options) return kWorkerExitFailed;
+  WorkerOutput output(channel, options->print_table, program);
+  try {
+    return body(*options, output, channel);
+  } catch (const RankFailure& failure) {
+    return output.Fail(failure.what());
+  } catch (const WorkerFailure& failure) {
+    return output.Fail(RankText(*options) + ": " + failure.what());
+  } catch (const std::exception& failure) {
+    return output.Fail(RankText(*options) + " (" + backend + ") stopped on an unexpected error: " +
+                       failure.what() + ": report it with the worker's stderr");
+  }
+}
+
+int SweepAndReport(AllreduceBackend& backend, const SweepSpec& spec, WorkerOutput& output) {
+  SweepOutcome outcome = RunAllreduceSweep(backend, spec, SteadySeconds,
+                                           [&output](const SweepRow& row) { output.Row(row); });
+  if (!outcome.error.empty()) return output.Fail(outcome.error);
+  return output.Done();
+}
+
+}  // namespace clustercert::sweep

@@ -1,0 +1,95 @@
+#include "controller/report/report_files.h"
+
+#include <gmock/gmock.h>
+#include <gtest/gtest.h>
+#include <unistd.h>
+
+#include <filesystem>
+#include <fstream>
+#include <sstream>
+
+#include "absl/strings/str_cat.h"
+#include "controller/report/html_report.h"
+#include "controller/report/junit_report.h"
+#include "controller/report/markdown_report.h"
+#include "tests/unit/controller/report/report_test_support.h"
+
+namespace clustercert::report {
+namespace {
+
+namespace fs = std::filesystem;
+using ::testing::ElementsAre;
+using ::testing::HasSubstr;
+using testing::LoadFixture;
+
+std::string Read(const std::string& path) {
+  std::ifstream in(path, std::ios::binary);
+  std::ostringstream buffer;
+  buffer << in.rdbuf();
+  return buffer.str();
+}
+
+fs::path FreshDir(const std::string& name) {
+  const fs::path dir =
+      fs::path(::testing::TempDir()) / absl::StrCat("report_files_", name, "_", getpid());
+  fs::remove_all(dir);
+  return dir;
+}
+
+TEST(WriteReports, WritesTheThreeReportsIntoANewDirectory) {
+  const v1::Certificate certificate = LoadFixture("lab-slowed");
+  const fs::path dir = FreshDir("ok") / "nested";
+  auto paths = WriteReports(certificate, dir.string());
+  ASSERT_TRUE(paths.ok()) << paths.status();
+  EXPECT_THAT(*paths, ElementsAre((dir / "report.html").string(), (dir / "report.md").string(),
+                                  (dir / "junit.xml").string()));
+  EXPECT_EQ(Read((*paths)[0]), RenderHtmlReport(certificate));
+  EXPECT_EQ(Read((*paths)[1]), RenderMarkdownReport(certificate));
+  EXPECT_EQ(Read((*paths)[2]), RenderJunitReport(certificate));
+  size_t files = 0;
+  for (const auto& entry : fs::directory_iterator(dir)) {
+    EXPECT_NE(entry.path().extension(), ".partial") << "left behind: " << entry.path();
+    ++files;
+  }
+  EXPECT_EQ(files, 3u);
+  // A second run replaces the reports in place.
+  v1::Certificate other = certificate;
+  other.set_cluster("second-run");
+  ASSERT_TRUE(WriteReports(other, dir.string()).ok());
+  EXPECT_THAT(Read((dir / "report.md").string()), HasSubstr("second-run"));
+}
+
+TEST(WriteReports, ADirectoryThatIsAFileIsASentenceWithTheFix) {
+  const fs::path dir = FreshDir("file");
+  fs::create_directories(dir);
+  const fs::path file = dir / "not-a-dir";
+  std::ofstream(file) << "x";
+  auto paths = WriteReports(LoadFixture("lab-healthy"), file.string());
+  ASSERT_FALSE(paths.ok());
+  EXPECT_THAT(paths.status().message(), HasSubstr(file.string()));
+  EXPECT_THAT(paths.status().message(), HasSubstr("pass --out with a writable directory"));
+}
+
+TEST(WriteReports, AReportPathTakenByADirectoryNamesIt) {
+  const fs::path dir = FreshDir("taken");
+  fs::create_directories(dir / "report.md" / "inside");
+  auto paths = WriteReports(LoadFixture("lab-healthy"), dir.string());
+  ASSERT_FALSE(paths.ok());
+  EXPECT_THAT(paths.status().message(), HasSubstr((dir / "report.md").string()));
+  EXPECT_THAT(paths.status().message(), HasSubstr("pass --out with another directory"));
+  EXPECT_FALSE(fs::exists(dir / "report.md.partial"));
+}
+
+TEST(WriteReports, AnUnwritableDirectoryIsReported) {
+  if (geteuid() == 0) GTEST_SKIP() << "root writes into read-only directories";
+  const fs::path dir = FreshDir("readonly");
+  fs::create_directories(dir);
+  fs::permissions(dir, fs::perms::owner_read | fs::perms::owner_exec);
+  auto paths = WriteReports(LoadFixture("lab-healthy"), dir.string());
+  fs::permissions(dir, fs::perms::owner_all);
+  ASSERT_FALSE(paths.ok());
+  EXPECT_THAT(paths.status().message(), HasSubstr((dir / "report.html.partial").string()));
+}
+
+}  // namespace
+}  // namespace clustercert::report

@@ -1,0 +1,150 @@
+#include "controller/schedule/pair_patterns.h"
+
+#include <algorithm>
+#include <set>
+#include <utility>
+#include <vector>
+
+#include "gtest/gtest.h"
+#include "tests/unit/controller/schedule/schedule_properties.h"
+
+namespace clustercert::schedule {
+namespace {
+
+using testing::AllPairsOf;
+using testing::CirculantPairs;
+using testing::EachOnce;
+using testing::NodeTwice;
+using testing::PairCounts;
+
+void ExpectTidy(const std::vector<PairRound>& rounds) {
+  for (const PairRound& round : rounds) {
+    EXPECT_TRUE(std::is_sorted(round.begin(), round.end()));
+    for (const auto& [a, b] : round) EXPECT_LT(a, b);
+  }
+}
+
+TEST(AllPairsRoundsTest, RoundRobinPropertiesFor2To64Nodes) {
+  for (int n = 2; n <= 64; ++n) {
+    SCOPED_TRACE(n);
+    absl::StatusOr<std::vector<PairRound>> rounds = AllPairsRounds(n);
+    ASSERT_TRUE(rounds.ok()) << rounds.status();
+    EXPECT_EQ(static_cast<int>(rounds->size()), n % 2 == 0 ? n - 1 : n);
+    for (const PairRound& round : *rounds) EXPECT_EQ(static_cast<int>(round.size()), n / 2);
+    EXPECT_EQ(NodeTwice(*rounds), "");
+    EXPECT_TRUE(EachOnce(PairCounts(*rounds), AllPairsOf(n)));
+    ExpectTidy(*rounds);
+  }
+}
+
+TEST(AllPairsRoundsTest, OddNodeCountsGiveEachNodeOneBye) {
+  for (int n = 3; n <= 63; n += 2) {
+    SCOPED_TRACE(n);
+    std::vector<int> byes(n, 0);
+    const std::vector<PairRound> rounds = *AllPairsRounds(n);
+    for (const PairRound& round : rounds) {
+      std::vector<bool> busy(n, false);
+      for (const auto& [a, b] : round) busy[a] = busy[b] = true;
+      for (int node = 0; node < n; ++node) byes[node] += busy[node] ? 0 : 1;
+    }
+    EXPECT_EQ(byes, std::vector<int>(n, 1));
+  }
+}
+
+TEST(AllPairsRoundsTest, FourNodes) {
+  EXPECT_EQ(*AllPairsRounds(4),
+            (std::vector<PairRound>{{{0, 3}, {1, 2}}, {{0, 1}, {2, 3}}, {{0, 2}, {1, 3}}}));
+}
+
+TEST(RingRoundsTest, NeighboursInTwoRoundsForEvenAndThreeForOdd) {
+  for (int n = 2; n <= 64; ++n) {
+    SCOPED_TRACE(n);
+    absl::StatusOr<std::vector<PairRound>> rounds = RingRounds(n);
+    ASSERT_TRUE(rounds.ok()) << rounds.status();
+    const size_t expected_rounds = n == 2 ? 1 : (n % 2 == 0 ? 2 : 3);
+    EXPECT_EQ(rounds->size(), expected_rounds);
+    EXPECT_EQ(NodeTwice(*rounds), "");
+    EXPECT_TRUE(EachOnce(PairCounts(*rounds), CirculantPairs(n, 1)));
+    EXPECT_EQ(PairCounts(*rounds).size(), n == 2 ? 1u : static_cast<size_t>(n));
+    ExpectTidy(*rounds);
+  }
+}
+
+TEST(KBatchTest, PairsAreTheCirculantDeduplicated) {
+  for (int n = 2; n <= 64; ++n) {
+    for (int k = 1; k <= n; ++k) {
+      SCOPED_TRACE(::testing::Message() << "n " << n << " k " << k);
+      absl::StatusOr<std::vector<std::pair<int, int>>> pairs = KBatchPairs(n, k);
+      ASSERT_TRUE(pairs.ok()) << pairs.status();
+      const std::set<std::pair<int, int>> expected = CirculantPairs(n, k);
+      const std::set<std::pair<int, int>> got(pairs->begin(), pairs->end());
+      EXPECT_EQ(got, expected);
+      EXPECT_EQ(pairs->size(), expected.size());  // no repeats
+      if (2 * k + 1 < n) {
+        EXPECT_EQ(static_cast<int>(pairs->size()), n * k);  // every node has 2k partners
+      } else {
+        EXPECT_EQ(expected, AllPairsOf(n));
+      }
+    }
+  }
+}
+
+TEST(KBatchTest, RoundsCoverEachPairOnceInAtMost2kPlus1Rounds) {
+  for (int n = 2; n <= 64; ++n) {
+    for (int k = 1; k <= n; ++k) {
+      SCOPED_TRACE(::testing::Message() << "n " << n << " k " << k);
+      absl::StatusOr<std::vector<PairRound>> rounds = KBatchRounds(n, k);
+      ASSERT_TRUE(rounds.ok()) << rounds.status();
+      EXPECT_EQ(NodeTwice(*rounds), "");
+      EXPECT_TRUE(EachOnce(PairCounts(*rounds), CirculantPairs(n, k)));
+      EXPECT_LE(static_cast<int>(rounds->size()), 2 * k + 1);
+      ExpectTidy(*rounds);
+      if (2 * k + 1 >= n) {
+        EXPECT_EQ(*rounds, *AllPairsRounds(n));
+      }
+    }
+  }
+}
+
+TEST(KBatchTest, ScalePathBeyond64Nodes) {
+  for (int n : {65, 100, 128, 257, 1024}) {
+    for (int k : {1, 2, 3, 4, 8, 16}) {
+      SCOPED_TRACE(::testing::Message() << "n " << n << " k " << k);
+      absl::StatusOr<std::vector<PairRound>> rounds = KBatchRounds(n, k);
+      ASSERT_TRUE(rounds.ok()) << rounds.status();
+      EXPECT_EQ(NodeTwice(*rounds), "");
+      EXPECT_TRUE(EachOnce(PairCounts(*rounds), CirculantPairs(n, k)));
+      EXPECT_LE(static_cast<int>(rounds->size()), 2 * k + 1);
+    }
+  }
+}
+
+TEST(KBatchTest, KOfOneIsTheRing) {
+  // From 4 nodes on; below that, k = 1 already reaches every pair (all-pairs).
+  for (int n = 4; n <= 20; ++n) EXPECT_EQ(*KBatchRounds(n, 1), *RingRounds(n)) << n;
+}
+
+TEST(PatternErrorsTest, FewerThanTwoNodes) {
+  for (int n : {-1, 0, 1}) {
+    for (const absl::Status& status : {AllPairsRounds(n).status(), RingRounds(n).status(),
+                                       KBatchRounds(n, 2).status(), KBatchPairs(n, 2).status()}) {
+      EXPECT_TRUE(absl::IsInvalidArgument(status)) << status;
+      EXPECT_NE(status.message().find(
+                    absl::StrCat("pairwise needs at least two nodes; the plan has ", n)),
+                absl::string_view::npos)
+          << status;
+    }
+  }
+}
+
+TEST(PatternErrorsTest, KBelowOne) {
+  for (int k : {0, -3}) {
+    absl::Status status = KBatchRounds(8, k).status();
+    EXPECT_TRUE(absl::IsInvalidArgument(status)) << status;
+    EXPECT_NE(status.message().find(absl::StrCat("pairwise.k is ", k)), absl::string_view::npos);
+    EXPECT_TRUE(absl::IsInvalidArgument(KBatchPairs(8, k).status()));
+  }
+}
+
+}  // namespace
+}  // namespace clustercert::schedule

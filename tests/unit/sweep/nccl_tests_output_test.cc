@@ -1,0 +1,122 @@
+#include "sweep/nccl_tests_output.h"
+
+#include <gtest/gtest.h>
+
+#include <fstream>
+#include <sstream>
+
+namespace clustercert::sweep {
+namespace {
+
+std::string Fixture(const std::string& name) {
+  std::ifstream file(std::string(CLUSTERCERT_FIXTURES) + "/nccl/" + name);
+  EXPECT_TRUE(file.good()) << name;
+  std::stringstream text;
+  text << file.rdbuf();
+  return text.str();
+}
+
+TEST(NcclTestsOutputTest, TwoNodeClassicOutput) {
+  const NcclTestsRun run = ParseNcclTestsOutput(Fixture("all_reduce_perf-2node.txt"));
+  EXPECT_TRUE(run.errors.empty()) << run.errors.front();
+  EXPECT_EQ(run.ranks, 16);
+  ASSERT_EQ(run.rows.size(), 31u);
+  EXPECT_EQ(run.out_of_bounds, 0);
+  ASSERT_TRUE(run.average_busbw_gbps.has_value());
+  EXPECT_DOUBLE_EQ(*run.average_busbw_gbps, 128.797);
+
+  const SweepRow& first = run.rows.front();
+  EXPECT_EQ(first.bytes, 8);
+  EXPECT_EQ(first.count, 2);
+  EXPECT_EQ(first.type, "float");
+  EXPECT_EQ(first.redop, "sum");
+  EXPECT_EQ(first.root, -1);
+  EXPECT_DOUBLE_EQ(first.out_of_place.time_us, 30.88);
+  EXPECT_DOUBLE_EQ(first.in_place.time_us, 31.65);
+  EXPECT_EQ(first.out_of_place.wrong, 0);
+
+  const SweepRow& last = run.rows.back();
+  EXPECT_EQ(last.bytes, int64_t{8} << 30);
+  EXPECT_EQ(last.count, int64_t{2} << 30);
+  EXPECT_DOUBLE_EQ(last.out_of_place.time_us, 43682);
+  EXPECT_DOUBLE_EQ(last.out_of_place.algbw_gbps, 196.65);
+  EXPECT_DOUBLE_EQ(last.out_of_place.busbw_gbps, 368.72);
+  EXPECT_DOUBLE_EQ(last.in_place.time_us, 44208);
+  EXPECT_DOUBLE_EQ(last.in_place.busbw_gbps, 364.32);
+  EXPECT_TRUE(last.has_in_place);
+}
+
+TEST(NcclTestsOutputTest, OldOutputWithoutRootAndWithErrorColumn) {
+  const NcclTestsRun run = ParseNcclTestsOutput(Fixture("all_reduce_perf-v2.11-1node.txt"));
+  EXPECT_TRUE(run.errors.empty()) << run.errors.front();
+  EXPECT_EQ(run.ranks, 4);
+  ASSERT_EQ(run.rows.size(), 25u);
+  EXPECT_EQ(run.out_of_bounds, 1);
+  ASSERT_TRUE(run.average_busbw_gbps.has_value());
+  EXPECT_DOUBLE_EQ(*run.average_busbw_gbps, 39.806);
+  EXPECT_EQ(run.rows[0].root, -1);
+  EXPECT_EQ(run.rows[0].redop, "sum");
+  EXPECT_DOUBLE_EQ(run.rows[0].out_of_place.time_us, 11.43);
+  int corrupted = 0;
+  for (const SweepRow& row : run.rows) {
+    EXPECT_EQ(row.out_of_place.wrong, 0) << row.bytes;
+    if (row.in_place.wrong != 0) {
+      ++corrupted;
+      EXPECT_EQ(row.bytes, int64_t{1} << 26);
+      EXPECT_EQ(row.in_place.wrong, 1);
+    }
+  }
+  EXPECT_EQ(corrupted, 1);
+}
+
+TEST(NcclTestsOutputTest, NewestOutputUncheckedIsMinusOne) {
+  const NcclTestsRun run = ParseNcclTestsOutput(Fixture("all_reduce_perf-v2.19-1node.txt"));
+  EXPECT_TRUE(run.errors.empty()) << run.errors.front();
+  EXPECT_EQ(run.ranks, 8);
+  ASSERT_EQ(run.rows.size(), 6u);
+  EXPECT_EQ(run.rows[0].bytes, 1048576);
+  EXPECT_EQ(run.rows[0].out_of_place.wrong, -1);
+  EXPECT_EQ(run.rows[0].in_place.wrong, -1);
+  EXPECT_DOUBLE_EQ(run.rows[0].out_of_place.busbw_gbps, 111.01);
+  ASSERT_TRUE(run.average_busbw_gbps.has_value());
+  EXPECT_DOUBLE_EQ(*run.average_busbw_gbps, 514.175);
+}
+
+TEST(NcclTestsOutputTest, BadRowsAreReportedAndOtherTextIgnored) {
+  const std::string text =
+      "#       size         count      type   redop    root     time   algbw   busbw #wrong     "
+      "time   algbw   busbw #wrong\n"
+      "node1:1:1 [0] NCCL INFO comm 0x1 rank 0 nranks 2 - Init COMPLETE\n"
+      "        1024           256     float     sum      -1    20.10    0.05    0.05      0    "
+      "20.00    0.05    0.05      3\n"
+      "        2048           512     float     sum      -1    fast    0.10    0.10      0    "
+      "20.00    0.10    0.10      0\n"
+      "        4096          1024     float     sum\n"
+      "    8192          2048     float     sum      -1  1.2e+05    0.00    0.00  1e+06  "
+      "1.2e+05    0.00    0.00      0\n"
+      "# Out of bounds values : 3 FAILED\n";
+  const NcclTestsRun run = ParseNcclTestsOutput(text);
+  ASSERT_EQ(run.rows.size(), 2u);
+  EXPECT_EQ(run.rows[0].in_place.wrong, 3);
+  EXPECT_DOUBLE_EQ(run.rows[1].out_of_place.time_us, 1.2e5);
+  EXPECT_EQ(run.rows[1].out_of_place.wrong, 1000000);
+  ASSERT_EQ(run.errors.size(), 2u);
+  EXPECT_EQ(run.errors[0],
+            "all_reduce_perf output line 4 is not a table row (time, algbw or busbw is not a "
+            "number):         2048           512     float     sum      -1    fast    0.10    "
+            "0.10      0    20.00    0.10    0.10      0");
+  EXPECT_NE(run.errors[1].find("line 5 is not a table row (expected at least 13 columns, got 4)"),
+            std::string::npos);
+  EXPECT_EQ(run.out_of_bounds, 3);
+  EXPECT_FALSE(run.average_busbw_gbps.has_value());
+  EXPECT_EQ(run.ranks, 0);
+}
+
+TEST(NcclTestsOutputTest, EmptyTextIsAnEmptyRun) {
+  const NcclTestsRun run = ParseNcclTestsOutput("");
+  EXPECT_TRUE(run.rows.empty());
+  EXPECT_TRUE(run.errors.empty());
+}
+
+}  // namespace
+}  // namespace clustercert::sweep
