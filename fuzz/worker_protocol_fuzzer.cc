@@ -17,19 +17,22 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   const std::string input(reinterpret_cast<const char*>(data), size);
   for (absl::string_view piece : absl::StrSplit(input, '\n')) {
     const std::string line(piece);
-    if (auto message = sweep::ParseWorkerLine(line)) {
-      if (message->verb == sweep::WorkerVerb::kRow) sweep::DecodeRowLine(message->text);
-      if (message->verb == sweep::WorkerVerb::kSet) {
+    if (auto message = clustercert::sweep::ParseWorkerLine(line)) {
+      if (message->verb == clustercert::sweep::WorkerVerb::kRow)
+        clustercert::sweep::DecodeRowLine(message->text);
+      if (message->verb == clustercert::sweep::WorkerVerb::kSet) {
         // What the agent relays back must reach the worker unchanged.
-        auto echoed = sweep::ParseValueLine(sweep::ValueLine(message->key, message->value));
+        auto echoed = clustercert::sweep::ParseValueLine(
+            clustercert::sweep::ValueLine(message->key, message->value));
         if (!echoed || echoed->first != message->key || echoed->second != message->value) {
           std::abort();
         }
       }
     }
-    sweep::ParseValueLine(line);
-    if (auto bytes = sweep::HexDecode(line)) {
-      if (sweep::HexDecode(sweep::HexEncode(*bytes)) != bytes) std::abort();
+    clustercert::sweep::ParseValueLine(line);
+    if (auto bytes = clustercert::sweep::HexDecode(line)) {
+      if (clustercert::sweep::HexDecode(clustercert::sweep::HexEncode(*bytes)) != bytes)
+        std::abort();
     }
   }
   return 0;
