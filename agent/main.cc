@@ -28,6 +28,7 @@
 #include "agent/service/uplink_handlers.h"
 #include "agent/uplink/http_range_flows.h"
 #include "agent/uplink/tcp_send_flows.h"
+#include "common/clock.h"
 #include "common/command_line.h"
 #include "common/log_setup.h"
 #include "common/sysfs_view.h"
@@ -191,9 +192,15 @@ struct AgentParts {
             absl::Milliseconds(test_clock_offset_ms)),
         uplink({agent::uplink::RunHttpRangeFlows, agent::uplink::RunTcpSendFlows},
                [] { return absl::Now(); }),
+        tcp_engine(RealClock()),
+        verbs_engine(RealClock()),
         endpoints({{"tcp", &tcp_engine}, {"verbs", &verbs_engine}}, [] { return absl::Now(); }),
         counters(view, view.is_live() ? &ethtool : nullptr),
-        collective_jobs([] { return absl::Now(); }),
+        collective_jobs([] { return absl::Now(); },
+                        [](agent::collective::JobLaunch launch) {
+                          return agent::collective::CollectiveJob::Start(
+                              std::move(launch), process::LiveSpawner(), RealClock());
+                        }),
         gpus(agent::inventory::MakeGpuSource()),
         collectives(collective_jobs, worker_dir, *gpus),
         pool(options.worker_threads),

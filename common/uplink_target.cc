@@ -6,6 +6,7 @@
 #include <algorithm>
 #include <cstdint>
 #include <cstring>
+#include <string>
 #include <vector>
 
 #include "absl/strings/ascii.h"
@@ -141,7 +142,10 @@ absl::Status CheckUplinkSockaddr(const sockaddr* address) {
                               " is neither IPv4 nor IPv6; give an IP address or DNS name"));
 }
 
-absl::StatusOr<UplinkUrl> ParseUplinkUrl(absl::string_view url) {
+namespace {
+
+// Too long, or a byte that is not printable ASCII or is a backslash.
+absl::Status CheckUrlCharacters(absl::string_view url) {
   if (url.size() > kMaxUplinkUrlChars) {
     return Refused(absl::StrCat("the URL is longer than ", kMaxUplinkUrlChars, " characters"));
   }
@@ -154,6 +158,80 @@ absl::StatusOr<UplinkUrl> ParseUplinkUrl(absl::string_view url) {
                        " at character ", i + 1, "; percent-encode it"));
     }
   }
+  return absl::OkStatus();
+}
+
+// The URL's host and port, views into the URL; the host is checked.
+struct Authority {
+  absl::string_view host;
+  absl::string_view port_text;
+  bool has_port = false;
+};
+
+// "[v6]" or "[v6]:port".
+absl::StatusOr<Authority> ParseBracketedAuthority(absl::string_view authority) {
+  Authority parts;
+  const size_t close = authority.find(']');
+  if (close == absl::string_view::npos)
+    return Refused("the '[' before the IPv6 host is not closed");
+  parts.host = authority.substr(1, close - 1);
+  const absl::string_view after = authority.substr(close + 1);
+  if (!after.empty()) {
+    if (after.front() != ':') {
+      return Refused("the bracketed IPv6 host is followed by something other than :port");
+    }
+    parts.has_port = true;
+    parts.port_text = after.substr(1);
+  }
+  in6_addr v6;
+  if (inet_pton(AF_INET6, std::string(parts.host).c_str(), &v6) != 1) {
+    return Refused(
+        absl::StrCat("[", parts.host, "] is not an IPv6 address (zones are not accepted)"));
+  }
+  if (absl::Status address = CheckIpv6(v6, parts.host); !address.ok()) return address;
+  return parts;
+}
+
+// "name", "name:port", "a.b.c.d" or "a.b.c.d:port".
+absl::StatusOr<Authority> ParsePlainAuthority(absl::string_view authority) {
+  Authority parts;
+  parts.host = authority;
+  const size_t colon = authority.find(':');
+  if (colon != absl::string_view::npos) {
+    parts.host = authority.substr(0, colon);
+    parts.has_port = true;
+    parts.port_text = authority.substr(colon + 1);
+  }
+  if (parts.host.empty()) return Refused("the host is missing");
+  if (EndsInNumber(parts.host)) {
+    in_addr v4;
+    if (inet_pton(AF_INET, std::string(parts.host).c_str(), &v4) != 1) {
+      return Refused(absl::StrCat("the host ", parts.host,
+                                  " is not a dotted-quad IPv4 address (such as 10.10.9.1)"));
+    }
+    if (absl::Status address = CheckIpv4(ntohl(v4.s_addr), parts.host); !address.ok()) {
+      return address;
+    }
+  } else if (absl::Status name = CheckDnsName(parts.host); !name.ok()) {
+    return name;
+  }
+  return parts;
+}
+
+absl::StatusOr<Authority> ParseAuthority(absl::string_view authority) {
+  if (authority.find('@') != absl::string_view::npos) {
+    return Refused(
+        "the URL has user information before '@'; the agent sends no credentials, so give an "
+        "object it may read without them");
+  }
+  if (absl::StartsWith(authority, "[")) return ParseBracketedAuthority(authority);
+  return ParsePlainAuthority(authority);
+}
+
+}  // namespace
+
+absl::StatusOr<UplinkUrl> ParseUplinkUrl(absl::string_view url) {
+  if (absl::Status characters = CheckUrlCharacters(url); !characters.ok()) return characters;
   const size_t separator = url.find("://");
   if (separator == absl::string_view::npos) {
     return Refused("the URL does not start with http:// or https://");
@@ -165,57 +243,11 @@ absl::StatusOr<UplinkUrl> ParseUplinkUrl(absl::string_view url) {
                                 " is not http or https; the agent fetches nothing else"));
   }
   const absl::string_view rest = url.substr(separator + 3);
-  const absl::string_view authority = rest.substr(0, rest.find_first_of("/?#"));
-  if (authority.find('@') != absl::string_view::npos) {
-    return Refused(
-        "the URL has user information before '@'; the agent sends no credentials, so give an "
-        "object it may read without them");
-  }
-  absl::string_view host = authority;
-  absl::string_view port_text;
-  bool has_port = false;
-  if (absl::StartsWith(authority, "[")) {
-    const size_t close = authority.find(']');
-    if (close == absl::string_view::npos)
-      return Refused("the '[' before the IPv6 host is not closed");
-    host = authority.substr(1, close - 1);
-    const absl::string_view after = authority.substr(close + 1);
-    if (!after.empty()) {
-      if (after.front() != ':') {
-        return Refused("the bracketed IPv6 host is followed by something other than :port");
-      }
-      has_port = true;
-      port_text = after.substr(1);
-    }
-    in6_addr v6;
-    if (inet_pton(AF_INET6, std::string(host).c_str(), &v6) != 1) {
-      return Refused(absl::StrCat("[", host, "] is not an IPv6 address (zones are not accepted)"));
-    }
-    if (absl::Status address = CheckIpv6(v6, host); !address.ok()) return address;
-  } else {
-    const size_t colon = authority.find(':');
-    if (colon != absl::string_view::npos) {
-      host = authority.substr(0, colon);
-      has_port = true;
-      port_text = authority.substr(colon + 1);
-    }
-    if (host.empty()) return Refused("the host is missing");
-    if (EndsInNumber(host)) {
-      in_addr v4;
-      if (inet_pton(AF_INET, std::string(host).c_str(), &v4) != 1) {
-        return Refused(absl::StrCat("the host ", host,
-                                    " is not a dotted-quad IPv4 address (such as 10.10.9.1)"));
-      }
-      if (absl::Status address = CheckIpv4(ntohl(v4.s_addr), host); !address.ok()) {
-        return address;
-      }
-    } else if (absl::Status name = CheckDnsName(host); !name.ok()) {
-      return name;
-    }
-  }
-  parsed.host = absl::AsciiStrToLower(host);
-  if (has_port) {
-    absl::StatusOr<int> port = ParsePort(port_text);
+  absl::StatusOr<Authority> authority = ParseAuthority(rest.substr(0, rest.find_first_of("/?#")));
+  if (!authority.ok()) return authority.status();
+  parsed.host = absl::AsciiStrToLower(authority->host);
+  if (authority->has_port) {
+    absl::StatusOr<int> port = ParsePort(authority->port_text);
     if (!port.ok()) return port.status();
     parsed.port = *port;
   } else {

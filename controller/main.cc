@@ -8,6 +8,7 @@
 
 #include <cstdio>
 #include <cstdlib>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -47,17 +48,16 @@ constexpr char kUsage[] =
     "  schema                 print the certificate's JSON Schema (docs/certificate.schema.json)\n"
     "  version                print the version\n";
 
+using namespace clustercert::controller;
+
 bool UseColor(const std::string& mode) {
   if (mode == "always") return true;
   if (mode == "never") return false;
   return ::isatty(STDOUT_FILENO) && std::getenv("NO_COLOR") == nullptr;
 }
 
-}  // namespace
-
-static int RunController(int argc, char** argv) {
-  using namespace clustercert::controller;
-  clustercert::CommandLine command_line({
+clustercert::CommandLine ControllerCommandLine() {
+  return clustercert::CommandLine({
       {"out", true, "DIR",
        "run/report: output directory (overrides the plan's certificate.out); keygen: key prefix",
        ""},
@@ -74,17 +74,11 @@ static int RunController(int argc, char** argv) {
       {"noise", true, "FRACTION", "diff: relative change band treated as noise", "0.10"},
       {"help", false, "", "print this help", ""},
   });
-  if (auto parsed = command_line.Parse(argc, argv); !parsed.ok()) {
-    DiagnoseError(parsed);
-    std::fprintf(stderr, "%s", kUsage);
-    return kExitUsage;
-  }
-  if (command_line.GetBool("help")) {
-    std::printf("%sflags:\n%s", kUsage, command_line.Help().c_str());
-    return 0;
-  }
-  const std::vector<std::string>& args = command_line.positional();
+}
 
+// The flags as the commands take them; nullopt, once the diagnostic is
+// printed, when --noise or --color has a value no command can use.
+std::optional<CommandOptions> ReadOptions(const clustercert::CommandLine& command_line) {
   CommandOptions options;
   options.out = command_line.Get("out");
   options.json = command_line.GetBool("json");
@@ -93,27 +87,25 @@ static int RunController(int argc, char** argv) {
   options.trust_dir = command_line.Get("trust-dir");
   options.baseline = command_line.Get("baseline");
   options.only = command_line.Get("only");
-  {
-    const std::string noise = command_line.Get("noise");
-    char* end = nullptr;
-    options.noise = std::strtod(noise.c_str(), &end);
-    if (noise.empty() || end == nullptr || *end != '\0') {
-      Diagnostics().error("--noise is '{}'; give a fraction such as 0.10 (10 %)", noise);
-      return kExitUsage;
-    }
+  const std::string noise = command_line.Get("noise");
+  char* end = nullptr;
+  options.noise = std::strtod(noise.c_str(), &end);
+  if (noise.empty() || end == nullptr || *end != '\0') {
+    Diagnostics().error("--noise is '{}'; give a fraction such as 0.10 (10 %)", noise);
+    return std::nullopt;
   }
   const std::string color = command_line.Get("color");
   if (color != "auto" && color != "always" && color != "never") {
     Diagnostics().error("--color is '{}'; use auto, always or never", color);
-    return kExitUsage;
+    return std::nullopt;
   }
   options.color = UseColor(color);
+  return options;
+}
 
-  if (args.empty()) {
-    std::fprintf(stderr, "%s", kUsage);
-    return kExitUsage;
-  }
-  const std::string command = args[0];
+// Runs the command `args` names with the rest of `args` as its arguments.
+int RunCommand(const std::vector<std::string>& args, const CommandOptions& options) {
+  const std::string& command = args[0];
   std::vector<std::string> rest(args.begin() + 1, args.end());
   if (command == "run") return RunRunCommand(rest, options);
   if (command == "inventory") return RunInventoryCommand(rest, options);
@@ -137,6 +129,28 @@ static int RunController(int argc, char** argv) {
   Diagnostics().error("unknown command '{}'", command);
   std::fprintf(stderr, "%s", kUsage);
   return kExitUsage;
+}
+
+}  // namespace
+
+static int RunController(int argc, char** argv) {
+  clustercert::CommandLine command_line = ControllerCommandLine();
+  if (auto parsed = command_line.Parse(argc, argv); !parsed.ok()) {
+    DiagnoseError(parsed);
+    std::fprintf(stderr, "%s", kUsage);
+    return kExitUsage;
+  }
+  if (command_line.GetBool("help")) {
+    std::printf("%sflags:\n%s", kUsage, command_line.Help().c_str());
+    return 0;
+  }
+  const std::optional<CommandOptions> options = ReadOptions(command_line);
+  if (!options) return kExitUsage;
+  if (command_line.positional().empty()) {
+    std::fprintf(stderr, "%s", kUsage);
+    return kExitUsage;
+  }
+  return RunCommand(command_line.positional(), *options);
 }
 
 int main(int argc, char** argv) {

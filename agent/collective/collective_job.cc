@@ -23,8 +23,6 @@
 namespace clustercert::agent::collective {
 namespace {
 
-using SteadyClock = std::chrono::steady_clock;
-
 // A protocol line longer than this is cut there (a worker gone wrong must not
 // grow the agent without bound); store values are NCCL ids and gloo addresses,
 // far below it.
@@ -127,11 +125,11 @@ struct CollectiveJob::Worker {
   RankReport report;  // state, error, exit_code, signal, notes; log filled by Ranks()
 };
 
-CollectiveJob::CollectiveJob(JobLaunch launch, process::ProcessSpawner& spawner)
-    : launch_(std::move(launch)), spawner_(spawner) {}
+CollectiveJob::CollectiveJob(JobLaunch launch, process::ProcessSpawner& spawner, Clock& clock)
+    : launch_(std::move(launch)), spawner_(spawner), clock_(clock) {}
 
 absl::StatusOr<std::unique_ptr<CollectiveJob>> CollectiveJob::Start(
-    JobLaunch launch, process::ProcessSpawner& spawner) {
+    JobLaunch launch, process::ProcessSpawner& spawner, Clock& clock) {
   if (launch.workers.empty()) {
     return absl::InvalidArgumentError(absl::StrCat(
         "collective job ", launch.name,
@@ -151,7 +149,7 @@ absl::StatusOr<std::unique_ptr<CollectiveJob>> CollectiveJob::Start(
     }
   }
 
-  std::unique_ptr<CollectiveJob> job(new CollectiveJob(std::move(launch), spawner));
+  std::unique_ptr<CollectiveJob> job(new CollectiveJob(std::move(launch), spawner, clock));
   int wake[2];
   if (::pipe2(wake, O_CLOEXEC | O_NONBLOCK) != 0) {
     return absl::ResourceExhaustedError(absl::StrCat("collective job ", job->launch_.name,
@@ -271,6 +269,14 @@ std::vector<RankReport> CollectiveJob::Ranks() const {
     reports.push_back(std::move(report));
   }
   return reports;
+}
+
+std::vector<std::string> CollectiveJob::AwaitedKeys() const {
+  std::lock_guard<std::mutex> lock(mutex_);
+  std::vector<std::string> keys;
+  keys.reserve(pending_gets_.size());
+  for (const auto& [key, waiting] : pending_gets_) keys.push_back(key);  // a map: sorted
+  return keys;
 }
 
 bool CollectiveJob::Finished() const {
@@ -581,7 +587,7 @@ void CollectiveJob::ServeReadyLocked(const PollSet& set) {
 void CollectiveJob::Loop(std::promise<absl::Status>* started) {
   // Armed until it fires once; infinite timeouts never arm it.
   bool deadline_armed = false;
-  SteadyClock::time_point deadline = SteadyClock::time_point::max();
+  absl::Time deadline = absl::InfiniteFuture();
   {
     std::lock_guard<std::mutex> lock(mutex_);
     if (absl::Status spawned = SpawnWorkersLocked(); !spawned.ok()) {
@@ -589,7 +595,7 @@ void CollectiveJob::Loop(std::promise<absl::Status>* started) {
       return;  // the destructor kills and reaps the ranks already started
     }
     if (launch_.timeout != absl::InfiniteDuration()) {
-      deadline = SteadyClock::now() + absl::ToChronoMicroseconds(launch_.timeout);
+      deadline = clock_.Now() + launch_.timeout;
       deadline_armed = true;
     }
   }
@@ -601,7 +607,7 @@ void CollectiveJob::Loop(std::promise<absl::Status>* started) {
     {
       std::lock_guard<std::mutex> lock(mutex_);
       if (stopping_) return;
-      if (deadline_armed && SteadyClock::now() >= deadline) {
+      if (deadline_armed && clock_.Now() >= deadline) {
         KillPastDeadlineLocked();
         deadline_armed = false;
       }
@@ -611,8 +617,9 @@ void CollectiveJob::Loop(std::promise<absl::Status>* started) {
         return;
       }
       if (deadline_armed) {
-        auto left = std::chrono::ceil<std::chrono::milliseconds>(deadline - SteadyClock::now());
-        timeout_ms = static_cast<int>(std::clamp<int64_t>(left.count(), 0, 60'000));
+        const int64_t left_ms =
+            absl::ToInt64Milliseconds(absl::Ceil(deadline - clock_.Now(), absl::Milliseconds(1)));
+        timeout_ms = static_cast<int>(std::clamp<int64_t>(left_ms, 0, 60'000));
       }
       if (set.needs_reap_timer && (timeout_ms < 0 || timeout_ms > kReapPollMillis)) {
         timeout_ms = kReapPollMillis;

@@ -36,6 +36,7 @@
 
 #include "absl/status/statusor.h"
 #include "absl/time/time.h"
+#include "common/clock.h"
 #include "common/process/process_spawner.h"
 
 namespace clustercert::agent::collective {
@@ -94,9 +95,13 @@ class CollectiveJob {
 
   // Spawns every worker through `spawner` (a test's fake; by default the live
   // one). Fails (and leaves no process behind) when one cannot start, with a
-  // sentence naming the executable.
+  // sentence naming the executable. The job's deadline (launch.timeout from
+  // the start) is kept on `clock`, which must outlive the job; the loop reads
+  // it each time it wakes (a worker's output, a call, or its timer, set to
+  // the time left on that clock).
   static absl::StatusOr<std::unique_ptr<CollectiveJob>> Start(
-      JobLaunch launch, process::ProcessSpawner& spawner = process::LiveSpawner());
+      JobLaunch launch, process::ProcessSpawner& spawner = process::LiveSpawner(),
+      Clock& clock = RealClock());
   ~CollectiveJob();  // kills and reaps what still runs
 
   // Keys from other nodes, relayed by the controller. Refused whole
@@ -112,6 +117,9 @@ class CollectiveJob {
   // Rows reported since the last call.
   std::vector<RowReport> TakeRows();
   std::vector<RankReport> Ranks() const;
+  // Keys running ranks asked for (`get`) that the store does not hold yet,
+  // sorted: what the job waits for from other nodes.
+  std::vector<std::string> AwaitedKeys() const;
   bool Finished() const;  // every worker exited (or was killed and reaped)
   // Kills every worker still running (SIGKILL to its process group) and
   // records `reason` as its error.
@@ -134,7 +142,7 @@ class CollectiveJob {
     void Add(int fd, short events, Source source, Worker* worker);
   };
 
-  CollectiveJob(JobLaunch launch, process::ProcessSpawner& spawner);
+  CollectiveJob(JobLaunch launch, process::ProcessSpawner& spawner, Clock& clock);
   // The loop thread's body: spawns the workers, reports how that went through
   // `started`, then serves them until every one is reaped or the job stops.
   void Loop(std::promise<absl::Status>* started);
@@ -161,6 +169,7 @@ class CollectiveJob {
 
   const JobLaunch launch_;
   process::ProcessSpawner& spawner_;
+  Clock& clock_;
   int wake_read_ = -1;
   int wake_write_ = -1;
 

@@ -7,6 +7,7 @@
 #include "absl/strings/str_split.h"
 #include "absl/strings/strip.h"
 #include "agent/inventory/unknowns.h"
+#include "common/message_text.h"
 
 namespace clustercert::agent::inventory {
 namespace {
@@ -17,11 +18,7 @@ constexpr absl::string_view kFieldIndent = "    ";
 constexpr size_t kMaxGpus = 1024;
 constexpr size_t kMaxQuotedChars = 80;
 
-std::string Quoted(absl::string_view text) {
-  if (text.size() > kMaxQuotedChars)
-    return absl::StrCat("'", text.substr(0, kMaxQuotedChars), "…'");
-  return absl::StrCat("'", text, "'");
-}
+std::string Quoted(absl::string_view text) { return QuotedText(text, kMaxQuotedChars); }
 
 bool IsHex(absl::string_view text) {
   if (text.empty()) return false;
@@ -38,14 +35,6 @@ std::string ValueOrEmpty(absl::string_view value) {
     return "";
   }
   return std::string(value);
-}
-
-std::string FirstLine(absl::string_view text) {
-  for (absl::string_view line : absl::StrSplit(text, '\n')) {
-    line = absl::StripAsciiWhitespace(line);
-    if (!line.empty()) return std::string(line);
-  }
-  return "";
 }
 
 }  // namespace

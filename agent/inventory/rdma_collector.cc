@@ -83,6 +83,123 @@ std::optional<std::string> ReadRequired(const SysfsView& view, const std::string
   return *std::move(text);
 }
 
+void ReadNodeTypeAndGuids(const SysfsView& view, const std::string& dir, v1::RdmaDevice* device) {
+  const std::string node_type_path = absl::StrCat(dir, "/node_type");
+  if (auto text = ReadRequired(view, node_type_path, "node_type", device)) {
+    auto node_type = ParseCodeAndName(*text);
+    if (node_type.ok()) {
+      device->set_node_type(node_type->name);
+    } else {
+      AddUnknown(*device, "node_type", node_type_path, node_type.status().message());
+    }
+  }
+
+  using GuidField = std::string* (v1::RdmaDevice::*)();
+  const std::pair<absl::string_view, GuidField> kGuids[] = {
+      {"node_guid", &v1::RdmaDevice::mutable_node_guid},
+      {"sys_image_guid", &v1::RdmaDevice::mutable_sys_image_guid}};
+  for (const auto& [field, mutable_field] : kGuids) {
+    const std::string path = absl::StrCat(dir, "/", field);
+    if (auto text = ReadRequired(view, path, field, device)) {
+      auto guid = ParseGuid(*text);
+      if (guid.ok()) {
+        *(device->*mutable_field)() = *guid;
+      } else {
+        AddUnknown(*device, field, path, guid.status().message());
+      }
+    }
+  }
+}
+
+// A hardware device's `device` link leads to its PCI function; rxe and siw
+// have none and name their netdev in `parent` instead.
+void ReadPciAddress(const SysfsView& view, const std::string& dir, v1::RdmaDevice* device) {
+  const std::string device_link = absl::StrCat(dir, "/device");
+  if (view.Exists(device_link)) {
+    auto resolved = view.Resolve(device_link);
+    if (!resolved.ok()) {
+      AddUnknown(*device, "pci_address", device_link, resolved.status());
+    } else {
+      std::string address = LastPciAddressInPath(*resolved);
+      if (address.empty()) {
+        AddUnknown(*device, "pci_address", device_link,
+                   absl::StrCat("resolves to ", *resolved, ", which names no PCI function"));
+      }
+      device->set_pci_address(std::move(address));
+    }
+  } else if (device->parent_netdev().empty()) {
+    AddUnknown(*device, "pci_address", device_link,
+               "no `device` link to a PCI function and no `parent` netdev");
+  }
+}
+
+// `state` and `phys_state`: "4: ACTIVE" gives the code and the name.
+void ReadPortStates(const SysfsView& view, const std::string& dir, v1::RdmaPort* port) {
+  struct CodeField {
+    absl::string_view file;
+    void (v1::RdmaPort::*set_code)(uint32_t);
+    std::string* (v1::RdmaPort::*mutable_name)();
+  };
+  const CodeField kCodeFields[] = {
+      {"state", &v1::RdmaPort::set_state_code, &v1::RdmaPort::mutable_state},
+      {"phys_state", &v1::RdmaPort::set_phys_state_code, &v1::RdmaPort::mutable_phys_state}};
+  for (const CodeField& f : kCodeFields) {
+    const std::string path = absl::StrCat(dir, "/", f.file);
+    if (auto text = ReadRequired(view, path, f.file, port)) {
+      auto parsed = ParseCodeAndName(*text);
+      if (parsed.ok()) {
+        (port->*f.set_code)(parsed->code);
+        *(port->*f.mutable_name)() = parsed->name;
+      } else {
+        AddUnknown(*port, f.file, path, parsed.status().message());
+      }
+    }
+  }
+}
+
+void ReadPortRate(const SysfsView& view, const std::string& dir, v1::RdmaPort* port) {
+  const std::string rate_path = absl::StrCat(dir, "/rate");
+  if (auto text = ReadRequired(view, rate_path, "rate", port)) {
+    port->set_rate_text(*text);
+    auto rate = ParseRate(*text);
+    if (rate.ok()) {
+      port->set_rate_gbps(rate->gbps);
+      port->set_width(rate->width);
+      port->set_speed_name(rate->speed_name);
+    } else {
+      AddUnknown(*port, "rate", rate_path, rate.status().message());
+    }
+  }
+}
+
+void ReadLinkLayer(const SysfsView& view, const std::string& dir, v1::RdmaPort* port) {
+  const std::string link_layer_path = absl::StrCat(dir, "/link_layer");
+  if (auto text = ReadRequired(view, link_layer_path, "link_layer", port)) {
+    if (text->empty()) {
+      AddUnknown(*port, "link_layer", link_layer_path, "empty file");
+    } else {
+      port->set_link_layer(*text);
+    }
+  }
+}
+
+void ReadLids(const SysfsView& view, const std::string& dir, v1::RdmaPort* port) {
+  using LidSetter = void (v1::RdmaPort::*)(uint32_t);
+  const std::pair<absl::string_view, LidSetter> kLids[] = {{"lid", &v1::RdmaPort::set_lid},
+                                                           {"sm_lid", &v1::RdmaPort::set_sm_lid}};
+  for (const auto& [file, setter] : kLids) {
+    const std::string path = absl::StrCat(dir, "/", file);
+    if (auto text = ReadRequired(view, path, file, port)) {
+      auto value = ParseHexU32(*text);
+      if (value.ok()) {
+        (port->*setter)(*value);
+      } else {
+        AddUnknown(*port, file, path, value.status().message());
+      }
+    }
+  }
+}
+
 }  // namespace
 
 absl::StatusOr<uint32_t> RoceActiveMtuForNetdevMtu(uint32_t netdev_mtu) {
@@ -117,31 +234,7 @@ v1::RdmaDevice RdmaCollector::CollectDevice(const std::string& name,
   device.set_name(name);
   const std::string dir = absl::StrCat(kClassInfiniband, "/", name);
 
-  const std::string node_type_path = absl::StrCat(dir, "/node_type");
-  if (auto text = ReadRequired(view_, node_type_path, "node_type", &device)) {
-    auto node_type = ParseCodeAndName(*text);
-    if (node_type.ok()) {
-      device.set_node_type(node_type->name);
-    } else {
-      AddUnknown(device, "node_type", node_type_path, node_type.status().message());
-    }
-  }
-
-  using GuidField = std::string* (v1::RdmaDevice::*)();
-  const std::pair<absl::string_view, GuidField> kGuids[] = {
-      {"node_guid", &v1::RdmaDevice::mutable_node_guid},
-      {"sys_image_guid", &v1::RdmaDevice::mutable_sys_image_guid}};
-  for (const auto& [field, mutable_field] : kGuids) {
-    const std::string path = absl::StrCat(dir, "/", field);
-    if (auto text = ReadRequired(view_, path, field, &device)) {
-      auto guid = ParseGuid(*text);
-      if (guid.ok()) {
-        *(device.*mutable_field)() = *guid;
-      } else {
-        AddUnknown(device, field, path, guid.status().message());
-      }
-    }
-  }
+  ReadNodeTypeAndGuids(view_, dir, &device);
 
   // Firmware, board and HCA type are absent on some drivers (rxe prints an
   // empty fw_ver and has no board_id): only a failure other than absence is
@@ -157,25 +250,7 @@ v1::RdmaDevice RdmaCollector::CollectDevice(const std::string& name,
   // (SetRdmaModelsFromVpd); without VPD the HCA type is the best model name.
   device.set_model(device.hca_type());
 
-  // A hardware device's `device` link leads to its PCI function; rxe and siw
-  // have none and name their netdev in `parent` instead.
-  const std::string device_link = absl::StrCat(dir, "/device");
-  if (view_.Exists(device_link)) {
-    auto resolved = view_.Resolve(device_link);
-    if (!resolved.ok()) {
-      AddUnknown(device, "pci_address", device_link, resolved.status());
-    } else {
-      std::string address = LastPciAddressInPath(*resolved);
-      if (address.empty()) {
-        AddUnknown(device, "pci_address", device_link,
-                   absl::StrCat("resolves to ", *resolved, ", which names no PCI function"));
-      }
-      device.set_pci_address(std::move(address));
-    }
-  } else if (device.parent_netdev().empty()) {
-    AddUnknown(device, "pci_address", device_link,
-               "no `device` link to a PCI function and no `parent` netdev");
-  }
+  ReadPciAddress(view_, dir, &device);
 
   const std::string ports_dir = absl::StrCat(dir, "/ports");
   auto port_names = view_.ListDir(ports_dir);
@@ -197,63 +272,10 @@ v1::RdmaPort RdmaCollector::CollectPort(const v1::RdmaDevice& device, uint32_t p
   const std::string dir =
       absl::StrCat(kClassInfiniband, "/", device.name(), "/ports/", port_number);
 
-  struct CodeField {
-    absl::string_view file;
-    void (v1::RdmaPort::*set_code)(uint32_t);
-    std::string* (v1::RdmaPort::*mutable_name)();
-  };
-  const CodeField kCodeFields[] = {
-      {"state", &v1::RdmaPort::set_state_code, &v1::RdmaPort::mutable_state},
-      {"phys_state", &v1::RdmaPort::set_phys_state_code, &v1::RdmaPort::mutable_phys_state}};
-  for (const CodeField& f : kCodeFields) {
-    const std::string path = absl::StrCat(dir, "/", f.file);
-    if (auto text = ReadRequired(view_, path, f.file, &port)) {
-      auto parsed = ParseCodeAndName(*text);
-      if (parsed.ok()) {
-        (port.*f.set_code)(parsed->code);
-        *(port.*f.mutable_name)() = parsed->name;
-      } else {
-        AddUnknown(port, f.file, path, parsed.status().message());
-      }
-    }
-  }
-
-  const std::string rate_path = absl::StrCat(dir, "/rate");
-  if (auto text = ReadRequired(view_, rate_path, "rate", &port)) {
-    port.set_rate_text(*text);
-    auto rate = ParseRate(*text);
-    if (rate.ok()) {
-      port.set_rate_gbps(rate->gbps);
-      port.set_width(rate->width);
-      port.set_speed_name(rate->speed_name);
-    } else {
-      AddUnknown(port, "rate", rate_path, rate.status().message());
-    }
-  }
-
-  const std::string link_layer_path = absl::StrCat(dir, "/link_layer");
-  if (auto text = ReadRequired(view_, link_layer_path, "link_layer", &port)) {
-    if (text->empty()) {
-      AddUnknown(port, "link_layer", link_layer_path, "empty file");
-    } else {
-      port.set_link_layer(*text);
-    }
-  }
-
-  using LidSetter = void (v1::RdmaPort::*)(uint32_t);
-  const std::pair<absl::string_view, LidSetter> kLids[] = {{"lid", &v1::RdmaPort::set_lid},
-                                                           {"sm_lid", &v1::RdmaPort::set_sm_lid}};
-  for (const auto& [file, setter] : kLids) {
-    const std::string path = absl::StrCat(dir, "/", file);
-    if (auto text = ReadRequired(view_, path, file, &port)) {
-      auto value = ParseHexU32(*text);
-      if (value.ok()) {
-        (port.*setter)(*value);
-      } else {
-        AddUnknown(port, file, path, value.status().message());
-      }
-    }
-  }
+  ReadPortStates(view_, dir, &port);
+  ReadPortRate(view_, dir, &port);
+  ReadLinkLayer(view_, dir, &port);
+  ReadLids(view_, dir, &port);
 
   CollectGids(dir, &port);
 

@@ -18,6 +18,7 @@
 #include "absl/strings/str_join.h"
 #include "absl/strings/str_split.h"
 #include "agent/inventory/unknowns.h"
+#include "common/message_text.h"
 
 namespace clustercert::agent::inventory {
 namespace {
@@ -43,11 +44,7 @@ constexpr int kDmaBufKernelMajor = 5;
 constexpr int kDmaBufKernelMinor = 12;
 constexpr int kDmaBufDriverMajor = 515;
 
-std::string Quoted(absl::string_view text) {
-  if (text.size() > kMaxQuotedChars)
-    return absl::StrCat("'", text.substr(0, kMaxQuotedChars), "…'");
-  return absl::StrCat("'", text, "'");
-}
+std::string Quoted(absl::string_view text) { return QuotedText(text, kMaxQuotedChars); }
 
 bool IsLoaded(const ProcModule& module) { return module.state.empty() || module.state == "Live"; }
 
@@ -56,14 +53,6 @@ const ProcModule* FindModule(const ProcModules& modules, absl::string_view name)
     if (module.name == name) return &module;
   }
   return nullptr;
-}
-
-std::string FirstLine(absl::string_view text) {
-  for (absl::string_view line : absl::StrSplit(text, '\n')) {
-    line = absl::StripAsciiWhitespace(line);
-    if (!line.empty()) return std::string(line);
-  }
-  return "";
 }
 
 // One word of printable characters, as a version file prints it.

@@ -11,8 +11,8 @@
 
 namespace clustercert::agent::peer {
 
-TcpClientEndpoint::TcpClientEndpoint(TcpTestOptions options, SocketAddress local)
-    : options_(std::move(options)), local_(local) {
+TcpClientEndpoint::TcpClientEndpoint(TcpTestOptions options, SocketAddress local, Clock& clock)
+    : options_(std::move(options)), clock_(clock), local_(local) {
   info_.set_address(options_.data_ip);
 }
 
@@ -20,7 +20,7 @@ absl::StatusOr<Stream> TcpClientEndpoint::Open(const SocketAddress& server, Stre
                                                size_t index, size_t count, absl::Time deadline) {
   const std::string which = absl::StrCat(
       kind == StreamKind::kReverse ? "reverse stream " : "stream ", index + 1, " of ", count);
-  absl::StatusOr<TcpSocket> socket = TcpSocket::Connect(local_, server, deadline);
+  absl::StatusOr<TcpSocket> socket = TcpSocket::Connect(local_, server, deadline, clock_);
   if (absl::IsDeadlineExceeded(socket.status())) {
     return absl::DeadlineExceededError(absl::StrCat(
         "tcp client ", local_.ip(), " could not connect to ", server.ToString(), " (", which,
@@ -117,7 +117,9 @@ absl::StatusOr<v1::PeerTestResult> TcpClientEndpoint::Run(absl::Time deadline) {
         "the tcp client ran without connected streams: Connect it to the server's EndpointInfo "
         "first");
   }
-  if (absl::Status begun = BeginRun(options_, deadline, &ran_); !begun.ok()) return begun;
+  if (absl::Status begun = BeginRun(options_, deadline, clock_.Now(), &ran_); !begun.ok()) {
+    return begun;
+  }
   const SteadyClock::time_point run_start = SteadyClock::now();
   RunProgress::Running running(progress_);
   absl::StatusOr<v1::PeerTestResult> result = options_.kind == TcpTestOptions::Kind::kLatency

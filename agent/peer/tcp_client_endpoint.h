@@ -13,6 +13,7 @@
 #include "agent/peer/tcp_results.h"
 #include "agent/peer/tcp_socket.h"
 #include "agent/peer/tcp_streams.h"
+#include "common/clock.h"
 
 namespace clustercert::agent::peer {
 
@@ -23,8 +24,9 @@ namespace clustercert::agent::peer {
 // bidirectional, or the latency. Sockets close when Run returns.
 class TcpClientEndpoint : public PeerEndpoint {
  public:
-  // `local` is data_ip with port 0.
-  TcpClientEndpoint(TcpTestOptions options, SocketAddress local);
+  // `local` is data_ip with port 0. Deadlines and the no-progress limit are
+  // judged on `clock`, which must outlive the endpoint.
+  TcpClientEndpoint(TcpTestOptions options, SocketAddress local, Clock& clock);
 
   const v1::EndpointInfo& local_info() const override { return info_; }
   absl::Status Connect(const v1::EndpointInfo& peer, absl::Time deadline) override;
@@ -42,6 +44,7 @@ class TcpClientEndpoint : public PeerEndpoint {
                                                  SteadyClock::time_point run_start);
 
   TcpTestOptions options_;
+  Clock& clock_;
   RunProgress progress_;  // bytes this side moved on the forward streams
   SocketAddress local_;
   v1::EndpointInfo info_;

@@ -95,14 +95,14 @@ absl::StatusOr<std::unique_ptr<PeerEndpoint>> TcpEngine::Prepare(const v1::PeerT
   if (!options.ok()) return options.status();
   if (options->server) {
     absl::StatusOr<std::unique_ptr<TcpServerEndpoint>> server =
-        TcpServerEndpoint::Create(*std::move(options));
+        TcpServerEndpoint::Create(*std::move(options), clock_);
     if (!server.ok()) return server.status();
     return std::unique_ptr<PeerEndpoint>(*std::move(server));
   }
   absl::StatusOr<SocketAddress> local = SocketAddress::FromLiteral(options->data_ip, 0);
   if (!local.ok()) return local.status();
   return std::unique_ptr<PeerEndpoint>(
-      std::make_unique<TcpClientEndpoint>(*std::move(options), *local));
+      std::make_unique<TcpClientEndpoint>(*std::move(options), *local, clock_));
 }
 
 }  // namespace clustercert::agent::peer

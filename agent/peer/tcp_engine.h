@@ -9,6 +9,7 @@
 #include "agent/peer/peer_endpoint.h"
 #include "agent/peer/run_shape.h"
 #include "clustercert/v1/peer.pb.h"
+#include "common/clock.h"
 
 namespace clustercert::agent::peer {
 
@@ -52,11 +53,21 @@ struct TcpTestOptions : RunShape {
 // figure is the sum of both results. Latency: the client's result.
 //
 // Every wait is bounded by the Connect/Run deadline; a vanished peer is
-// Unavailable, an overrun DeadlineExceeded. An endpoint owns its sockets and
-// buffers; destroy it only after Run has returned.
+// Unavailable, an overrun DeadlineExceeded. Deadlines and no-progress limits
+// are judged on the engine's clock (the agent passes RealClock()). An
+// endpoint owns its sockets and buffers; destroy it only after Run has
+// returned.
 class TcpEngine : public PeerEngine {
  public:
+  // On the wall clock, for tools and tests that keep no other.
+  TcpEngine() : TcpEngine(RealClock()) {}
+  // `clock` must outlive the engine and its endpoints.
+  explicit TcpEngine(Clock& clock) : clock_(clock) {}
+
   absl::StatusOr<std::unique_ptr<PeerEndpoint>> Prepare(const v1::PeerTestSpec& spec) override;
+
+ private:
+  Clock& clock_;
 };
 
 }  // namespace clustercert::agent::peer

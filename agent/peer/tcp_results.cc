@@ -92,8 +92,8 @@ absl::Status CheckReceived(const TcpTestOptions& options, const std::vector<Stre
 
 // One connection of the test with the peer's "ip:port" for messages.
 
-absl::Status CheckDurationFits(const TcpTestOptions& options, absl::Time deadline) {
-  const absl::Duration left = deadline - absl::Now();
+absl::Status CheckDurationFits(const TcpTestOptions& options, absl::Time deadline, absl::Time now) {
+  const absl::Duration left = deadline - now;
   if (options.duration == absl::ZeroDuration() || options.duration < left) {
     return absl::OkStatus();
   }
@@ -110,11 +110,12 @@ v1::LatencyStats LatencyOf(const TcpTestOptions& options, std::vector<double> rt
   return ComputeLatency(std::move(rtt_us));
 }
 
-absl::Status BeginRun(const TcpTestOptions& options, absl::Time deadline, bool* ran) {
+absl::Status BeginRun(const TcpTestOptions& options, absl::Time deadline, absl::Time now,
+                      bool* ran) {
   if (*ran)
     return absl::FailedPreconditionError("this tcp endpoint already ran; prepare a new one");
   *ran = true;
-  return CheckDurationFits(options, deadline);
+  return CheckDurationFits(options, deadline, now);
 }
 
 namespace {

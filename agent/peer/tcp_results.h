@@ -47,13 +47,15 @@ StreamTally Sum(const std::vector<StreamTally>& tallies);
 absl::Status CheckReceived(const TcpTestOptions& options, const std::vector<StreamTally>& tallies,
                            absl::string_view direction);
 
-// DeadlineExceeded at once when duration_s cannot end before `deadline`,
-// rather than running into it.
-absl::Status CheckDurationFits(const TcpTestOptions& options, absl::Time deadline);
+// DeadlineExceeded at once when duration_s cannot end between `now` and
+// `deadline`, rather than running into it.
+absl::Status CheckDurationFits(const TcpTestOptions& options, absl::Time deadline, absl::Time now);
 
-// The checks both endpoints make as Run starts: an endpoint runs once (`ran`
-// is set), and the test must fit before `deadline`.
-absl::Status BeginRun(const TcpTestOptions& options, absl::Time deadline, bool* ran);
+// The checks both endpoints make as Run starts (at `now`, on the endpoint's
+// clock): an endpoint runs once (`ran` is set), and the test must fit before
+// `deadline`.
+absl::Status BeginRun(const TcpTestOptions& options, absl::Time deadline, absl::Time now,
+                      bool* ran);
 
 // What one side's bandwidth streams counted: forward (client->server) and,
 // when bidirectional, reverse, with the moment the send plan started.

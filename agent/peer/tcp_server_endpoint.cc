@@ -18,11 +18,11 @@ constexpr absl::Duration kHeaderWait = absl::Seconds(2);
 
 }  // namespace
 
-absl::StatusOr<std::unique_ptr<TcpServerEndpoint>> TcpServerEndpoint::Create(
-    TcpTestOptions options) {
+absl::StatusOr<std::unique_ptr<TcpServerEndpoint>> TcpServerEndpoint::Create(TcpTestOptions options,
+                                                                             Clock& clock) {
   absl::StatusOr<SocketAddress> local = SocketAddress::FromLiteral(options.data_ip, 0);
   if (!local.ok()) return local.status();
-  absl::StatusOr<TcpSocket> listener = TcpSocket::Listen(*local);
+  absl::StatusOr<TcpSocket> listener = TcpSocket::Listen(*local, clock);
   if (!listener.ok()) {
     return absl::Status(
         listener.status().code(),
@@ -32,12 +32,12 @@ absl::StatusOr<std::unique_ptr<TcpServerEndpoint>> TcpServerEndpoint::Create(
   absl::StatusOr<SocketAddress> bound = listener->LocalAddress();
   if (!bound.ok()) return bound.status();
   return std::unique_ptr<TcpServerEndpoint>(
-      new TcpServerEndpoint(std::move(options), *bound, *std::move(listener)));
+      new TcpServerEndpoint(std::move(options), *bound, *std::move(listener), clock));
 }
 
 TcpServerEndpoint::TcpServerEndpoint(TcpTestOptions options, SocketAddress local,
-                                     TcpSocket listener)
-    : options_(std::move(options)), local_(local), listener_(std::move(listener)) {
+                                     TcpSocket listener, Clock& clock)
+    : options_(std::move(options)), clock_(clock), local_(local), listener_(std::move(listener)) {
   info_.set_address(options_.data_ip);
   info_.set_tcp_port(local_.port());
 }
@@ -83,7 +83,7 @@ absl::Status TcpServerEndpoint::AcceptStreams(absl::Time deadline,
     }
     std::array<uint8_t, StreamHeader::kSize> bytes{};
     absl::StatusOr<size_t> got = socket->ReceiveExact(
-        bytes.data(), bytes.size(), std::min(deadline, absl::Now() + kHeaderWait), nullptr);
+        bytes.data(), bytes.size(), std::min(deadline, clock_.Now() + kHeaderWait), nullptr);
     absl::StatusOr<StreamHeader> header = got.ok() && *got == bytes.size()
                                               ? StreamHeader::Decode(bytes)
                                               : absl::InvalidArgumentError("no header arrived");
@@ -133,7 +133,9 @@ absl::StatusOr<v1::PeerTestResult> TcpServerEndpoint::Run(absl::Time deadline) {
     return absl::FailedPreconditionError(
         "the tcp server ran before Connect: give it the client's EndpointInfo first");
   }
-  if (absl::Status begun = BeginRun(options_, deadline, &ran_); !begun.ok()) return begun;
+  if (absl::Status begun = BeginRun(options_, deadline, clock_.Now(), &ran_); !begun.ok()) {
+    return begun;
+  }
   const SteadyClock::time_point run_start = SteadyClock::now();
   RunProgress::Running running(progress_);
   if (absl::Status accepted = AcceptStreams(deadline, run_start); !accepted.ok()) return accepted;

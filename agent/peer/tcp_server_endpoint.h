@@ -13,6 +13,7 @@
 #include "agent/peer/tcp_results.h"
 #include "agent/peer/tcp_socket.h"
 #include "agent/peer/tcp_streams.h"
+#include "common/clock.h"
 
 namespace clustercert::agent::peer {
 
@@ -24,7 +25,10 @@ namespace clustercert::agent::peer {
 // bidirectional) or echoes (latency). Sockets close when Run returns.
 class TcpServerEndpoint : public PeerEndpoint {
  public:
-  static absl::StatusOr<std::unique_ptr<TcpServerEndpoint>> Create(TcpTestOptions options);
+  // Deadlines and the no-progress limit are judged on `clock`, which must
+  // outlive the endpoint.
+  static absl::StatusOr<std::unique_ptr<TcpServerEndpoint>> Create(TcpTestOptions options,
+                                                                   Clock& clock);
 
   const v1::EndpointInfo& local_info() const override { return info_; }
   absl::Status Connect(const v1::EndpointInfo& peer, absl::Time deadline) override;
@@ -32,7 +36,7 @@ class TcpServerEndpoint : public PeerEndpoint {
   v1::PeerTestProgress Progress() const override { return progress_.Snapshot(); }
 
  private:
-  TcpServerEndpoint(TcpTestOptions options, SocketAddress local, TcpSocket listener);
+  TcpServerEndpoint(TcpTestOptions options, SocketAddress local, TcpSocket listener, Clock& clock);
 
   absl::Status AcceptStreams(absl::Time deadline, SteadyClock::time_point run_start);
   absl::StatusOr<v1::PeerTestResult> RunBandwidth(absl::Time deadline,
@@ -41,6 +45,7 @@ class TcpServerEndpoint : public PeerEndpoint {
                                              SteadyClock::time_point run_start);
 
   TcpTestOptions options_;
+  Clock& clock_;
   RunProgress progress_;  // bytes this side moved on the forward streams
   SocketAddress local_;
   TcpSocket listener_;

@@ -126,7 +126,7 @@ bool SocketAddress::SameIp(const SocketAddress& other) const {
   return false;
 }
 
-absl::StatusOr<TcpSocket> TcpSocket::Listen(const SocketAddress& local) {
+absl::StatusOr<TcpSocket> TcpSocket::Listen(const SocketAddress& local, Clock& clock) {
   absl::StatusOr<UniqueFd> fd = NewSocket(local.family());
   if (!fd.ok()) return fd.status();
   if (bind(fd->get(), local.get(), local.length()) != 0) {
@@ -135,17 +135,18 @@ absl::StatusOr<TcpSocket> TcpSocket::Listen(const SocketAddress& local) {
   if (listen(fd->get(), SOMAXCONN) != 0) {
     return ErrnoStatus(errno, absl::StrCat("cannot listen on ", local.ToString()));
   }
-  return TcpSocket(*std::move(fd));
+  return TcpSocket(*std::move(fd), clock);
 }
 
 absl::StatusOr<TcpSocket> TcpSocket::Connect(const SocketAddress& local,
-                                             const SocketAddress& remote, absl::Time deadline) {
+                                             const SocketAddress& remote, absl::Time deadline,
+                                             Clock& clock) {
   absl::StatusOr<UniqueFd> fd = NewSocket(remote.family());
   if (!fd.ok()) return fd.status();
   if (bind(fd->get(), local.get(), local.length()) != 0) {
     return ErrnoStatus(errno, absl::StrCat("cannot bind ", local.ToString()));
   }
-  TcpSocket socket(*std::move(fd));
+  TcpSocket socket(*std::move(fd), clock);
   if (connect(socket.fd(), remote.get(), remote.length()) != 0) {
     if (errno != EINPROGRESS) return ErrnoStatus(errno, "connect failed");
     if (absl::Status ready = socket.Wait(POLLOUT, deadline, nullptr); !ready.ok()) return ready;
@@ -170,12 +171,12 @@ bool IsNoProgress(const absl::Status& status) {
 
 absl::Status TcpSocket::Wait(short events, absl::Time deadline,
                              const std::atomic<bool>* stop) const {
-  const absl::Time waiting_since = absl::Now();
+  const absl::Time waiting_since = clock_->Now();
   for (;;) {
     if (stop != nullptr && stop->load(std::memory_order_relaxed)) {
       return absl::CancelledError("stopped because another stream of the test failed");
     }
-    const absl::Time now = absl::Now();
+    const absl::Time now = clock_->Now();
     const absl::Duration left = deadline - now;
     if (left <= absl::ZeroDuration()) return absl::DeadlineExceededError("the deadline passed");
     const absl::Duration quiet = now - waiting_since;
@@ -198,7 +199,7 @@ absl::Status TcpSocket::Wait(short events, absl::Time deadline,
 absl::StatusOr<TcpSocket> TcpSocket::Accept(absl::Time deadline, const std::atomic<bool>* stop) {
   for (;;) {
     const int fd = accept4(fd_.get(), nullptr, nullptr, SOCK_NONBLOCK | SOCK_CLOEXEC);
-    if (fd >= 0) return TcpSocket(UniqueFd(fd));
+    if (fd >= 0) return TcpSocket(UniqueFd(fd), *clock_);
     if (errno == EINTR || errno == ECONNABORTED) continue;
     if (errno != EAGAIN && errno != EWOULDBLOCK) return ErrnoStatus(errno, "accept failed");
     if (absl::Status ready = Wait(POLLIN, deadline, stop); !ready.ok()) return ready;

@@ -11,6 +11,7 @@
 #include "absl/status/statusor.h"
 #include "absl/strings/string_view.h"
 #include "absl/time/time.h"
+#include "common/clock.h"
 
 namespace clustercert::agent::peer {
 
@@ -58,8 +59,12 @@ class SocketAddress {
 };
 
 // A non-blocking TCP socket whose every wait is a poll() bounded by a
-// deadline (absl clock) and cut short, within kStopCheckInterval, when
-// `stop` turns true (another stream of the same test failed). Error codes:
+// deadline and cut short, within kStopCheckInterval, when `stop` turns true
+// (another stream of the same test failed). Deadlines and the no-progress
+// limit are judged on the Clock the socket was made with (accepted sockets
+// take their listener's), so a test can move time past them; poll() itself
+// still waits on the kernel's clock, in slices no longer than the time left
+// on that Clock. Error codes:
 // Unavailable when the peer refused, reset or closed the connection,
 // DeadlineExceeded at the deadline, Cancelled on stop, Internal otherwise.
 // Messages are clauses ("Connection reset by peer") for the caller to place
@@ -69,11 +74,11 @@ class TcpSocket {
   static constexpr absl::Duration kStopCheckInterval = absl::Milliseconds(50);
 
   // A listening socket on `local` (port 0 picks a free port).
-  static absl::StatusOr<TcpSocket> Listen(const SocketAddress& local);
+  static absl::StatusOr<TcpSocket> Listen(const SocketAddress& local, Clock& clock);
   // Binds to `local` (port 0) so traffic leaves from that data-plane
   // address, then connects to `remote` before `deadline`.
   static absl::StatusOr<TcpSocket> Connect(const SocketAddress& local, const SocketAddress& remote,
-                                           absl::Time deadline);
+                                           absl::Time deadline, Clock& clock);
 
   TcpSocket() = default;
   TcpSocket(TcpSocket&&) noexcept = default;
@@ -81,6 +86,8 @@ class TcpSocket {
 
   bool valid() const { return fd_.valid(); }
   int fd() const { return fd_.get(); }
+  // The clock its deadlines are judged on; valid sockets only.
+  Clock& clock() const { return *clock_; }
 
   // On a listening socket: the next connection, before `deadline`.
   absl::StatusOr<TcpSocket> Accept(absl::Time deadline, const std::atomic<bool>* stop);
@@ -111,11 +118,12 @@ class TcpSocket {
   absl::StatusOr<SocketAddress> PeerAddress() const;
 
  private:
-  explicit TcpSocket(UniqueFd fd) : fd_(std::move(fd)) {}
+  TcpSocket(UniqueFd fd, Clock& clock) : fd_(std::move(fd)), clock_(&clock) {}
   // Waits for `events` on the socket; OK when ready.
   absl::Status Wait(short events, absl::Time deadline, const std::atomic<bool>* stop) const;
 
   UniqueFd fd_;
+  Clock* clock_ = nullptr;  // set on every valid socket
   absl::Duration no_progress_limit_ = absl::InfiniteDuration();
 };
 

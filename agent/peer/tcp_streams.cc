@@ -172,13 +172,14 @@ constexpr absl::Duration kPollSlice = absl::Milliseconds(50);
 // Waits for `events` on the sockets still in play, at most one poll slice.
 // Returns the pollfd array's revents per socket index (0 when not polled).
 // `last_moved`: when any of the streams last moved data, for the sockets'
-// no-progress limit (TcpSocket::set_no_progress_limit), which they share.
+// no-progress limit (TcpSocket::set_no_progress_limit), which they share, as
+// they share the clock both are judged on.
 absl::StatusOr<std::vector<short>> PollSockets(const std::vector<TcpSocket*>& sockets,
                                                const std::vector<bool>& active, short events,
                                                absl::Time deadline, const std::atomic<bool>& stop,
                                                absl::Time last_moved) {
   if (stop.load()) return absl::AbortedError("stopped: another stream of this test failed");
-  const absl::Time now = absl::Now();
+  const absl::Time now = sockets.front()->clock().Now();
   if (now >= deadline) return absl::DeadlineExceededError("the test ran out of time");
   if (now - last_moved >= sockets.front()->no_progress_limit()) {
     return NoProgressError(now - last_moved);
@@ -201,6 +202,23 @@ absl::StatusOr<std::vector<short>> PollSockets(const std::vector<TcpSocket*>& so
   return revents;
 }
 
+// One round of SendStreams' and ReceiveStreams' loops: PollSockets, and on
+// failure `failed` names the stream to blame, the last one still in play.
+absl::StatusOr<std::vector<short>> PollRound(const std::vector<TcpSocket*>& sockets,
+                                             const std::vector<bool>& active, short events,
+                                             absl::Time deadline, const std::atomic<bool>& stop,
+                                             absl::Time last_moved, size_t* failed) {
+  absl::StatusOr<std::vector<short>> ready =
+      PollSockets(sockets, active, events, deadline, stop, last_moved);
+  if (!ready.ok()) {
+    *failed = 0;
+    for (size_t i = 0; i < sockets.size(); ++i) {
+      if (active[i]) *failed = i;
+    }
+  }
+  return ready;
+}
+
 absl::Status SocketError(const char* what) {
   const int error = errno;
   std::string message = absl::StrCat(what, ": ", std::strerror(error));
@@ -220,7 +238,9 @@ absl::Status SendStreams(const std::vector<TcpSocket*>& sockets, const AlignedBu
   std::vector<bool> active(n, true);
   for (auto& tally : *tallies) tally.first = plan.start;
   size_t remaining = n;
-  absl::Time last_moved = absl::Now();
+  if (n == 0) return absl::OkStatus();
+  Clock& clock = sockets.front()->clock();
+  absl::Time last_moved = clock.Now();
   while (remaining > 0) {
     // A stream stops at a message boundary once the plan is done.
     for (size_t i = 0; i < n; ++i) {
@@ -230,14 +250,8 @@ absl::Status SendStreams(const std::vector<TcpSocket*>& sockets, const AlignedBu
       }
     }
     if (remaining == 0) break;
-    auto ready = PollSockets(sockets, active, POLLOUT, deadline, stop, last_moved);
-    if (!ready.ok()) {
-      *failed = 0;
-      for (size_t i = 0; i < n; ++i) {
-        if (active[i]) *failed = i;
-      }
-      return ready.status();
-    }
+    auto ready = PollRound(sockets, active, POLLOUT, deadline, stop, last_moved, failed);
+    if (!ready.ok()) return ready.status();
     for (size_t i = 0; i < n; ++i) {
       if (!active[i] || (*ready)[i] == 0) continue;
       const ssize_t sent = ::send(sockets[i]->fd(), message.data() + offset[i],
@@ -248,7 +262,7 @@ absl::Status SendStreams(const std::vector<TcpSocket*>& sockets, const AlignedBu
         return SocketError("send failed");
       }
       offset[i] += static_cast<size_t>(sent);
-      last_moved = absl::Now();
+      last_moved = clock.Now();
       if (offset[i] == plan.message_bytes) {
         offset[i] = 0;
         (*tallies)[i].bytes += plan.message_bytes;
@@ -276,16 +290,12 @@ absl::Status ReceiveStreams(const std::vector<TcpSocket*>& sockets, const Aligne
   tallies->assign(n, StreamTally{});
   std::vector<bool> active(n, true);
   size_t remaining = n;
-  absl::Time last_moved = absl::Now();
+  if (n == 0) return absl::OkStatus();
+  Clock& clock = sockets.front()->clock();
+  absl::Time last_moved = clock.Now();
   while (remaining > 0) {
-    auto ready = PollSockets(sockets, active, POLLIN, deadline, stop, last_moved);
-    if (!ready.ok()) {
-      *failed = 0;
-      for (size_t i = 0; i < n; ++i) {
-        if (active[i]) *failed = i;
-      }
-      return ready.status();
-    }
+    auto ready = PollRound(sockets, active, POLLIN, deadline, stop, last_moved, failed);
+    if (!ready.ok()) return ready.status();
     for (size_t i = 0; i < n; ++i) {
       if (!active[i] || (*ready)[i] == 0) continue;
       StreamTally& tally = (*tallies)[i];
@@ -296,7 +306,7 @@ absl::Status ReceiveStreams(const std::vector<TcpSocket*>& sockets, const Aligne
         return SocketError("receive failed");
       }
       if (got > 0) {
-        last_moved = absl::Now();
+        last_moved = clock.Now();
         if (tally.bytes == 0) tally.first = SteadyClock::now();
         tally.bytes += static_cast<uint64_t>(got);
         if (moved != nullptr)

@@ -104,6 +104,7 @@ absl::StatusOr<StreamTally> ReceiveStream(TcpSocket& socket, const AlignedBuffer
 // few cores a thread per stream spends its time switching (iperf3 also drives
 // all its streams from one thread). `tallies` gets one entry per socket; on
 // failure `failed` names the stream, and the status says what happened.
+// Deadline and no-progress decisions read the sockets' clock.
 absl::Status SendStreams(const std::vector<TcpSocket*>& sockets, const AlignedBuffer& message,
                          const SendPlan& plan, absl::Time deadline, const std::atomic<bool>& stop,
                          std::atomic<uint64_t>* moved, std::vector<StreamTally>* tallies,

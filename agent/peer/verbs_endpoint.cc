@@ -108,7 +108,8 @@ absl::Status CheckCapacity(const VerbsTestOptions& options, const ibv_device_att
 
 }  // namespace
 
-absl::StatusOr<std::unique_ptr<VerbsEndpoint>> VerbsEndpoint::Create(VerbsTestOptions options) {
+absl::StatusOr<std::unique_ptr<VerbsEndpoint>> VerbsEndpoint::Create(VerbsTestOptions options,
+                                                                     Clock& clock) {
   // rc_pingpong's order: buffer, context, (no completion channel: we poll),
   // PD, MR, CQ, QPs; each step checked before the next.
   absl::StatusOr<std::unique_ptr<MemoryProvider>> provider = MakeMemoryProvider(options.memory);
@@ -170,12 +171,13 @@ absl::StatusOr<std::unique_ptr<VerbsEndpoint>> VerbsEndpoint::Create(VerbsTestOp
   Resources resources{*std::move(provider), *std::move(buffer), *std::move(context), *std::move(pd),
                       *std::move(mr),       *std::move(cq),     std::move(qps)};
   return std::unique_ptr<VerbsEndpoint>(
-      new VerbsEndpoint(std::move(options), std::move(resources), std::move(local), reads));
+      new VerbsEndpoint(std::move(options), std::move(resources), std::move(local), reads, clock));
 }
 
 VerbsEndpoint::VerbsEndpoint(VerbsTestOptions options, Resources resources, v1::EndpointInfo local,
-                             uint8_t reads_in_flight)
+                             uint8_t reads_in_flight, Clock& clock)
     : options_(std::move(options)),
+      clock_(clock),
       resources_(std::move(resources)),
       local_(std::move(local)),
       reads_in_flight_(reads_in_flight) {}
@@ -207,7 +209,7 @@ absl::Status VerbsEndpoint::Connect(const v1::EndpointInfo& peer, absl::Time dea
         " is already connected (or failed to): ", "prepare a new endpoint for another test"));
   }
   state_ = State::kUsed;  // until every QP reaches RTS
-  if (absl::Now() >= deadline) {
+  if (clock_.Now() >= deadline) {
     return absl::DeadlineExceededError("Connect was called after its deadline");
   }
   if (absl::Status checked = CheckPeerInfo(options_, local_, peer); !checked.ok()) return checked;
@@ -240,7 +242,7 @@ absl::Status VerbsEndpoint::Connect(const v1::EndpointInfo& peer, absl::Time dea
     if (absl::Status rts = qp.ToRts(local_.psn(static_cast<int>(i)), reads_in_flight_); !rts.ok()) {
       return rts;
     }
-    if (absl::Now() >= deadline) {
+    if (clock_.Now() >= deadline) {
       return absl::DeadlineExceededError(absl::StrCat("connecting ", resources_.qps.size(),
                                                       " QPs on ", options_.device,
                                                       " ran past the deadline after ", i + 1));
@@ -257,7 +259,7 @@ absl::StatusOr<v1::PeerTestResult> VerbsEndpoint::Run(absl::Time deadline) {
                      " is not connected, or has run already: Prepare, Connect, then Run once"));
   }
   state_ = State::kUsed;
-  const absl::Time now = absl::Now();
+  const absl::Time now = clock_.Now();
   const absl::Duration left = deadline - now;
   if (options_.duration_mode() && options_.duration >= left) {
     return absl::DeadlineExceededError(absl::StrFormat(

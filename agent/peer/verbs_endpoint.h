@@ -13,6 +13,7 @@
 #include "agent/peer/verbs_options.h"
 #include "agent/peer/verbs_resources.h"
 #include "clustercert/v1/peer.pb.h"
+#include "common/clock.h"
 
 namespace clustercert::agent::peer {
 
@@ -23,9 +24,13 @@ namespace clustercert::agent::peer {
 // link_layer}; Connect posts this side's receives and moves every QP through
 // RTR to RTS against the peer's info; Run runs the test once (verbs_datapath.h).
 // Connect and Run are single-use and must be called in that order.
+// Connect's and Run's deadlines are read against `clock` (which must outlive
+// the endpoint); the data path's busy-poll loops then run on the steady
+// clock, to the time that was left on it when Run began.
 class VerbsEndpoint : public PeerEndpoint {
  public:
-  static absl::StatusOr<std::unique_ptr<VerbsEndpoint>> Create(VerbsTestOptions options);
+  static absl::StatusOr<std::unique_ptr<VerbsEndpoint>> Create(VerbsTestOptions options,
+                                                               Clock& clock);
 
   const v1::EndpointInfo& local_info() const override { return local_; }
   absl::Status Connect(const v1::EndpointInfo& peer, absl::Time deadline) override;
@@ -50,10 +55,11 @@ class VerbsEndpoint : public PeerEndpoint {
   enum class State { kPrepared, kConnected, kUsed };
 
   VerbsEndpoint(VerbsTestOptions options, Resources resources, v1::EndpointInfo local,
-                uint8_t reads_in_flight);
+                uint8_t reads_in_flight, Clock& clock);
   DataPath MakePath() const;
 
   VerbsTestOptions options_;
+  Clock& clock_;
   Resources resources_;
   v1::EndpointInfo local_;
   uint8_t reads_in_flight_ = 1;

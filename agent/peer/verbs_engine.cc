@@ -10,7 +10,7 @@ absl::StatusOr<std::unique_ptr<PeerEndpoint>> VerbsEngine::Prepare(const v1::Pee
   absl::StatusOr<VerbsTestOptions> options = VerbsTestOptions::FromSpec(spec);
   if (!options.ok()) return options.status();
   absl::StatusOr<std::unique_ptr<VerbsEndpoint>> endpoint =
-      VerbsEndpoint::Create(*std::move(options));
+      VerbsEndpoint::Create(*std::move(options), clock_);
   if (!endpoint.ok()) return endpoint.status();
   return std::unique_ptr<PeerEndpoint>(*std::move(endpoint));
 }

@@ -6,6 +6,7 @@
 #include "agent/peer/peer_endpoint.h"
 #include "agent/peer/verbs_options.h"
 #include "clustercert/v1/peer.pb.h"
+#include "common/clock.h"
 
 namespace clustercert::agent::peer {
 
@@ -28,9 +29,19 @@ namespace clustercert::agent::peer {
 // Nothing blocks past the Connect/Run deadline: the CQ is polled. A failed
 // completion is Unavailable naming the QP and the status; an overrun is
 // DeadlineExceeded. Destroy an endpoint only after Run has returned.
+// Deadlines are read against the engine's clock (the agent passes
+// RealClock()).
 class VerbsEngine : public PeerEngine {
  public:
+  // On the wall clock, for tools and tests that keep no other.
+  VerbsEngine() : VerbsEngine(RealClock()) {}
+  // `clock` must outlive the engine and its endpoints.
+  explicit VerbsEngine(Clock& clock) : clock_(clock) {}
+
   absl::StatusOr<std::unique_ptr<PeerEndpoint>> Prepare(const v1::PeerTestSpec& spec) override;
+
+ private:
+  Clock& clock_;
 };
 
 }  // namespace clustercert::agent::peer

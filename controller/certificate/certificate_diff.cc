@@ -312,6 +312,7 @@ std::string RegressionWhat(const DiffEntry& entry, const std::string& host) {
 
 }  // namespace
 
+// One case per kind, no default: -Wswitch flags a new DiffKind left without its name.
 const char* DiffKindName(DiffKind kind) {
   switch (kind) {
     case DiffKind::kNodeAdded:

@@ -1,7 +1,9 @@
 #include "controller/commands/certification_run.h"
 
+#include <functional>
 #include <memory>
 #include <optional>
+#include <string>
 #include <utility>
 
 #include "absl/strings/str_cat.h"
@@ -23,135 +25,145 @@ namespace clustercert::controller {
 
 namespace {
 
+constexpr char kNoAgentAnswered[] = "skipped: no agent answered";
+
+void Conclude(v1::PhaseResult& phase, const char* status, std::string detail) {
+  phase.set_status(status);
+  phase.set_detail(std::move(detail));
+}
+
+// The frame of every phase: its name, and its duration on `clock` around
+// `measure`, which concludes it.
+v1::PhaseResult TimedPhase(const char* name, Clock& clock,
+                           const std::function<void(v1::PhaseResult&)>& measure) {
+  v1::PhaseResult phase;
+  phase.set_name(name);
+  const absl::Time start = clock.Now();
+  measure(phase);
+  phase.set_duration_ms(absl::ToInt64Milliseconds(clock.Now() - start));
+  return phase;
+}
+
+// A phase for one of the plan's optional sections: skipped, without a call,
+// when the plan has none; its detail goes on the progress line either way.
+v1::PhaseResult SectionPhase(const char* name, bool planned, Progress& progress, Clock& clock,
+                             const std::function<void(v1::PhaseResult&)>& measure) {
+  v1::PhaseResult phase = TimedPhase(name, clock, [&](v1::PhaseResult& timed) {
+    if (planned) {
+      measure(timed);
+    } else {
+      Conclude(timed, "skipped", absl::StrCat("skipped: the plan has no ", name, " section"));
+    }
+  });
+  progress.Line(name, phase.detail());
+  return phase;
+}
+
 v1::PhaseResult RunConnect(const plan::Plan& plan, std::vector<NodeState>& nodes,
                            CertificationResult& result, Progress& progress, Clock& clock) {
-  const absl::Time start = clock.Now();
-  result.reachable = RunConnectPhase(nodes, plan.agents, progress, clock);
-  v1::PhaseResult connect;
-  connect.set_name("connect");
-  connect.set_status(result.reachable == static_cast<int>(nodes.size()) ? "pass" : "fail");
-  connect.set_detail(absl::StrCat(result.reachable, " of ", nodes.size(), " agent(s) answered"));
-  connect.set_duration_ms(absl::ToInt64Milliseconds(clock.Now() - start));
-  return connect;
+  return TimedPhase("connect", clock, [&](v1::PhaseResult& connect) {
+    result.reachable = RunConnectPhase(nodes, plan.agents, progress, clock);
+    Conclude(connect, result.reachable == static_cast<int>(nodes.size()) ? "pass" : "fail",
+             absl::StrCat(result.reachable, " of ", nodes.size(), " agent(s) answered"));
+  });
 }
 
 v1::PhaseResult RunInventory(const plan::Plan& plan, std::vector<NodeState>& nodes,
                              CertificationResult& result, Progress& progress, Clock& clock,
                              const RerunScope* rerun) {
-  const absl::Time start = clock.Now();
-  v1::PhaseResult inventory;
-  inventory.set_name("inventory");
-  if (result.reachable == 0) {
-    inventory.set_status("skipped");
-    inventory.set_detail("skipped: no agent answered");
-    for (const NodeState& state : nodes) {
-      result.checks.push_back(checks::ReachabilityFinding(state.node, false, state.error));
+  return TimedPhase("inventory", clock, [&](v1::PhaseResult& inventory) {
+    if (result.reachable == 0) {
+      Conclude(inventory, "skipped", kNoAgentAnswered);
+      for (const NodeState& state : nodes) {
+        result.checks.push_back(checks::ReachabilityFinding(state.node, false, state.error));
+      }
+      return;
     }
-  } else {
     result.checks = RunInventoryPhase(nodes, plan, progress, rerun);
     const int blocking = checks::CountBlocking(result.checks);
-    inventory.set_status(blocking == 0 ? "pass" : "fail");
-    inventory.set_detail(
+    Conclude(
+        inventory, blocking == 0 ? "pass" : "fail",
         absl::StrCat(result.checks.size(), " check(s), ", blocking, " blocking certification"));
-  }
-  inventory.set_duration_ms(absl::ToInt64Milliseconds(clock.Now() - start));
-  return inventory;
+  });
 }
 
 v1::PhaseResult RunPairwise(const plan::Plan& plan, std::vector<NodeState>& nodes,
                             CertificationResult& result, RunRecord& record, Progress& progress,
                             Clock& clock, const RerunScope* rerun, const RunStop* stop) {
-  v1::PhaseResult phase;
-  phase.set_name("pairwise");
-  const absl::Time start = clock.Now();
-  if (!plan.pairwise.enabled) {
-    phase.set_status("skipped");
-    phase.set_detail("skipped: the plan has no pairwise section");
-  } else if (result.reachable < 2) {
-    phase.set_status("fail");
-    phase.set_detail("fewer than two agents answered: no pair to test");
-  } else {
-    PairwiseOutcome outcome = RunPairwisePhase(nodes, plan, result.checks, progress, rerun, stop);
-    const int blocking = checks::CountBlocking(outcome.checks);
-    phase.set_status(blocking == 0 && outcome.rounds > 0 ? "pass" : "fail");
-    phase.set_detail(absl::StrCat(outcome.pairs.size(), " cell(s) in ", outcome.rounds,
-                                  " round(s), ", outcome.failing, " failing, ",
-                                  outcome.suspects.size(), " suspect(s)"));
-    for (auto& check : outcome.checks) result.checks.push_back(std::move(check));
-    record.pairs = std::move(outcome.pairs);
-    record.suspects = std::move(outcome.suspects);
+  return SectionPhase(
+      "pairwise", plan.pairwise.enabled, progress, clock, [&](v1::PhaseResult& phase) {
+        if (result.reachable < 2) {
+          Conclude(phase, "fail", "fewer than two agents answered: no pair to test");
+          return;
+        }
+        PairwiseOutcome outcome =
+            RunPairwisePhase(nodes, plan, result.checks, progress, rerun, stop);
+        const int blocking = checks::CountBlocking(outcome.checks);
+        Conclude(
+            phase, blocking == 0 && outcome.rounds > 0 ? "pass" : "fail",
+            absl::StrCat(outcome.pairs.size(), " cell(s) in ", outcome.rounds, " round(s), ",
+                         outcome.failing, " failing, ", outcome.suspects.size(), " suspect(s)"));
+        for (auto& check : outcome.checks) result.checks.push_back(std::move(check));
+        record.pairs = std::move(outcome.pairs);
+        record.suspects = std::move(outcome.suspects);
+      });
+}
+
+// Each sweep's large-message bus bandwidth (or "failed"), then how many checks block.
+std::string CollectivesDetail(const CollectivesOutcome& outcome, int blocking) {
+  std::string scopes;
+  for (const auto& sweep : outcome.sweeps) {
+    absl::StrAppend(&scopes, scopes.empty() ? "" : ", ", sweep.scope(), " ",
+                    sweep.ok() ? absl::StrFormat("%.4g GB/s", sweep.large_busbw_gbytes())
+                               : std::string("failed"));
   }
-  phase.set_duration_ms(absl::ToInt64Milliseconds(clock.Now() - start));
-  progress.Line("pairwise", phase.detail());
-  return phase;
+  return absl::StrCat(outcome.sweeps.size(), " sweep(s) (", scopes, "), ", blocking,
+                      " check(s) blocking certification");
 }
 
 v1::PhaseResult RunCollectives(const plan::Plan& plan, std::vector<NodeState>& nodes,
                                CertificationResult& result, RunRecord& record, Progress& progress,
                                Clock& clock, const RerunScope* rerun, const RunStop* stop) {
-  v1::PhaseResult phase;
-  phase.set_name("collectives");
-  const absl::Time start = clock.Now();
-  if (!plan.collectives.enabled) {
-    phase.set_status("skipped");
-    phase.set_detail("skipped: the plan has no collectives section");
-  } else if (result.reachable == 0) {
-    phase.set_status("skipped");
-    phase.set_detail("skipped: no agent answered");
-  } else {
-    CollectivesOutcome outcome = RunCollectivesPhase(nodes, plan, progress, clock, rerun, stop);
-    if (!outcome.not_run.empty()) {
-      phase.set_status("skipped");
-      phase.set_detail(outcome.not_run);
-    } else {
-      const int blocking = checks::CountBlocking(outcome.checks);
-      phase.set_status(blocking == 0 && !outcome.sweeps.empty() ? "pass" : "fail");
-      std::string scopes;
-      for (const auto& sweep : outcome.sweeps) {
-        absl::StrAppend(&scopes, scopes.empty() ? "" : ", ", sweep.scope(), " ",
-                        sweep.ok() ? absl::StrFormat("%.4g GB/s", sweep.large_busbw_gbytes())
-                                   : std::string("failed"));
-      }
-      phase.set_detail(absl::StrCat(outcome.sweeps.size(), " sweep(s) (", scopes, "), ", blocking,
-                                    " check(s) blocking certification"));
-    }
-    for (auto& check : outcome.checks) result.checks.push_back(std::move(check));
-    record.collectives = std::move(outcome.sweeps);
-    record.skipped_scopes = std::move(outcome.skipped);
-  }
-  phase.set_duration_ms(absl::ToInt64Milliseconds(clock.Now() - start));
-  progress.Line("collectives", phase.detail());
-  return phase;
+  return SectionPhase(
+      "collectives", plan.collectives.enabled, progress, clock, [&](v1::PhaseResult& phase) {
+        if (result.reachable == 0) {
+          Conclude(phase, "skipped", kNoAgentAnswered);
+          return;
+        }
+        CollectivesOutcome outcome = RunCollectivesPhase(nodes, plan, progress, clock, rerun, stop);
+        if (!outcome.not_run.empty()) {
+          Conclude(phase, "skipped", outcome.not_run);
+        } else {
+          const int blocking = checks::CountBlocking(outcome.checks);
+          Conclude(phase, blocking == 0 && !outcome.sweeps.empty() ? "pass" : "fail",
+                   CollectivesDetail(outcome, blocking));
+        }
+        for (auto& check : outcome.checks) result.checks.push_back(std::move(check));
+        record.collectives = std::move(outcome.sweeps);
+        record.skipped_scopes = std::move(outcome.skipped);
+      });
 }
 
 v1::PhaseResult RunUplink(const plan::Plan& plan, std::vector<NodeState>& nodes,
                           std::vector<NodeState>& sinks, CertificationResult& result,
                           RunRecord& record, Progress& progress, Clock& clock,
                           const RerunScope* rerun, const RunStop* stop) {
-  const absl::Time start = clock.Now();
-  v1::PhaseResult phase;
-  phase.set_name("uplink");
-  if (!plan.uplink.enabled) {
-    phase.set_status("skipped");
-    phase.set_detail("skipped: the plan has no uplink section");
-  } else if (result.reachable == 0) {
-    phase.set_status("skipped");
-    phase.set_detail("skipped: no agent answered");
-  } else {
+  return SectionPhase("uplink", plan.uplink.enabled, progress, clock, [&](v1::PhaseResult& phase) {
+    if (result.reachable == 0) {
+      Conclude(phase, "skipped", kNoAgentAnswered);
+      return;
+    }
     UplinkOutcome outcome = RunUplinkPhase(nodes, sinks, plan, progress, clock, rerun, stop);
     const int blocking = checks::CountBlocking(outcome.checks);
-    phase.set_status(blocking == 0 ? "pass" : "fail");
     const v1::UplinkSizing& sizing = outcome.uplink.sizing();
-    phase.set_detail(
+    Conclude(
+        phase, blocking == 0 ? "pass" : "fail",
         absl::StrCat("sizing ", sizing.verdict().empty() ? "unknown" : sizing.verdict(), ", ",
                      outcome.uplink.throughput_size(), " run(s) to ", plan.uplink.targets.size(),
                      " target(s), ", blocking, " blocking certification"));
     for (auto& finding : outcome.checks) result.checks.push_back(std::move(finding));
     record.uplink = std::move(outcome.uplink);
-  }
-  phase.set_duration_ms(absl::ToInt64Milliseconds(clock.Now() - start));
-  progress.Line("uplink", phase.detail());
-  return phase;
+  });
 }
 
 // Puts a GuardedAgentClient in front of each node's (and sink's) client for

@@ -4,6 +4,7 @@
 #include <cmath>
 #include <limits>
 #include <map>
+#include <optional>
 #include <string>
 #include <utility>
 #include <vector>
@@ -91,19 +92,16 @@ std::string ErrorText(const PairMeasurement& m) {
   return m.error.empty() ? std::string("the test did not complete") : m.error;
 }
 
-v1::Finding JudgeBandwidth(const plan::Pairwise& plan, const PairMeasurement& m) {
-  constexpr char kId[] = "pairwise.bandwidth";
+constexpr char kBandwidthId[] = "pairwise.bandwidth";
+
+// A failed test, no bandwidth figures or no line rate: nothing to hold
+// against the floor. nullopt when the measurement can be judged.
+std::optional<v1::Finding> CannotJudgeBandwidth(const plan::Pairwise& plan,
+                                                const PairMeasurement& m) {
   const double fraction = plan.min_fraction_of_line_rate;
   const std::string subject = Subject(m);
-  const std::string fabric_fault =
-      absl::StrCat("More than ", FormatPercent(1 - fraction),
-                   " % under line rate is a fabric "
-                   "fault: ",
-                   kTriageOrder,
-                   "; the node or rail the failing pairs share is named by the pairwise "
-                   "localisation.");
   if (!m.ok) {
-    v1::Finding finding = Make(kId, m, checks::kFail, checks::Severity::kError);
+    v1::Finding finding = Make(kBandwidthId, m, checks::kFail, checks::Severity::kError);
     Fill(finding, absl::StrCat("error: ", ErrorText(m)),
          absl::StrCat(">= ", FormatPercent(fraction), " % of line rate"),
          absl::StrCat(subject, ": the bandwidth test failed: ", ErrorText(m), "."),
@@ -113,7 +111,7 @@ v1::Finding JudgeBandwidth(const plan::Pairwise& plan, const PairMeasurement& m)
     return finding;
   }
   if (!m.result.has_bandwidth()) {
-    v1::Finding finding = Make(kId, m, checks::kUnknown, checks::Severity::kError);
+    v1::Finding finding = Make(kBandwidthId, m, checks::kUnknown, checks::Severity::kError);
     Fill(finding, "unknown: the node-agent returned no bandwidth figures",
          absl::StrCat(">= ", FormatPercent(fraction), " % of line rate"),
          absl::StrCat(subject,
@@ -123,16 +121,24 @@ v1::Finding JudgeBandwidth(const plan::Pairwise& plan, const PairMeasurement& m)
          "counts as a pass.");
     return finding;
   }
-  const double gbps = m.result.bandwidth().avg_gbps();
-  const std::string measured = absl::StrCat(FormatValue(gbps), " Gb/s");
   if (m.line_rate_gbps <= 0) {
-    v1::Finding finding = Make(kId, m, checks::kSkipped, checks::Severity::kError);
+    const std::string measured =
+        absl::StrCat(FormatValue(m.result.bandwidth().avg_gbps()), " Gb/s");
+    v1::Finding finding = Make(kBandwidthId, m, checks::kSkipped, checks::Severity::kError);
     Fill(finding, measured, "",
          absl::StrCat(subject, ": ", measured, "; no line rate to compare with."),
          "Set fabric.link_rate_gbps in the plan, or let the inventory read the port rate, to "
          "judge pair bandwidth.");
     return finding;
   }
+  return std::nullopt;
+}
+
+// The measured bandwidth against the plan's share of the line rate.
+v1::Finding JudgeAgainstLineRate(const plan::Pairwise& plan, const PairMeasurement& m) {
+  const double fraction = plan.min_fraction_of_line_rate;
+  const double gbps = m.result.bandwidth().avg_gbps();
+  const std::string measured = absl::StrCat(FormatValue(gbps), " Gb/s");
   const double line = m.line_rate_gbps;
   const double floor_gbps = fraction * line;
   const std::string line_text = absl::StrCat(FormatValue(line), " Gb/s");
@@ -141,14 +147,21 @@ v1::Finding JudgeBandwidth(const plan::Pairwise& plan, const PairMeasurement& m)
   const std::string expected = absl::StrCat(">= ", FormatValue(floor_gbps), " Gb/s (",
                                             FormatPercent(fraction), " % of ", line_text, ")");
   const std::string message =
-      absl::StrCat(subject, ": ", measured, ", ", FormatPercent(gbps / line), " % of ", line_text,
-                   " (plan floor ", FormatPercent(fraction), " %).");
+      absl::StrCat(Subject(m), ": ", measured, ", ", FormatPercent(gbps / line), " % of ",
+                   line_text, " (plan floor ", FormatPercent(fraction), " %).");
   if (gbps >= floor_gbps * (1 - kRelativeSlack)) {
-    v1::Finding finding = Make(kId, m, checks::kPass, checks::Severity::kError);
+    v1::Finding finding = Make(kBandwidthId, m, checks::kPass, checks::Severity::kError);
     Fill(finding, observed, expected, message);
     return finding;
   }
-  v1::Finding finding = Make(kId, m, checks::kFail, checks::Severity::kError);
+  v1::Finding finding = Make(kBandwidthId, m, checks::kFail, checks::Severity::kError);
+  const std::string fabric_fault =
+      absl::StrCat("More than ", FormatPercent(1 - fraction),
+                   " % under line rate is a fabric "
+                   "fault: ",
+                   kTriageOrder,
+                   "; the node or rail the failing pairs share is named by the pairwise "
+                   "localisation.");
   std::string remedy = fabric_fault;
   if (gbps <= 0) {
     remedy = absl::StrCat(
@@ -158,6 +171,13 @@ v1::Finding JudgeBandwidth(const plan::Pairwise& plan, const PairMeasurement& m)
   }
   Fill(finding, observed, expected, message, remedy);
   return finding;
+}
+
+v1::Finding JudgeBandwidth(const plan::Pairwise& plan, const PairMeasurement& m) {
+  if (std::optional<v1::Finding> unjudged = CannotJudgeBandwidth(plan, m)) {
+    return *std::move(unjudged);
+  }
+  return JudgeAgainstLineRate(plan, m);
 }
 
 v1::Finding JudgeLatency(const plan::Pairwise& plan, const PairMeasurement& m) {
@@ -377,20 +397,22 @@ v1::Finding JudgePair(const plan::Pairwise& plan, const PairMeasurement& measure
   return finding;
 }
 
-v1::Finding JudgeGpuDirect(const PairMeasurement& host, const PairMeasurement& cuda) {
-  constexpr char kId[] = "pairwise.gpudirect";
-  const std::string subject = PairSubject(cuda);
-  const std::string expected =
-      absl::StrCat("cuda >= ", FormatPercent(kGpuDirectPassFraction), " % of host bandwidth");
-  const std::string not_in_path =
-      "GPUDirect not in the path: check nvidia_peermem (lsmod | grep nvidia_peermem, "
-      "/sys/module/nvidia_peermem/version) or DMA-BUF support, and GPU/NIC NUMA placement "
-      "(nvidia-smi topo -m: the GPU should sit under the NIC's PCIe switch, not across the CPU "
-      "interconnect).";
+namespace {
 
+constexpr char kGpuDirectId[] = "pairwise.gpudirect";
+constexpr char kGpuDirectNotInPath[] =
+    "GPUDirect not in the path: check nvidia_peermem (lsmod | grep nvidia_peermem, "
+    "/sys/module/nvidia_peermem/version) or DMA-BUF support, and GPU/NIC NUMA placement "
+    "(nvidia-smi topo -m: the GPU should sit under the NIC's PCIe switch, not across the CPU "
+    "interconnect).";
+
+// Unknown when `host` is not `cuda`'s pair or gives no bandwidth to judge it
+// against; nullopt when the two can be compared.
+std::optional<v1::Finding> CannotCompare(const PairMeasurement& host, const PairMeasurement& cuda,
+                                         const std::string& subject, const std::string& expected) {
   if (host.client != cuda.client || host.server != cuda.server || host.rail != cuda.rail ||
       host.test != cuda.test) {
-    v1::Finding finding = Make(kId, cuda, checks::kUnknown, checks::Severity::kError);
+    v1::Finding finding = Make(kGpuDirectId, cuda, checks::kUnknown, checks::Severity::kError);
     Fill(finding, "unknown: host and cuda measurements of different pairs", expected,
          absl::StrCat(subject, ": cannot compare cuda memory with ", PairSubject(host),
                       " host memory: not the same pair and test."),
@@ -403,28 +425,23 @@ v1::Finding JudgeGpuDirect(const PairMeasurement& host, const PairMeasurement& c
   } else if (!host.result.has_bandwidth() || host.result.bandwidth().avg_gbps() <= 0) {
     no_baseline = "the host-memory test moved no data";
   }
-  if (!no_baseline.empty()) {
-    v1::Finding finding = Make(kId, cuda, checks::kUnknown, checks::Severity::kError);
-    Fill(finding, absl::StrCat("unknown: ", no_baseline), expected,
-         absl::StrCat(subject, ": GPUDirect cannot be judged: ", no_baseline, "."),
-         "Fix the pair's host-memory bandwidth first (see pairwise.bandwidth); GPUDirect is "
-         "judged against it.");
-    return finding;
-  }
+  if (no_baseline.empty()) return std::nullopt;
+  v1::Finding finding = Make(kGpuDirectId, cuda, checks::kUnknown, checks::Severity::kError);
+  Fill(finding, absl::StrCat("unknown: ", no_baseline), expected,
+       absl::StrCat(subject, ": GPUDirect cannot be judged: ", no_baseline, "."),
+       "Fix the pair's host-memory bandwidth first (see pairwise.bandwidth); GPUDirect is "
+       "judged against it.");
+  return finding;
+}
 
-  const double host_gbps = host.result.bandwidth().avg_gbps();
-  const std::string host_text = absl::StrCat("host ", FormatValue(host_gbps), " Gb/s");
+// A cuda run that moved data, against host memory's `host_gbps`: a pass, data
+// through host memory (not GPUDirect), or GPUDirect slower than host memory.
+v1::Finding JudgeCudaBandwidth(const PairMeasurement& cuda, double host_gbps,
+                               const std::string& host_text, const std::string& subject,
+                               const std::string& expected) {
   std::string cuda_label = "cuda";
   if (!cuda.result.memory_path().empty()) {
     cuda_label = absl::StrCat("cuda (", cuda.result.memory_path(), ")");
-  }
-  if (!cuda.ok) {
-    v1::Finding finding = Make(kId, cuda, checks::kFail, checks::Severity::kError);
-    Fill(finding, absl::StrCat("error: ", ErrorText(cuda), "; ", host_text), expected,
-         absl::StrCat(subject, ": the cuda-memory test failed (", ErrorText(cuda),
-                      ") while host memory ran at ", FormatValue(host_gbps), " Gb/s."),
-         not_in_path);
-    return finding;
   }
   const double cuda_gbps = cuda.result.has_bandwidth() ? cuda.result.bandwidth().avg_gbps() : 0;
   const double slowdown =
@@ -440,19 +457,19 @@ v1::Finding JudgeGpuDirect(const PairMeasurement& host, const PairMeasurement& c
       " % of host memory's ", FormatValue(host_gbps), " Gb/s");
 
   if (cuda_gbps >= kGpuDirectPassFraction * host_gbps * (1 - kRelativeSlack)) {
-    v1::Finding finding = Make(kId, cuda, checks::kPass, checks::Severity::kError);
+    v1::Finding finding = Make(kGpuDirectId, cuda, checks::kPass, checks::Severity::kError);
     Fill(finding, observed, expected, absl::StrCat(subject, ": ", ratio_text, "."));
     return finding;
   }
   if (slowdown >= kGpuDirectViaHostSlowdown * (1 - kRelativeSlack)) {
-    v1::Finding finding = Make(kId, cuda, checks::kFail, checks::Severity::kError);
+    v1::Finding finding = Make(kGpuDirectId, cuda, checks::kFail, checks::Severity::kError);
     Fill(finding, observed, expected,
          absl::StrCat(subject, ": ", ratio_text, " (", slowdown_text,
                       "): the data goes through host memory, not GPUDirect."),
-         not_in_path);
+         kGpuDirectNotInPath);
     return finding;
   }
-  v1::Finding finding = Make(kId, cuda, checks::kFail, checks::Severity::kWarning);
+  v1::Finding finding = Make(kGpuDirectId, cuda, checks::kFail, checks::Severity::kWarning);
   Fill(finding, observed, expected,
        absl::StrCat(subject, ": ", ratio_text, " (", slowdown_text,
                     "): GPUDirect is slower than host memory by more than a few %."),
@@ -460,6 +477,29 @@ v1::Finding JudgeGpuDirect(const PairMeasurement& host, const PairMeasurement& c
        "NODE/SYS cross the host bridge or the CPU interconnect), both devices' PCIe gen/lanes, "
        "and that the test used the GPU nearest the NIC.");
   return finding;
+}
+
+}  // namespace
+
+v1::Finding JudgeGpuDirect(const PairMeasurement& host, const PairMeasurement& cuda) {
+  const std::string subject = PairSubject(cuda);
+  const std::string expected =
+      absl::StrCat("cuda >= ", FormatPercent(kGpuDirectPassFraction), " % of host bandwidth");
+  if (std::optional<v1::Finding> unjudged = CannotCompare(host, cuda, subject, expected)) {
+    return *std::move(unjudged);
+  }
+
+  const double host_gbps = host.result.bandwidth().avg_gbps();
+  const std::string host_text = absl::StrCat("host ", FormatValue(host_gbps), " Gb/s");
+  if (!cuda.ok) {
+    v1::Finding finding = Make(kGpuDirectId, cuda, checks::kFail, checks::Severity::kError);
+    Fill(finding, absl::StrCat("error: ", ErrorText(cuda), "; ", host_text), expected,
+         absl::StrCat(subject, ": the cuda-memory test failed (", ErrorText(cuda),
+                      ") while host memory ran at ", FormatValue(host_gbps), " Gb/s."),
+         kGpuDirectNotInPath);
+    return finding;
+  }
+  return JudgeCudaBandwidth(cuda, host_gbps, host_text, subject, expected);
 }
 
 }  // namespace clustercert::pairwise

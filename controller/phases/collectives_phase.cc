@@ -47,18 +47,14 @@ std::string ReportedGlooTransport(const std::vector<std::string>& notes) {
   return seen;
 }
 
-// `bar`: whether this sweep draws the progress bar (one sweep at a time
-// may; the per-node 1-node sweeps run together and print lines only).
-v1::CollectiveSweep RunScope(std::vector<NodeState>& nodes, const plan::Plan& plan,
-                             const CollectiveScope& scope, Progress& progress, Clock& clock,
-                             bool bar = true) {
-  const absl::Time start = clock.Now();
+// A sweep of `scope` with its nodes and the block of ranks each node runs.
+v1::CollectiveSweep NewSweep(const std::vector<NodeState>& nodes, const plan::Plan& plan,
+                             const CollectiveScope& scope, std::vector<RankBlock>& blocks) {
   v1::CollectiveSweep sweep;
   sweep.set_scope(scope.name);
   sweep.set_backend(plan.collectives.backend == plan::CollectiveBackend::kNccl ? "nccl" : "gloo");
   sweep.set_launcher("agents");
   int world = 0;
-  std::vector<RankBlock> blocks;
   for (size_t index : scope.nodes) {
     const int count = RanksOnNode(plan.collectives, nodes[index].node);
     blocks.push_back({world, count});
@@ -66,60 +62,80 @@ v1::CollectiveSweep RunScope(std::vector<NodeState>& nodes, const plan::Plan& pl
     sweep.add_nodes(nodes[index].node.name);
   }
   sweep.set_ranks(world);
+  return sweep;
+}
 
+// The scope's nodes with their job specs, or why some spec could not be built.
+struct ScopeJobs {
   std::vector<NodeState*> members;
   std::vector<v1::CollectiveJobSpec> specs;
-  std::vector<std::string> spec_errors;
+  std::vector<std::string> errors;
+};
+
+ScopeJobs BuildScopeJobs(std::vector<NodeState>& nodes, const plan::Plan& plan,
+                         const CollectiveScope& scope, const std::vector<RankBlock>& blocks,
+                         int world) {
+  ScopeJobs jobs;
   for (size_t k = 0; k < scope.nodes.size(); ++k) {
     NodeState& node = nodes[scope.nodes[k]];
     absl::StatusOr<v1::CollectiveJobSpec> spec = BuildJobSpec(plan, node, blocks[k], world);
     if (!spec.ok()) {
-      spec_errors.emplace_back(spec.status().message());
+      jobs.errors.emplace_back(spec.status().message());
       continue;
     }
-    members.push_back(&node);
-    specs.push_back(*std::move(spec));
+    jobs.members.push_back(&node);
+    jobs.specs.push_back(*std::move(spec));
   }
-  if (!spec_errors.empty()) {
-    sweep.set_ok(false);
-    sweep.set_error(spec_errors.front());
-    for (auto& error : spec_errors) sweep.add_rank_errors(error);
-    sweep.set_duration_ms(absl::ToInt64Milliseconds(clock.Now() - start));
-    return sweep;
-  }
+  return jobs;
+}
 
-  const std::string label =
-      scope.name == "1-node" ? absl::StrCat("1-node ", sweep.nodes(0)) : scope.name;
+void AnnounceScope(const plan::Plan& plan, const std::string& label,
+                   const v1::CollectiveSweep& sweep, const v1::CollectiveJobSpec& first_spec,
+                   Progress& progress) {
   progress.Line(
       "collectives",
-      absl::StrCat(label, ": ", world, " rank(s) on ", absl::StrJoin(sweep.nodes(), ", "), ", ",
-                   sweep.backend(),
-                   sweep.backend() == "gloo" ? absl::StrCat(" ", specs[0].transport()) : "",
+      absl::StrCat(label, ": ", sweep.ranks(), " rank(s) on ", absl::StrJoin(sweep.nodes(), ", "),
+                   ", ", sweep.backend(),
+                   sweep.backend() == "gloo" ? absl::StrCat(" ", first_spec.transport()) : "",
                    ", sizes ", plan.collectives.sizes.min_bytes, "..",
                    plan.collectives.sizes.max_bytes, " B x", plan.collectives.sizes.factor));
-  ScopeRunSettings settings;
-  settings.job_name = absl::StrCat("collectives/", scope.name);
-  settings.job_timeout = plan.collectives.timeout;
-  settings.call_timeout = plan.agents.call_timeout;
-  settings.clock = &clock;
-  int sizes = 0;
-  for (int64_t bytes = std::max<int64_t>(plan.collectives.sizes.min_bytes, 1);
-       bytes <= plan.collectives.sizes.max_bytes && sizes < 64;
-       bytes *= std::max<int64_t>(plan.collectives.sizes.factor, 2)) {
-    ++sizes;
+}
+
+// How many sizes the sweep steps through: the length of the progress bar.
+int CountSizes(const plan::SizeSweep& sizes) {
+  int count = 0;
+  for (int64_t bytes = std::max<int64_t>(sizes.min_bytes, 1);
+       bytes <= sizes.max_bytes && count < 64; bytes *= std::max<int64_t>(sizes.factor, 2)) {
+    ++count;
   }
+  return count;
+}
+
+// Runs the jobs through the agents, printing rank 0's rows as they arrive.
+ScopeRunResult RunJobsWithProgress(const ScopeJobs& jobs, const ScopeRunSettings& settings,
+                                   const std::string& label, int sizes, Progress& progress,
+                                   bool bar) {
   int done = 0;
   const std::string bar_name = absl::StrCat("collectives ", label);
   if (bar) progress.StartBar(bar_name, sizes, "sizes");
-  ScopeRunResult run = RunScopeThroughAgents(members, specs, settings, [&](const RankRow& row) {
-    if (row.rank != 0) return;
-    if (bar)
-      progress.Advance(bar_name, std::min(++done, sizes), sizes, absl::StrCat(row.row.bytes, " B"));
-    progress.Line("collectives", absl::StrFormat("%s: %12d B  %9.2f us  busbw %.4g GB/s (rank 0)",
-                                                 label, row.row.bytes, row.row.out_of_place.time_us,
-                                                 row.row.out_of_place.busbw_gbps));
-  });
+  ScopeRunResult run =
+      RunScopeThroughAgents(jobs.members, jobs.specs, settings, [&](const RankRow& row) {
+        if (row.rank != 0) return;
+        if (bar) {
+          progress.Advance(bar_name, std::min(++done, sizes), sizes,
+                           absl::StrCat(row.row.bytes, " B"));
+        }
+        progress.Line(
+            "collectives",
+            absl::StrFormat("%s: %12d B  %9.2f us  busbw %.4g GB/s (rank 0)", label, row.row.bytes,
+                            row.row.out_of_place.time_us, row.row.out_of_place.busbw_gbps));
+      });
   if (bar) progress.EndBar();
+  return run;
+}
+
+// Copies the run's outcome, rows and transport into the sweep.
+void RecordRun(const ScopeRunResult& run, v1::CollectiveSweep& sweep) {
   sweep.set_ok(run.ok);
   sweep.set_error(run.error);
   for (auto& error : run.rank_errors) sweep.add_rank_errors(error);
@@ -134,6 +150,36 @@ v1::CollectiveSweep RunScope(std::vector<NodeState>& nodes, const plan::Plan& pl
   } else {
     sweep.set_transport(ReportedGlooTransport(run.notes));
   }
+}
+
+// `bar`: whether this sweep draws the progress bar (one sweep at a time
+// may; the per-node 1-node sweeps run together and print lines only).
+v1::CollectiveSweep RunScope(std::vector<NodeState>& nodes, const plan::Plan& plan,
+                             const CollectiveScope& scope, Progress& progress, Clock& clock,
+                             bool bar = true) {
+  const absl::Time start = clock.Now();
+  std::vector<RankBlock> blocks;
+  v1::CollectiveSweep sweep = NewSweep(nodes, plan, scope, blocks);
+  const ScopeJobs jobs = BuildScopeJobs(nodes, plan, scope, blocks, sweep.ranks());
+  if (!jobs.errors.empty()) {
+    sweep.set_ok(false);
+    sweep.set_error(jobs.errors.front());
+    for (auto& error : jobs.errors) sweep.add_rank_errors(error);
+    sweep.set_duration_ms(absl::ToInt64Milliseconds(clock.Now() - start));
+    return sweep;
+  }
+
+  const std::string label =
+      scope.name == "1-node" ? absl::StrCat("1-node ", sweep.nodes(0)) : scope.name;
+  AnnounceScope(plan, label, sweep, jobs.specs[0], progress);
+  ScopeRunSettings settings;
+  settings.job_name = absl::StrCat("collectives/", scope.name);
+  settings.job_timeout = plan.collectives.timeout;
+  settings.call_timeout = plan.agents.call_timeout;
+  settings.clock = &clock;
+  const ScopeRunResult run =
+      RunJobsWithProgress(jobs, settings, label, CountSizes(plan.collectives.sizes), progress, bar);
+  RecordRun(run, sweep);
   sweep.set_duration_ms(absl::ToInt64Milliseconds(clock.Now() - start));
   return sweep;
 }
@@ -224,58 +270,45 @@ std::vector<v1::CollectiveSweep> CarryBaselineSweeps(const std::vector<NodeState
   return carried;
 }
 
-}  // namespace
-
-CollectivesOutcome RunCollectivesPhase(std::vector<NodeState>& nodes, const plan::Plan& plan,
-                                       Progress& progress, Clock& clock, const RerunScope* rerun,
-                                       const RunStop* stop) {
+// The external launcher runs the whole sweep; the agents take no part.
+CollectivesOutcome RunThroughMpirun(const plan::Plan& plan, Progress& progress) {
   CollectivesOutcome outcome;
-  std::vector<size_t> reachable;
-  for (size_t i = 0; i < nodes.size(); ++i) {
-    if (nodes[i].reachable && nodes[i].inventory) reachable.push_back(i);
-  }
-
-  if (plan.collectives.launcher == plan::CollectiveLauncher::kMpirun) {
-    MpirunSweepResult external = RunMpirunSweep(plan);
-    if (!external.not_run.empty()) {
-      outcome.not_run = external.not_run;
-      return outcome;
-    }
-    PrintSweep(external.sweep, progress);
-    SetFloor(plan, external.sweep);
-    outcome.sweeps.push_back(std::move(external.sweep));
-    outcome.checks = JudgeSweeps(plan, outcome.sweeps);
+  MpirunSweepResult external = RunMpirunSweep(plan);
+  if (!external.not_run.empty()) {
+    outcome.not_run = external.not_run;
     return outcome;
   }
+  PrintSweep(external.sweep, progress);
+  SetFloor(plan, external.sweep);
+  outcome.sweeps.push_back(std::move(external.sweep));
+  outcome.checks = JudgeSweeps(plan, outcome.sweeps);
+  return outcome;
+}
 
-  if (plan.collectives.backend == plan::CollectiveBackend::kNccl) {
-    std::vector<std::string> missing;
-    for (size_t index : reachable) {
-      std::string why =
-          NcclUnavailable(nodes[index], RanksOnNode(plan.collectives, nodes[index].node));
-      if (!why.empty()) missing.push_back(why);
-    }
-    if (!missing.empty()) {
-      outcome.not_run = absl::StrCat("skipped: ", absl::StrJoin(missing, "; "),
-                                     "; the nccl backend needs one GPU per rank (use backend: "
-                                     "gloo on hosts without GPUs)");
-      return outcome;
-    }
+// Why the nccl backend cannot run on the reachable nodes, or "" when it can.
+std::string NcclNotRunnable(const std::vector<NodeState>& nodes, const plan::Plan& plan,
+                            const std::vector<size_t>& reachable) {
+  std::vector<std::string> missing;
+  for (size_t index : reachable) {
+    std::string why =
+        NcclUnavailable(nodes[index], RanksOnNode(plan.collectives, nodes[index].node));
+    if (!why.empty()) missing.push_back(why);
   }
+  if (missing.empty()) return "";
+  return absl::StrCat("skipped: ", absl::StrJoin(missing, "; "),
+                      "; the nccl backend needs one GPU per rank (use backend: "
+                      "gloo on hosts without GPUs)");
+}
 
-  ScopeChoice choice =
-      ChooseScopes(plan.collectives.scopes, reachable, plan.collectives.one_node_every_node);
-  outcome.skipped = choice.skipped;
-  std::vector<v1::CollectiveSweep> carried;
-  if (rerun != nullptr) carried = CarryBaselineSweeps(nodes, *rerun, choice.scopes, progress);
-  for (const std::string& skipped : choice.skipped)
-    progress.Line("collectives", "skipped " + skipped);
-  std::vector<std::optional<v1::CollectiveSweep>> swept =
-      RunScopes(nodes, plan, choice.scopes, progress, clock, stop);
+// Prints and records each swept scope; a scope the stop left out is skipped.
+void RecordSweeps(std::vector<std::optional<v1::CollectiveSweep>>& swept,
+                  const std::vector<CollectiveScope>& scopes, const std::vector<NodeState>& nodes,
+                  const plan::Plan& plan, const RunStop* stop, Progress& progress,
+                  CollectivesOutcome& outcome) {
   for (size_t i = 0; i < swept.size(); ++i) {
     if (!swept[i]) {
       const std::optional<StopRequest> request = stop->request();
-      outcome.skipped.push_back(absl::StrCat(choice.scopes[i].name,
+      outcome.skipped.push_back(absl::StrCat(scopes[i].name,
                                              ": not run: the run was interrupted by ",
                                              request ? request->signal : "a signal"));
       continue;
@@ -283,11 +316,42 @@ CollectivesOutcome RunCollectivesPhase(std::vector<NodeState>& nodes, const plan
     v1::CollectiveSweep& sweep = *swept[i];
     PrintSweep(sweep, progress);
     if (plan.collectives.backend == plan::CollectiveBackend::kGloo) {
-      sweep.set_expected_transport(GlooTransportFor(plan, nodes[choice.scopes[i].nodes.front()]));
+      sweep.set_expected_transport(GlooTransportFor(plan, nodes[scopes[i].nodes.front()]));
     }
     SetFloor(plan, sweep);
     outcome.sweeps.push_back(std::move(sweep));
   }
+}
+
+}  // namespace
+
+CollectivesOutcome RunCollectivesPhase(std::vector<NodeState>& nodes, const plan::Plan& plan,
+                                       Progress& progress, Clock& clock, const RerunScope* rerun,
+                                       const RunStop* stop) {
+  if (plan.collectives.launcher == plan::CollectiveLauncher::kMpirun) {
+    return RunThroughMpirun(plan, progress);
+  }
+  CollectivesOutcome outcome;
+  std::vector<size_t> reachable;
+  for (size_t i = 0; i < nodes.size(); ++i) {
+    if (nodes[i].reachable && nodes[i].inventory) reachable.push_back(i);
+  }
+  if (plan.collectives.backend == plan::CollectiveBackend::kNccl) {
+    outcome.not_run = NcclNotRunnable(nodes, plan, reachable);
+    if (!outcome.not_run.empty()) return outcome;
+  }
+
+  ScopeChoice choice =
+      ChooseScopes(plan.collectives.scopes, reachable, plan.collectives.one_node_every_node);
+  outcome.skipped = choice.skipped;
+  std::vector<v1::CollectiveSweep> carried;
+  if (rerun != nullptr) carried = CarryBaselineSweeps(nodes, *rerun, choice.scopes, progress);
+  for (const std::string& skipped : choice.skipped) {
+    progress.Line("collectives", "skipped " + skipped);
+  }
+  std::vector<std::optional<v1::CollectiveSweep>> swept =
+      RunScopes(nodes, plan, choice.scopes, progress, clock, stop);
+  RecordSweeps(swept, choice.scopes, nodes, plan, stop, progress, outcome);
   for (auto& sweep : carried) outcome.sweeps.push_back(std::move(sweep));
   outcome.checks = JudgeSweeps(plan, outcome.sweeps);
   return outcome;

@@ -348,13 +348,16 @@ const v1::Finding* BusbwCheck(const v1::Certificate& c, const v1::CollectiveSwee
   return nullptr;
 }
 
-std::string SweepBlock(const v1::CollectiveSweep& s, const v1::Certificate& c) {
-  std::string out =
-      absl::StrCat("<h3 id=\"sweep-", Anchor(controller::SweepName(s)), "\">",
-                   HtmlEscape(controller::SweepName(s)), " allreduce ",
-                   s.ok() ? Badge("pass", "RAN") : Badge("fail", "FAILED"),
-                   CarriedBadge(s.carried()), " <span class=\"muted\">", s.ranks(), " rank(s) on ",
-                   HtmlEscape(absl::StrJoin(s.nodes(), ", ")), "</span></h3>\n");
+std::string SweepHeading(const v1::CollectiveSweep& s) {
+  return absl::StrCat("<h3 id=\"sweep-", Anchor(controller::SweepName(s)), "\">",
+                      HtmlEscape(controller::SweepName(s)), " allreduce ",
+                      s.ok() ? Badge("pass", "RAN") : Badge("fail", "FAILED"),
+                      CarriedBadge(s.carried()), " <span class=\"muted\">", s.ranks(),
+                      " rank(s) on ", HtmlEscape(absl::StrJoin(s.nodes(), ", ")), "</span></h3>\n");
+}
+
+// "12.3 GB/s (best out-of-place from 64 MiB up), floor 10 GB/s".
+std::string LargeBusbwText(const v1::CollectiveSweep& s) {
   std::string large = absl::StrCat(FormatNumber(s.large_busbw_gbytes()), " GB/s");
   if (s.large_from_bytes() > 0) {
     absl::StrAppend(&large, " (best out-of-place from ", FormatBytes(s.large_from_bytes()), " up)");
@@ -362,6 +365,19 @@ std::string SweepBlock(const v1::CollectiveSweep& s, const v1::Certificate& c) {
   if (s.min_busbw_gbytes() > 0) {
     absl::StrAppend(&large, ", floor ", FormatNumber(s.min_busbw_gbytes()), " GB/s");
   }
+  return large;
+}
+
+// What NCCL's log says it used; "" when the sweep kept no NCCL log.
+std::string NcclChannelsText(const v1::CollectiveSweep& s) {
+  if (!s.has_nccl_transport()) return "";
+  const auto& t = s.nccl_transport();
+  return absl::StrCat(t.network().empty() ? "network not logged" : t.network(), "; channels: IB ",
+                      t.net_ib_channels(), " (GDR ", t.net_ib_gdr_channels(), "), socket ",
+                      t.net_socket_channels(), ", intra-node ", t.intra_node_channels());
+}
+
+std::string SweepFacts(const v1::CollectiveSweep& s, const v1::Certificate& c) {
   std::string verdict;
   if (const v1::Finding* check = BusbwCheck(c, s); check != nullptr) {
     verdict = absl::StrCat(check->status(), ": ", check->message());
@@ -370,20 +386,62 @@ std::string SweepBlock(const v1::CollectiveSweep& s, const v1::Certificate& c) {
   if (!s.expected_transport().empty() && s.expected_transport() != s.transport()) {
     absl::StrAppend(&transport, " (the plan asks for ", s.expected_transport(), ")");
   }
-  std::string nccl;
-  if (s.has_nccl_transport()) {
-    const auto& t = s.nccl_transport();
-    nccl = absl::StrCat(t.network().empty() ? "network not logged" : t.network(), "; channels: IB ",
-                        t.net_ib_channels(), " (GDR ", t.net_ib_gdr_channels(), "), socket ",
-                        t.net_socket_channels(), ", intra-node ", t.intra_node_channels());
-  }
-  out += KeyValueTable({{"backend", absl::StrCat(s.backend(), " via ", s.launcher())},
+  return KeyValueTable({{"backend", absl::StrCat(s.backend(), " via ", s.launcher())},
                         {"transport", transport},
-                        {"NCCL", nccl},
-                        {"large-message busbw", large},
+                        {"NCCL", NcclChannelsText(s)},
+                        {"large-message busbw", LargeBusbwText(s)},
                         {"busbw check", verdict},
                         {"duration", s.duration_ms() > 0 ? FormatDurationMs(s.duration_ms()) : ""},
                         {"error", s.error()}});
+}
+
+std::vector<HtmlCell> SweepRowCells(const v1::CollectiveRow& r) {
+  auto num = [](double v) { return Text(FormatNumber(v), "num"); };
+  auto wrong = [](int64_t w) {
+    return Text(w < 0 ? std::string("n/a") : absl::StrCat(w), w > 0 ? "fail" : "num");
+  };
+  std::vector<HtmlCell> row = {Text(FormatBytes(r.bytes()), "num"),
+                               Text(absl::StrCat(r.bytes()), "num"),
+                               Text(absl::StrCat(r.count()), "num"),
+                               Text(absl::StrCat(r.type(), " ", r.redop())),
+                               num(r.oop_time_us()),
+                               num(r.oop_algbw_gbytes()),
+                               num(r.oop_busbw_gbytes()),
+                               wrong(r.oop_wrong())};
+  if (r.has_in_place()) {
+    for (auto cell : {num(r.ip_time_us()), num(r.ip_algbw_gbytes()), num(r.ip_busbw_gbytes()),
+                      wrong(r.ip_wrong())}) {
+      row.push_back(std::move(cell));
+    }
+  } else {
+    for (int i = 0; i < 4; ++i) row.push_back(Text("-", "muted"));
+  }
+  return row;
+}
+
+// The folded table of every size, then the sweep's notes and NCCL channels.
+std::string SweepRowsDetails(const v1::CollectiveSweep& s) {
+  std::vector<std::vector<HtmlCell>> rows;
+  for (const auto& r : s.rows()) rows.push_back(SweepRowCells(r));
+  std::string out = absl::StrCat(
+      "<details><summary>rows (", s.rows_size(), " sizes)</summary>\n<div class=\"scroll\">",
+      HtmlTable(
+          {"size", "bytes", "count", "type", "oop time us", "oop algbw GB/s", "oop busbw GB/s",
+           "oop #wrong", "ip time us", "ip algbw GB/s", "ip busbw GB/s", "ip #wrong"},
+          rows, "compact"),
+      "</div>");
+  if (!s.notes().empty() || (s.has_nccl_transport() && !s.nccl_transport().channels().empty())) {
+    std::vector<std::string> lines(s.notes().begin(), s.notes().end());
+    for (const auto& ch : s.nccl_transport().channels()) lines.push_back(ch);
+    absl::StrAppend(&out, "<pre>", HtmlEscape(absl::StrJoin(lines, "\n")), "</pre>");
+  }
+  out += "</details>\n";
+  return out;
+}
+
+std::string SweepBlock(const v1::CollectiveSweep& s, const v1::Certificate& c) {
+  std::string out = SweepHeading(s);
+  out += SweepFacts(s, c);
   if (!s.rank_errors().empty()) {
     out += "<ul class=\"error\">";
     for (const auto& e : s.rank_errors()) absl::StrAppend(&out, "<li>", HtmlEscape(e), "</li>");
@@ -394,44 +452,7 @@ std::string SweepBlock(const v1::CollectiveSweep& s, const v1::Certificate& c) {
     out += "<p class=\"muted\">The sweep recorded no sizes.</p>\n";
     return out;
   }
-  absl::StrAppend(&out, "<div class=\"scroll\">", chart, "</div>\n");
-  std::vector<std::vector<HtmlCell>> rows;
-  for (const auto& r : s.rows()) {
-    auto num = [](double v) { return Text(FormatNumber(v), "num"); };
-    auto wrong = [](int64_t w) {
-      return Text(w < 0 ? std::string("n/a") : absl::StrCat(w), w > 0 ? "fail" : "num");
-    };
-    std::vector<HtmlCell> row = {Text(FormatBytes(r.bytes()), "num"),
-                                 Text(absl::StrCat(r.bytes()), "num"),
-                                 Text(absl::StrCat(r.count()), "num"),
-                                 Text(absl::StrCat(r.type(), " ", r.redop())),
-                                 num(r.oop_time_us()),
-                                 num(r.oop_algbw_gbytes()),
-                                 num(r.oop_busbw_gbytes()),
-                                 wrong(r.oop_wrong())};
-    if (r.has_in_place()) {
-      for (auto cell : {num(r.ip_time_us()), num(r.ip_algbw_gbytes()), num(r.ip_busbw_gbytes()),
-                        wrong(r.ip_wrong())}) {
-        row.push_back(std::move(cell));
-      }
-    } else {
-      for (int i = 0; i < 4; ++i) row.push_back(Text("-", "muted"));
-    }
-    rows.push_back(std::move(row));
-  }
-  absl::StrAppend(&out, "<details><summary>rows (", s.rows_size(),
-                  " sizes)</summary>\n<div class=\"scroll\">",
-                  HtmlTable({"size", "bytes", "count", "type", "oop time us", "oop algbw GB/s",
-                             "oop busbw GB/s", "oop #wrong", "ip time us", "ip algbw GB/s",
-                             "ip busbw GB/s", "ip #wrong"},
-                            rows, "compact"),
-                  "</div>");
-  if (!s.notes().empty() || (s.has_nccl_transport() && !s.nccl_transport().channels().empty())) {
-    std::vector<std::string> lines(s.notes().begin(), s.notes().end());
-    for (const auto& ch : s.nccl_transport().channels()) lines.push_back(ch);
-    absl::StrAppend(&out, "<pre>", HtmlEscape(absl::StrJoin(lines, "\n")), "</pre>");
-  }
-  out += "</details>\n";
+  absl::StrAppend(&out, "<div class=\"scroll\">", chart, "</div>\n", SweepRowsDetails(s));
   return out;
 }
 

@@ -205,21 +205,20 @@ void WriteCase(const Case& c, std::string& out) {
   out += "    </testcase>\n";
 }
 
-}  // namespace
-
-std::string RenderJunitReport(const v1::Certificate& certificate) {
-  Suites suites;
-  std::set<std::string> phase_names;
-  for (const auto& phase : certificate.phases()) phase_names.insert(phase.name());
-
+// The phases suite, in run order; returns the phases' total seconds.
+double AddPhaseCases(const v1::Certificate& certificate, Suites& suites) {
   double phase_total = 0;
   for (const auto& phase : certificate.phases()) {
     suites.Add("phases", PhaseCase(phase));
     phase_total += phase.duration_ms() / 1000.0;
   }
   suites.Get("phases").seconds = phase_total;
-  for (const char* area : {"connect", "inventory", "pairwise", "collectives"}) suites.Get(area);
+  return phase_total;
+}
 
+// The pairs, then every check that is not already a pair's verdict.
+void AddPairAndCheckCases(const v1::Certificate& certificate,
+                          const std::set<std::string>& phase_names, Suites& suites) {
   std::set<std::tuple<std::string, std::string, std::string, std::string>> pair_verdicts;
   for (const auto& p : certificate.pairs()) {
     pair_verdicts.insert(Identity(p.verdict()));
@@ -238,16 +237,21 @@ std::string RenderJunitReport(const v1::Certificate& certificate) {
     }
     suites.Add(area, std::move(c));
   }
+}
+
+std::string SkippedArea(const v1::SkippedTest& s, const std::set<std::string>& phase_names) {
+  if (s.kind() == "phase") return "phases";
+  if (s.kind() == "pair") return "pairwise";
+  if (s.kind() == "sweep") return "collectives";
+  if (s.kind() == "check") return AreaOf(s.key().substr(0, s.key().find('@')), phase_names);
+  return "inventory";
+}
+
+// What did not run, unless a case of the same name already says so.
+void AddSkippedCases(const v1::Certificate& certificate, const std::set<std::string>& phase_names,
+                     Suites& suites) {
   for (const auto& s : certificate.skipped()) {
-    std::string area = "inventory";
-    if (s.kind() == "phase")
-      area = "phases";
-    else if (s.kind() == "pair")
-      area = "pairwise";
-    else if (s.kind() == "sweep")
-      area = "collectives";
-    else if (s.kind() == "check")
-      area = AreaOf(s.key().substr(0, s.key().find('@')), phase_names);
+    const std::string area = SkippedArea(s, phase_names);
     if (suites.Has(area, s.key())) continue;
     Case c;
     c.name = s.key();
@@ -256,12 +260,44 @@ std::string RenderJunitReport(const v1::Certificate& certificate) {
     c.message = s.reason();
     suites.Add(area, std::move(c));
   }
-  // A suite named after a phase takes that phase's duration.
+}
+
+// A suite named after a phase takes that phase's duration.
+void TimeSuitesByPhase(const v1::Certificate& certificate, Suites& suites) {
   for (auto& suite : suites.all()) {
     for (const auto& phase : certificate.phases()) {
       if (phase.name() == suite.name) suite.seconds = phase.duration_ms() / 1000.0;
     }
   }
+}
+
+std::string SuiteXml(const Suite& suite, const Counts& n, int id,
+                     const v1::Certificate& certificate) {
+  std::string out;
+  absl::StrAppend(&out, "  <testsuite name=\"clustercert.", XmlEscape(suite.name), "\" id=\"", id,
+                  "\" ", CountAttributes(n), ">\n", "    <properties>\n",
+                  R"(      <property name="cluster" value=")", XmlEscape(certificate.cluster()),
+                  "\"/>\n      <property name=\"verdict\" value=\"",
+                  XmlEscape(certificate.verdict()),
+                  "\"/>\n      <property name=\"started_at\" "
+                  "value=\"",
+                  XmlEscape(certificate.started_at()), "\"/>\n    </properties>\n");
+  for (const auto& c : suite.cases) WriteCase(c, out);
+  out += "  </testsuite>\n";
+  return out;
+}
+
+}  // namespace
+
+std::string RenderJunitReport(const v1::Certificate& certificate) {
+  Suites suites;
+  std::set<std::string> phase_names;
+  for (const auto& phase : certificate.phases()) phase_names.insert(phase.name());
+  const double phase_total = AddPhaseCases(certificate, suites);
+  for (const char* area : {"connect", "inventory", "pairwise", "collectives"}) suites.Get(area);
+  AddPairAndCheckCases(certificate, phase_names, suites);
+  AddSkippedCases(certificate, phase_names, suites);
+  TimeSuitesByPhase(certificate, suites);
 
   Counts total;
   std::string body;
@@ -274,16 +310,7 @@ std::string RenderJunitReport(const v1::Certificate& certificate) {
     total.errors += n.errors;
     total.skipped += n.skipped;
     if (suite.name != "phases") total.seconds += n.seconds;
-    absl::StrAppend(&body, "  <testsuite name=\"clustercert.", XmlEscape(suite.name), "\" id=\"",
-                    id++, "\" ", CountAttributes(n), ">\n", "    <properties>\n",
-                    "      <property name=\"cluster\" value=\"", XmlEscape(certificate.cluster()),
-                    "\"/>\n      <property name=\"verdict\" value=\"",
-                    XmlEscape(certificate.verdict()),
-                    "\"/>\n      <property name=\"started_at\" "
-                    "value=\"",
-                    XmlEscape(certificate.started_at()), "\"/>\n    </properties>\n");
-    for (const auto& c : suite.cases) WriteCase(c, body);
-    body += "  </testsuite>\n";
+    body += SuiteXml(suite, n, id++, certificate);
   }
   // The phases' own durations cover the run; the other suites are parts of
   // it, so the root's time is the phases' total when there is one.

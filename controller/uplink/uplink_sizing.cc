@@ -47,62 +47,79 @@ int CountedGpus(const plan::Plan& plan) {
 
 double TransferSeconds(double gbytes, double gbps) { return gbps > 0 ? gbytes * 8 / gbps : 0; }
 
-v1::UplinkSizing SizeUplink(const plan::Plan& plan) {
-  const plan::UplinkWorkload& workload = plan.uplink.workload;
-  v1::UplinkSizing sizing;
-  sizing.set_capacity_gbps(plan.uplink.capacity_gbps);
-  sizing.set_nodes(static_cast<int>(plan.nodes.size()));
-  sizing.set_gpus(CountedGpus(plan));
-  sizing.set_checkpoint_gbytes(workload.checkpoint_gbytes);
+namespace {
 
-  double per_gpu = workload.ingest_gbytes_per_gpu;
-  double cluster_gbps = workload.cluster_ingest_gbps;
-  std::string basis;
+// The workload's dataset read rate, per GPU or for the whole cluster.
+struct ReadRate {
+  double per_gpu = 0;
+  double cluster_gbps = 0;
+  std::string basis;  // the profile's reason for its figure; "" when given as numbers
+
+  bool known() const { return per_gpu > 0 || cluster_gbps > 0; }
+};
+
+// A named profile replaces the workload's own figures; records which.
+ReadRate ResolveReadRate(const plan::UplinkWorkload& workload, v1::UplinkSizing& sizing) {
+  ReadRate rate{workload.ingest_gbytes_per_gpu, workload.cluster_ingest_gbps, ""};
   if (const Profile* profile = FindProfile(workload.profile)) {
     sizing.set_profile(profile->name);
-    per_gpu = profile->gbytes_per_gpu;
-    cluster_gbps = profile->cluster_gbps;
-    basis = profile->basis;
-  } else if (per_gpu > 0 || cluster_gbps > 0) {
+    rate.per_gpu = profile->gbytes_per_gpu;
+    rate.cluster_gbps = profile->cluster_gbps;
+    rate.basis = profile->basis;
+  } else if (rate.known()) {
     sizing.set_profile("custom");
   }
-  sizing.set_ingest_gbytes_per_gpu(per_gpu);
-  if (per_gpu > 0) {
-    const double gbytes = sizing.gpus() * per_gpu;
+  return rate;
+}
+
+// The required rate and the arithmetic that shows where it comes from.
+void SetRequiredRate(const ReadRate& rate, const plan::UplinkWorkload& workload,
+                     v1::UplinkSizing& sizing) {
+  sizing.set_ingest_gbytes_per_gpu(rate.per_gpu);
+  if (rate.per_gpu > 0) {
+    const double gbytes = sizing.gpus() * rate.per_gpu;
     sizing.set_required_gbytes_s(gbytes);
     sizing.set_required_gbps(gbytes * 8);
     const std::string gpus_term =
         workload.gpus_per_node > 0
             ? absl::StrCat(sizing.nodes(), " nodes x ", workload.gpus_per_node, " GPUs")
             : absl::StrCat(sizing.gpus(), " GPUs");
-    sizing.set_arithmetic(absl::StrCat(gpus_term, " x ", Num(per_gpu), " GB/s = ", Num(gbytes),
+    sizing.set_arithmetic(absl::StrCat(gpus_term, " x ", Num(rate.per_gpu), " GB/s = ", Num(gbytes),
                                        " GB/s = ", Num(gbytes * 8), " Gb/s"));
-  } else if (cluster_gbps > 0) {
-    sizing.set_required_gbps(cluster_gbps);
-    sizing.set_required_gbytes_s(cluster_gbps / 8);
-    sizing.set_arithmetic(absl::StrCat("cluster read rate ", Num(cluster_gbps),
-                                       " Gb/s = ", Num(cluster_gbps / 8), " GB/s"));
+  } else if (rate.cluster_gbps > 0) {
+    sizing.set_required_gbps(rate.cluster_gbps);
+    sizing.set_required_gbytes_s(rate.cluster_gbps / 8);
+    sizing.set_arithmetic(absl::StrCat("cluster read rate ", Num(rate.cluster_gbps),
+                                       " Gb/s = ", Num(rate.cluster_gbps / 8), " GB/s"));
   }
-  if (!basis.empty()) {
+  if (!rate.basis.empty()) {
     sizing.set_arithmetic(absl::StrCat(sizing.arithmetic(), " (", sizing.profile(), ")"));
-    sizing.set_basis(absl::StrCat(basis, "."));
+    sizing.set_basis(absl::StrCat(rate.basis, "."));
   }
+}
 
+// Headroom and verdict against the uplink's capacity, checkpoint time and the
+// fabric's total rate for comparison.
+void SetCapacityFigures(const plan::Plan& plan, bool has_rate, v1::UplinkSizing& sizing) {
   const double capacity = plan.uplink.capacity_gbps;
   const double required = sizing.required_gbps();
-  const bool has_rate = per_gpu > 0 || cluster_gbps > 0;
   if (capacity > 0 && has_rate) {
     sizing.set_headroom_gbps(capacity - required);
     sizing.set_utilisation(required / capacity);
     sizing.set_verdict(required <= capacity ? "fits" : "undersized");
   }
-  if (capacity > 0 && workload.checkpoint_gbytes > 0) {
-    sizing.set_checkpoint_seconds(TransferSeconds(workload.checkpoint_gbytes, capacity));
+  if (capacity > 0 && plan.uplink.workload.checkpoint_gbytes > 0) {
+    sizing.set_checkpoint_seconds(
+        TransferSeconds(plan.uplink.workload.checkpoint_gbytes, capacity));
   }
   int rails = 0;
   for (const plan::Node& node : plan.nodes) rails += std::max<int>(1, node.rails.size());
   sizing.set_fabric_gbps(rails * plan.fabric.link_rate_gbps);
+}
 
+void AddAdvice(const plan::Plan& plan, v1::UplinkSizing& sizing) {
+  const double capacity = plan.uplink.capacity_gbps;
+  const double required = sizing.required_gbps();
   if (sizing.verdict() == "undersized") {
     sizing.add_advice(
         absl::StrCat("The uplink carries ", Num(capacity), " Gb/s but the dataset read rate needs ",
@@ -123,11 +140,26 @@ v1::UplinkSizing SizeUplink(const plan::Plan& plan) {
   }
   if (sizing.checkpoint_seconds() > 0) {
     sizing.add_advice(absl::StrCat(
-        "One ", Num(workload.checkpoint_gbytes), " GB checkpoint takes ",
+        "One ", Num(plan.uplink.workload.checkpoint_gbytes), " GB checkpoint takes ",
         absl::StrFormat("%.0f", sizing.checkpoint_seconds()), " s at ", Num(capacity),
         " Gb/s (a 70B model's weights are about 140 GB, a checkpoint twice that): plan for the "
         "larger figure."));
   }
+}
+
+}  // namespace
+
+v1::UplinkSizing SizeUplink(const plan::Plan& plan) {
+  const plan::UplinkWorkload& workload = plan.uplink.workload;
+  v1::UplinkSizing sizing;
+  sizing.set_capacity_gbps(plan.uplink.capacity_gbps);
+  sizing.set_nodes(static_cast<int>(plan.nodes.size()));
+  sizing.set_gpus(CountedGpus(plan));
+  sizing.set_checkpoint_gbytes(workload.checkpoint_gbytes);
+  const ReadRate rate = ResolveReadRate(workload, sizing);
+  SetRequiredRate(rate, workload, sizing);
+  SetCapacityFigures(plan, rate.known(), sizing);
+  AddAdvice(plan, sizing);
   return sizing;
 }
 

@@ -39,42 +39,39 @@ struct EventDestroy {
 };
 using CudaEvent = std::unique_ptr<std::remove_pointer_t<cudaEvent_t>, EventDestroy>;
 
+// What every acquisition below shares: `create` fills in a new handle and
+// returns the CUDA result; on success `owner` takes the handle, else the
+// CudaCallFailed sentence for `call` comes back.
+template <typename Owner, typename Create>
+std::string AcquireOwned(const std::string& call, int device, Owner& owner, Create create) {
+  typename Owner::pointer handle = nullptr;
+  cudaError_t result = create(&handle);
+  if (result != cudaSuccess) return CudaCallFailed(call, device, result);
+  owner.reset(handle);
+  return "";
+}
+
 // Each returns "" and fills `owner`, or the CudaCallFailed sentence; the
 // current device must already be `device` (it is named in the sentence).
 inline std::string AllocateDeviceMemory(size_t bytes, int device, DeviceMemory& owner) {
-  void* pointer = nullptr;
-  cudaError_t result = cudaMalloc(&pointer, bytes);
-  if (result != cudaSuccess) {
-    return CudaCallFailed("cudaMalloc of " + std::to_string(bytes) + " bytes", device, result);
-  }
-  owner.reset(pointer);
-  return "";
+  return AcquireOwned("cudaMalloc of " + std::to_string(bytes) + " bytes", device, owner,
+                      [bytes](void** pointer) { return cudaMalloc(pointer, bytes); });
 }
 
 inline std::string AllocatePinnedHostMemory(size_t bytes, int device, PinnedHostMemory& owner) {
-  void* pointer = nullptr;
-  cudaError_t result = cudaMallocHost(&pointer, bytes);
-  if (result != cudaSuccess) {
-    return CudaCallFailed("cudaMallocHost of " + std::to_string(bytes) + " bytes", device, result);
-  }
-  owner.reset(pointer);
-  return "";
+  return AcquireOwned("cudaMallocHost of " + std::to_string(bytes) + " bytes", device, owner,
+                      [bytes](void** pointer) { return cudaMallocHost(pointer, bytes); });
 }
 
 inline std::string CreateStream(int device, CudaStream& owner) {
-  cudaStream_t stream = nullptr;
-  cudaError_t result = cudaStreamCreateWithFlags(&stream, cudaStreamNonBlocking);
-  if (result != cudaSuccess) return CudaCallFailed("cudaStreamCreateWithFlags", device, result);
-  owner.reset(stream);
-  return "";
+  return AcquireOwned("cudaStreamCreateWithFlags", device, owner, [](cudaStream_t* stream) {
+    return cudaStreamCreateWithFlags(stream, cudaStreamNonBlocking);
+  });
 }
 
 inline std::string CreateEvent(int device, CudaEvent& owner) {
-  cudaEvent_t event = nullptr;
-  cudaError_t result = cudaEventCreate(&event);
-  if (result != cudaSuccess) return CudaCallFailed("cudaEventCreate", device, result);
-  owner.reset(event);
-  return "";
+  return AcquireOwned("cudaEventCreate", device, owner,
+                      [](cudaEvent_t* event) { return cudaEventCreate(event); });
 }
 
 }  // namespace clustercert::workers::nccl_worker

@@ -3,12 +3,15 @@
 #include <algorithm>
 #include <chrono>
 #include <cstring>
+#include <optional>
 #include <sstream>
+#include <utility>
 
 namespace clustercert::workers::nccl_worker {
 namespace {
 
 constexpr char kUniqueIdKey[] = "nccl-unique-id";
+constexpr char kGpuFix[] = "check the GPU with nvidia-smi and the worker's stderr";
 
 std::string NcclCallFailed(const std::string& call, ncclResult_t result, ncclComm_t comm) {
   std::string text = call + " failed: " + ncclGetErrorString(result);
@@ -62,84 +65,94 @@ std::unique_ptr<NcclAllreduceBackend> NcclAllreduceBackend::Create(
     const sweep::WorkerOptions& options, int device, sweep::WorkerChannel* channel,
     std::string& error) {
   std::unique_ptr<NcclAllreduceBackend> backend(new NcclAllreduceBackend(options, device));
-  const std::string gpu_fix = "check the GPU with nvidia-smi and the worker's stderr";
-
-  cudaError_t cuda_result = cudaSetDevice(device);
-  if (cuda_result != cudaSuccess) {
-    error = backend->FailureSentence(CudaCallFailed("cudaSetDevice", device, cuda_result),
-                                     "check that cuda:" + std::to_string(device) +
-                                         " is visible (CUDA_VISIBLE_DEVICES, nvidia-smi)");
-    return nullptr;
-  }
-  std::string failed = CreateStream(device, backend->stream_);
-  if (failed.empty()) failed = AllocateDeviceMemory(sizeof(float), device, backend->barrier_word_);
-  if (!failed.empty()) {
-    error = backend->FailureSentence(failed, gpu_fix);
-    return nullptr;
-  }
-
   ncclUniqueId unique_id;
-  if (options.rank == 0) {
-    ncclResult_t result = ncclGetUniqueId(&unique_id);
-    if (result != ncclSuccess) {
-      error = backend->FailureSentence(NcclCallFailed("ncclGetUniqueId", result, nullptr),
-                                       "NCCL could not open its bootstrap socket; check "
-                                       "NCCL_SOCKET_IFNAME and the worker's stderr");
-      return nullptr;
-    }
-    if (channel != nullptr) {
-      channel->Set(kUniqueIdKey,
-                   std::vector<char>(unique_id.internal, unique_id.internal + sizeof(unique_id)));
-    }
-  } else {
-    if (channel == nullptr) {
-      error = backend->FailureSentence("reading the NCCL unique id",
-                                       "ranks other than 0 need the agent's store; run with the "
-                                       "agent or with --ranks 1");
-      return nullptr;
-    }
-    std::optional<std::vector<char>> value = channel->Get(kUniqueIdKey);
-    if (!value) {
-      error = backend->FailureSentence(
-          "waiting for '" + std::string(kUniqueIdKey) + "'",
-          "the node-agent closed the worker's stdin (the job was cancelled or the agent died); "
-          "see the agent's log");
-      return nullptr;
-    }
-    if (value->size() != sizeof(unique_id)) {
-      error = backend->FailureSentence(
-          "reading '" + std::string(kUniqueIdKey) + "': it holds " + std::to_string(value->size()) +
-              " bytes, NCCL's id is " + std::to_string(sizeof(unique_id)),
-          "rank 0 runs a different NCCL build; install the same NCCL on every node");
-      return nullptr;
-    }
-    std::memcpy(unique_id.internal, value->data(), sizeof(unique_id));
+  std::string failed = backend->SelectDevice();
+  if (failed.empty()) failed = backend->ShareUniqueId(channel, unique_id);
+  if (failed.empty()) failed = backend->JoinCommunicator(unique_id);
+  if (failed.empty()) failed = backend->SizeBuffers();
+  if (!failed.empty()) {
+    error = std::move(failed);
+    return nullptr;
   }
+  return backend;
+}
 
-  ncclComm_t comm = nullptr;
-  ncclResult_t result = ncclCommInitRank(&comm, options.ranks, unique_id, options.rank);
+std::string NcclAllreduceBackend::SelectDevice() {
+  const cudaError_t cuda_result = cudaSetDevice(device_);
+  if (cuda_result != cudaSuccess) {
+    return FailureSentence(CudaCallFailed("cudaSetDevice", device_, cuda_result),
+                           "check that cuda:" + std::to_string(device_) +
+                               " is visible (CUDA_VISIBLE_DEVICES, nvidia-smi)");
+  }
+  std::string failed = CreateStream(device_, stream_);
+  if (failed.empty()) failed = AllocateDeviceMemory(sizeof(float), device_, barrier_word_);
+  if (!failed.empty()) return FailureSentence(failed, kGpuFix);
+  return "";
+}
+
+std::string NcclAllreduceBackend::ShareUniqueId(sweep::WorkerChannel* channel,
+                                                ncclUniqueId& unique_id) const {
+  if (rank_ != 0) return ReadUniqueId(channel, unique_id);
+  ncclResult_t result = ncclGetUniqueId(&unique_id);
   if (result != ncclSuccess) {
-    error = backend->FailureSentence(
-        NcclCallFailed("ncclCommInitRank of " + std::to_string(options.ranks) + " ranks", result,
-                       comm),
+    return FailureSentence(NcclCallFailed("ncclGetUniqueId", result, nullptr),
+                           "NCCL could not open its bootstrap socket; check "
+                           "NCCL_SOCKET_IFNAME and the worker's stderr");
+  }
+  if (channel != nullptr) {
+    channel->Set(kUniqueIdKey,
+                 std::vector<char>(unique_id.internal, unique_id.internal + sizeof(unique_id)));
+  }
+  return "";
+}
+
+std::string NcclAllreduceBackend::ReadUniqueId(sweep::WorkerChannel* channel,
+                                               ncclUniqueId& unique_id) const {
+  if (channel == nullptr) {
+    return FailureSentence("reading the NCCL unique id",
+                           "ranks other than 0 need the agent's store; run with the "
+                           "agent or with --ranks 1");
+  }
+  std::optional<std::vector<char>> value = channel->Get(kUniqueIdKey);
+  if (!value) {
+    return FailureSentence(
+        "waiting for '" + std::string(kUniqueIdKey) + "'",
+        "the node-agent closed the worker's stdin (the job was cancelled or the agent died); "
+        "see the agent's log");
+  }
+  if (value->size() != sizeof(unique_id)) {
+    return FailureSentence(
+        "reading '" + std::string(kUniqueIdKey) + "': it holds " + std::to_string(value->size()) +
+            " bytes, NCCL's id is " + std::to_string(sizeof(unique_id)),
+        "rank 0 runs a different NCCL build; install the same NCCL on every node");
+  }
+  std::memcpy(unique_id.internal, value->data(), sizeof(unique_id));
+  return "";
+}
+
+std::string NcclAllreduceBackend::JoinCommunicator(const ncclUniqueId& unique_id) {
+  ncclComm_t comm = nullptr;
+  ncclResult_t result = ncclCommInitRank(&comm, ranks_, unique_id, rank_);
+  if (result != ncclSuccess) {
+    return FailureSentence(
+        NcclCallFailed("ncclCommInitRank of " + std::to_string(ranks_) + " ranks", result, comm),
         "NCCL's INFO lines on stderr name the step; check that every rank started and that the "
         "nodes reach each other on NCCL_SOCKET_IFNAME");
-    return nullptr;
   }
-  backend->communicator_.Adopt(comm);
+  communicator_.Adopt(comm);
+  return "";
+}
 
+std::string NcclAllreduceBackend::SizeBuffers() {
   size_t free_bytes = 0;
   size_t total_bytes = 0;
-  cuda_result = cudaMemGetInfo(&free_bytes, &total_bytes);
+  const cudaError_t cuda_result = cudaMemGetInfo(&free_bytes, &total_bytes);
   if (cuda_result != cudaSuccess) {
-    error =
-        backend->FailureSentence(CudaCallFailed("cudaMemGetInfo", device, cuda_result), gpu_fix);
-    return nullptr;
+    return FailureSentence(CudaCallFailed("cudaMemGetInfo", device_, cuda_result), kGpuFix);
   }
-  backend->free_bytes_at_start_ = static_cast<int64_t>(free_bytes);
-  backend->memory_cap_bytes_ =
-      DeviceBufferCapBytes(options.memory_cap_bytes, static_cast<int64_t>(free_bytes));
-  return backend;
+  free_bytes_at_start_ = static_cast<int64_t>(free_bytes);
+  memory_cap_bytes_ = DeviceBufferCapBytes(requested_cap_bytes_, static_cast<int64_t>(free_bytes));
+  return "";
 }
 
 void NcclAllreduceBackend::Prepare(const std::vector<float>& host_data) {

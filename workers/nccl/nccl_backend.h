@@ -83,6 +83,14 @@ class NcclAllreduceBackend : public sweep::AllreduceBackend {
 
   // "rank 1 of 8 (nccl cuda:1): <what failed>: <fix>".
   std::string FailureSentence(const std::string& what, const std::string& fix) const;
+  // The steps of Create, in order; each returns "" or a FailureSentence.
+  std::string SelectDevice();
+  // Rank 0 makes the unique id and publishes it; the others read it.
+  std::string ShareUniqueId(sweep::WorkerChannel* channel, ncclUniqueId& unique_id) const;
+  std::string ReadUniqueId(sweep::WorkerChannel* channel, ncclUniqueId& unique_id) const;
+  std::string JoinCommunicator(const ncclUniqueId& unique_id);
+  // Records the free device memory and caps the sweep's buffers by it.
+  std::string SizeBuffers();
   // "" once every operation queued on the stream finished, else a sentence
   // (and the communicator aborted) on an error or after the timeout.
   std::string WaitForStream(const std::string& during);

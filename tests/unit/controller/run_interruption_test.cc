@@ -11,6 +11,7 @@
 
 #include "absl/strings/match.h"
 #include "absl/time/clock.h"
+#include "common/completion.h"
 #include "common/version.h"
 #include "controller/certificate/certificate_builder.h"
 #include "controller/commands/certification_run.h"
@@ -235,11 +236,13 @@ TEST(InterruptWatcherDeathTest, FirstSignalRequestsTheStopAndSetsTheExitCode) {
   EXPECT_EXIT(
       {
         RunStop stop;
+        Completion requested;
+        stop.AddListener([&] { requested.Notify(); });
         stop.EnterPhase("collectives");
         InterruptWatcher watcher(stop, [] { return absl::FromUnixSeconds(1772366584); });
         if (watcher.exit_code() != 0) std::_Exit(1);
         ::kill(::getpid(), SIGTERM);
-        for (int i = 0; i < 200 && !stop.requested(); ++i) absl::SleepFor(absl::Milliseconds(10));
+        requested.WaitFor(absl::Seconds(2));  // the watcher's Request wakes it
         const std::optional<StopRequest> request = stop.request();
         if (!request || request->signal != "SIGTERM" || request->phase != "collectives" ||
             request->at != absl::FromUnixSeconds(1772366584)) {
@@ -255,11 +258,16 @@ TEST(InterruptWatcherDeathTest, SecondSignalExitsAtOnce) {
   EXPECT_EXIT(
       {
         RunStop stop;
+        Completion requested;
+        stop.AddListener([&] { requested.Notify(); });
         InterruptWatcher watcher(stop, [] { return absl::Now(); });
         ::kill(::getpid(), SIGINT);
-        for (int i = 0; i < 200 && !stop.requested(); ++i) absl::SleepFor(absl::Milliseconds(10));
+        requested.WaitFor(absl::Seconds(2));  // the watcher's Request wakes it
         ::kill(::getpid(), SIGINT);
-        absl::SleepFor(absl::Seconds(10));  // the cleanup nobody waits for
+        // The cleanup nobody waits for: never notified, so only the watcher's
+        // exit ends this wait (the bound ends a failing test with code 0).
+        Completion cleanup_done;
+        cleanup_done.WaitFor(absl::Seconds(10));
         std::_Exit(0);
       },
       ::testing::ExitedWithCode(130), "second SIGINT: exiting now");

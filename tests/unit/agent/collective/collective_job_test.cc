@@ -108,8 +108,9 @@ TEST(CollectiveJobTest, DeliverAnswersAPendingGet) {
     return !published.empty();
   }));
   EXPECT_EQ(published[0].key, "k1");
-  // The worker now waits for k2, which only the controller can bring.
-  std::this_thread::sleep_for(std::chrono::milliseconds(200));
+  // The worker now waits for k2, which only the controller can bring: the
+  // job holds its get, and the worker cannot go on without the answer.
+  ASSERT_TRUE(WaitUntil([&] { return job->AwaitedKeys() == std::vector<std::string>{"k2"}; }));
   EXPECT_FALSE(job->Finished());
 
   ASSERT_TRUE(job->Deliver({StoreEntry{"k2", {'x', 'y', 'z'}}}).ok());
@@ -117,6 +118,7 @@ TEST(CollectiveJobTest, DeliverAnswersAPendingGet) {
   auto rank = job->Ranks()[0];
   EXPECT_EQ(rank.state, RankState::kDone) << rank.error;
   EXPECT_TRUE(HasLine(rank.notes, "got value k2 78797a"));
+  EXPECT_TRUE(job->AwaitedKeys().empty());
   EXPECT_TRUE(job->TakePublished().empty()) << "a delivered key is not published back";
 }
 
@@ -186,21 +188,33 @@ TEST(CollectiveJobTest, HangingRankIsKilledAtTheDeadline) {
 }
 
 TEST(CollectiveJobTest, OneFailedRankDoesNotKillTheOthers) {
-  auto job = StartOrDie(Job({Worker(0, "fake_worker_fail.sh"), Worker(1, "fake_worker_hang.sh")}));
+  // Rank 1 waits for a key only the controller brings; rank 2 hangs.
+  auto job = StartOrDie(
+      Job({Worker(0, "fake_worker_fail.sh"), Worker(1, "fake_worker_ok.sh", {"k1", "6869", "go"}),
+           Worker(2, "fake_worker_hang.sh")}));
   ASSERT_NE(job, nullptr);
   ASSERT_TRUE(WaitUntil([&] { return job->Ranks()[0].state == RankState::kFailed; }));
-  std::this_thread::sleep_for(std::chrono::milliseconds(200));
   EXPECT_EQ(job->Ranks()[1].state, RankState::kRunning);
+  EXPECT_EQ(job->Ranks()[2].state, RankState::kRunning);
+  EXPECT_FALSE(job->Finished());
+  // Rank 1 outlived rank 0's failure: given its key, it finishes cleanly
+  // (a rank killed for rank 0's sake could not).
+  ASSERT_TRUE(job->Deliver({StoreEntry{"go", {'o', 'k'}}}).ok());
+  ASSERT_TRUE(WaitUntil([&] { return job->Ranks()[1].state != RankState::kRunning; }));
+  EXPECT_EQ(job->Ranks()[1].state, RankState::kDone) << job->Ranks()[1].error;
+  EXPECT_EQ(job->Ranks()[2].state, RankState::kRunning);
   EXPECT_FALSE(job->Finished());
 
   job->Cancel("rank 0 failed elsewhere: the controller cancelled the job");
   ASSERT_TRUE(WaitUntil([&] { return job->Finished(); }));
   auto ranks = job->Ranks();
-  EXPECT_EQ(ranks[1].state, RankState::kFailed);
-  EXPECT_EQ(ranks[1].error, "rank 0 failed elsewhere: the controller cancelled the job");
-  EXPECT_EQ(ranks[1].signal, SIGKILL);
+  EXPECT_EQ(ranks[2].state, RankState::kFailed);
+  EXPECT_EQ(ranks[2].error, "rank 0 failed elsewhere: the controller cancelled the job");
+  EXPECT_EQ(ranks[2].signal, SIGKILL);
   // Cancel does not rewrite a rank that had already ended.
   EXPECT_EQ(ranks[0].error, "rank 0 cannot reach 10.0.0.2:29500: check that the peer's agent runs");
+  EXPECT_EQ(ranks[1].state, RankState::kDone);
+  EXPECT_TRUE(ranks[1].error.empty()) << ranks[1].error;
 }
 
 // Each rank is started through the job's spawner with the launch's

@@ -1,24 +1,49 @@
 #include "agent/peer/endpoint_registry.h"
 
 #include <atomic>
+#include <condition_variable>
 #include <memory>
+#include <mutex>
 #include <sstream>
 #include <thread>
 
+#include "common/completion.h"
 #include "gtest/gtest.h"
 #include "spdlog/sinks/ostream_sink.h"
 #include "spdlog/spdlog.h"
+#include "tests/support/simulated_clock.h"
 
 namespace clustercert::agent::peer {
 namespace {
 
 constexpr char kCaller[] = "tls:CN=controller";
 
-// Counts live endpoints so tests can prove the registry frees them.
+// Counts live endpoints so tests can prove the registry frees them, and
+// lets a test follow a run on another thread without sleeping.
 struct Tally {
   std::atomic<int> alive{0};
   std::atomic<int> connects{0};
   std::atomic<int> cancels{0};
+  Completion run_started;   // a Run that lasts is under way
+  Completion run_released;  // the test lets a cancelled Run return
+  Completion run_returned;  // that Run is returning
+
+  // True once no endpoint is alive, within `timeout` (a bound for a failing
+  // test; a passing one is woken by the last endpoint's destructor).
+  bool WaitUntilNoneAlive(absl::Duration timeout) {
+    std::unique_lock<std::mutex> lock(mutex);
+    return freed.wait_for(lock, absl::ToChronoNanoseconds(timeout), [this] { return alive == 0; });
+  }
+  void Freed() {
+    {
+      std::lock_guard<std::mutex> lock(mutex);
+      --alive;
+    }
+    freed.notify_all();
+  }
+
+  std::mutex mutex;
+  std::condition_variable freed;
 };
 
 class FakeEndpoint final : public PeerEndpoint {
@@ -28,23 +53,28 @@ class FakeEndpoint final : public PeerEndpoint {
     info_.set_address("10.0.0.1");
     info_.set_tcp_port(4242);
   }
-  ~FakeEndpoint() override { --tally_.alive; }
+  ~FakeEndpoint() override { tally_.Freed(); }
   void Cancel() override {
     ++tally_.cancels;
-    cancelled_ = true;
+    cancelled_.Notify();
   }
   const v1::EndpointInfo& local_info() const override { return info_; }
   absl::Status Connect(const v1::EndpointInfo& peer, absl::Time) override {
     ++tally_.connects;
     return peer.tcp_port() == 0 ? absl::InvalidArgumentError("peer has no port") : absl::OkStatus();
   }
-  // Runs for run_for, or until cancelled (as the engines do: verbs polls a
-  // flag, tcp sees its sockets close).
+  // Returns at once for a zero run_for; otherwise runs until cancelled (as
+  // the engines do: verbs polls a flag, tcp sees its sockets close), or for
+  // run_for if nobody cancels it. A cancelled run returns only once the test
+  // releases it, so the test can see who waited for whom.
   absl::StatusOr<v1::PeerTestResult> Run(absl::Time) override {
-    const absl::Time end = absl::Now() + run_for_;
-    while (absl::Now() < end) {
-      if (cancelled_) return absl::CancelledError("stopped by the controller");
-      absl::SleepFor(absl::Milliseconds(2));
+    if (run_for_ > absl::ZeroDuration()) {
+      tally_.run_started.Notify();
+      if (cancelled_.WaitFor(run_for_)) {
+        tally_.run_released.WaitFor(absl::Seconds(10));  // a bound for a failing test
+        tally_.run_returned.Notify();
+        return absl::CancelledError("stopped by the controller");
+      }
     }
     v1::PeerTestResult result;
     result.set_detail("fake");
@@ -54,7 +84,7 @@ class FakeEndpoint final : public PeerEndpoint {
  private:
   Tally& tally_;
   absl::Duration run_for_;
-  std::atomic<bool> cancelled_{false};
+  Completion cancelled_;
   v1::EndpointInfo info_;
 };
 
@@ -301,7 +331,8 @@ TEST(EndpointRegistryThreadsTest, CloseStopsARunningTestAtOnceAndReaperFrees) {
   Tally tally;
   FakeEngine engine(tally);
   engine.run_for = absl::Seconds(30);
-  EndpointRegistry registry({{"tcp", &engine}}, [] { return absl::Now(); });
+  ::clustercert::testing::SimulatedClock clock;
+  EndpointRegistry registry({{"tcp", &engine}}, clock.NowFunction());
   v1::PrepareEndpointRequest request;
   request.mutable_spec()->set_engine("tcp");
   request.mutable_spec()->set_data_ip("10.0.0.1");
@@ -312,20 +343,26 @@ TEST(EndpointRegistryThreadsTest, CloseStopsARunningTestAtOnceAndReaperFrees) {
   run.set_endpoint_id(prepared->endpoint_id());
   std::thread runner(
       [&] { EXPECT_EQ(registry.Run(run, kCaller).status().code(), absl::StatusCode::kCancelled); });
-  absl::SleepFor(absl::Milliseconds(50));
-  const absl::Time start = absl::Now();
+  ASSERT_TRUE(tally.run_started.WaitFor(absl::Seconds(10)));
+  // Close returns while the cancelled run is still held inside the engine:
+  // it does not wait for the run.
   EXPECT_TRUE(registry.Close(prepared->endpoint_id(), kCaller).ok());
-  EXPECT_LT(absl::Now() - start, absl::Milliseconds(100));
-  runner.join();
-  EXPECT_LT(absl::Now() - start, absl::Seconds(5));  // not the 30 s run
+  EXPECT_FALSE(tally.run_returned.HasBeenNotified());
   EXPECT_EQ(tally.cancels, 1);
-  EXPECT_EQ(tally.alive, 0);  // the run held the last reference
-
-  auto leased = registry.Prepare(request, kCaller);
-  ASSERT_TRUE(leased.ok());
-  registry.StartReaper(absl::Milliseconds(50));
-  for (int i = 0; i < 60 && tally.alive > 0; ++i) absl::SleepFor(absl::Milliseconds(50));
+  EXPECT_EQ(tally.alive, 1);  // the run holds the last reference
+  tally.run_released.Notify();
+  runner.join();  // cancelled: not the 30 s run
   EXPECT_EQ(tally.alive, 0);
+
+  auto leased = registry.Prepare(request, kCaller);  // a 1 s lease
+  ASSERT_TRUE(leased.ok());
+  EXPECT_EQ(registry.ReapExpired(), 0);
+  clock.Advance(absl::Seconds(1));
+  // The reaper's own period is real time; a short one finds the expired
+  // lease at its first tick.
+  registry.StartReaper(absl::Milliseconds(1));
+  EXPECT_TRUE(tally.WaitUntilNoneAlive(absl::Seconds(10)));
+  EXPECT_EQ(registry.active(), 0u);
 }
 
 }  // namespace

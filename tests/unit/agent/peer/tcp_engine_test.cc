@@ -9,8 +9,11 @@
 #include "absl/status/status.h"
 #include "absl/strings/str_cat.h"
 #include "agent/peer/tcp_socket.h"
+#include "common/clock.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
+#include "tests/support/child_processes.h"
+#include "tests/support/stepping_clock.h"
 
 namespace clustercert::agent::peer {
 namespace {
@@ -41,8 +44,9 @@ struct Pair {
   std::unique_ptr<PeerEndpoint> client;
 };
 
-Pair Connected(v1::PeerTestSpec spec, absl::Time deadline) {
-  TcpEngine engine;
+// `clock` judges the endpoints' deadlines; it must outlive the pair.
+Pair Connected(v1::PeerTestSpec spec, absl::Time deadline, Clock& clock = RealClock()) {
+  TcpEngine engine(clock);
   Pair pair;
   spec.set_role("server");
   absl::StatusOr<std::unique_ptr<PeerEndpoint>> server = engine.Prepare(spec);
@@ -310,7 +314,8 @@ TEST(TcpEngineTest, ClientFailsQuicklyWhenServerIsDestroyedMidRun) {
   absl::StatusOr<v1::PeerTestResult> result;
   absl::Time destroyed;
   std::thread client([&] { result = pair.client->Run(deadline); });
-  absl::SleepFor(absl::Milliseconds(300));
+  // Mid-run: the client has sent data (into socket buffers nobody reads).
+  EXPECT_TRUE(process::testing::WaitUntil([&] { return pair.client->Progress().bytes() > 0; }));
   destroyed = absl::Now();
   pair.server.reset();  // never ran: its pending streams are reset
   client.join();
@@ -354,14 +359,18 @@ TEST(TcpEngineTest, ServerFailsWhenClientIsDestroyedMidRun) {
 
 // A client that connected and then moves nothing (a frozen peer, a dead
 // link): the server ends as no progress after no_progress_s, not at its
-// deadline 30 s away.
+// deadline 30 s away. On a clock where each look finds 0.3 s gone, the
+// server's first look after it starts receiving already finds the client
+// silent for no_progress_s, so no real 0.3 s passes (the deadline, 100 looks
+// away, is not reached on the way).
 TEST(TcpEngineTest, ServerWhoseClientMovesNothingEndsAsNoProgress) {
-  const absl::Time deadline = absl::Now() + absl::Seconds(30);
+  ::clustercert::testing::SteppingClock clock(absl::Milliseconds(300));
+  const absl::Time deadline = clock.Peek() + absl::Seconds(30);
   v1::PeerTestSpec spec = Spec("write_bw");
   spec.set_streams(2);
   spec.set_iterations(1000);
   spec.set_no_progress_s(0.3);
-  Pair pair = Connected(spec, deadline);
+  Pair pair = Connected(spec, deadline, clock);
   ASSERT_NE(pair.server, nullptr);
   const absl::Time start = absl::Now();
   absl::StatusOr<v1::PeerTestResult> result = pair.server->Run(deadline);  // the client never runs
@@ -377,7 +386,7 @@ TEST(TcpEngineTest, ConnectToClosedPortNamesAddressAndPort) {
   {
     absl::StatusOr<SocketAddress> any = SocketAddress::FromLiteral("127.0.0.1", 0);
     ASSERT_TRUE(any.ok());
-    absl::StatusOr<TcpSocket> listener = TcpSocket::Listen(*any);
+    absl::StatusOr<TcpSocket> listener = TcpSocket::Listen(*any, RealClock());
     ASSERT_TRUE(listener.ok()) << listener.status();
     port = listener->LocalAddress()->port();
   }  // closed: nobody listens there now
@@ -417,7 +426,7 @@ TEST(TcpEngineTest, ServerDropsStrayConnections) {
   absl::StatusOr<SocketAddress> local = SocketAddress::FromLiteral("127.0.0.1", 0);
   absl::StatusOr<SocketAddress> target =
       SocketAddress::FromLiteral("127.0.0.1", (*server)->local_info().tcp_port());
-  absl::StatusOr<TcpSocket> stray = TcpSocket::Connect(*local, *target, deadline);
+  absl::StatusOr<TcpSocket> stray = TcpSocket::Connect(*local, *target, deadline, RealClock());
   ASSERT_TRUE(stray.ok()) << stray.status();
   const std::string junk = "GET / HTTP/1.1\r\n\r\n";
   ASSERT_TRUE(stray->SendAll(junk.data(), junk.size(), deadline, nullptr).ok());
