@@ -10,6 +10,7 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_split.h"
 #include "absl/strings/strip.h"
+#include "common/message_text.h"
 
 namespace clustercert::agent::inventory {
 namespace {
@@ -39,19 +40,7 @@ constexpr char kNeedsRoot[] =
     "since that access can also rewrite the firmware; run `node-agent --capture DIR` as root "
     "once and certify from the capture, or run the query by hand as root";
 
-std::string Quoted(absl::string_view text) {
-  if (text.size() > kMaxQuotedChars)
-    return absl::StrCat("'", text.substr(0, kMaxQuotedChars), "…'");
-  return absl::StrCat("'", text, "'");
-}
-
-std::string FirstLine(absl::string_view text) {
-  for (absl::string_view line : absl::StrSplit(text, '\n')) {
-    line = absl::StripAsciiWhitespace(line);
-    if (!line.empty()) return std::string(line);
-  }
-  return "";
-}
+std::string Quoted(absl::string_view text) { return QuotedText(text, kMaxQuotedChars); }
 
 bool IsHex(absl::string_view text) {
   for (char c : text) {
