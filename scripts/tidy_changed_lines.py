@@ -21,8 +21,11 @@ NAMESPACE_LINE = re.compile(r"^\s*(namespace [\w:]+ \{|\}\s*// namespace [\w:]*)
 
 
 def changed_lines(base):
-    """{path: [[first, last], ...]} of lines added or changed since `base`."""
-    diff = subprocess.run(["git", "diff", "-U0", "--no-color", "--no-renames", base, "--",
+    """{path: [[first, last], ...]} of lines added or changed since `base`.
+
+    A file moved since `base` (collective/ -> sweep/) counts by the lines its
+    move changed, not as new: moving code does not write it again."""
+    diff = subprocess.run(["git", "diff", "-U0", "--no-color", "--find-renames", base, "--",
                            "*.cc", "*.h"], check=True, capture_output=True, text=True).stdout
     ranges, path, hunk, added = {}, None, None, []
 

@@ -150,7 +150,7 @@ void ReadCommentLine(std::vector<std::string> tokens, const std::string& line, T
 bool ParseRow(const std::vector<std::string>& tokens, const TableLayout& layout, SweepRow& row,
               std::string& why) {
   const size_t base = layout.has_root ? 5 : 4;
-  const size_t width = static_cast<size_t>(layout.variant_columns);
+  const auto width = static_cast<size_t>(layout.variant_columns);
   if (tokens.size() < base + width) {
     why = "expected at least " + std::to_string(base + 2 * width) + " columns, got " +
           std::to_string(tokens.size());
