@@ -100,7 +100,8 @@ tsan_targets=(node-agent controller collective-worker-gloo)
 # reports, certificate, schedule and sweep-model suites run on one thread,
 # where TSan has nothing to find; leaving them out saves their build here.
 tsan_targets+=(unit_common unit_common_process unit_agent_service unit_agent_peer
-               unit_controller unit_agent_collective unit_agent_uplink)
+               unit_controller unit_controller_pairwise_phase unit_agent_collective
+               unit_agent_uplink)
 tsan_targets+=(integration_loopback integration_hgx_twin integration_collectives
                integration_certificate integration_agent_authz integration_signals)
 stage tsan-build bash scripts/build.sh --tsan "${tsan_targets[@]}"

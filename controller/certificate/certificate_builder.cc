@@ -36,7 +36,7 @@ std::vector<std::string> VerdictReasons(const v1::Certificate& certificate) {
   // A phase the plan asks for that did not run (not in this build, no GPU
   // for nccl, no agent) keeps the run from being certified.
   for (const auto& phase : certificate.phases()) {
-    if (phase.status() == "skipped" &&
+    if (phase.status() == v1::PhaseResult::skipped &&
         phase.detail().find("the plan has no") == std::string::npos) {
       reasons.push_back(absl::StrCat("the plan asks for the ", phase.name(),
                                      " phase, which did not run (", phase.detail(), ")"));
@@ -65,14 +65,14 @@ std::vector<v1::SkippedTest> SkippedTests(const v1::Certificate& certificate) {
     skipped.push_back(std::move(test));
   };
   for (const auto& phase : certificate.phases()) {
-    if (phase.status() == "skipped") add("phase", phase.name(), phase.detail());
+    if (phase.status() == v1::PhaseResult::skipped) add("phase", phase.name(), phase.detail());
   }
   for (const auto& check : certificate.checks()) {
-    if (check.status() == "skipped") add("check", check.key(), check.message());
+    if (check.status() == v1::Finding::skipped) add("check", check.key(), check.message());
   }
   // A main cell's verdict is already among the checks; retests are not.
   for (const auto& pair : certificate.pairs()) {
-    if (!pair.retest_of().empty() && pair.verdict().status() == "skipped") {
+    if (!pair.retest_of().empty() && pair.verdict().status() == v1::Finding::skipped) {
       add("pair", PairKey(pair), pair.verdict().message());
     }
   }
@@ -137,7 +137,7 @@ v1::Certificate BuildCertificate(const plan::Plan& plan, const std::vector<NodeS
   for (const auto& check : record.checks) *certificate.add_checks() = check;
   AssignFindingKeys(*certificate.mutable_checks());
   for (const auto& check : certificate.checks()) {
-    if (check.status() == "fail" || check.status() == "unknown") {
+    if (check.status() == v1::Finding::fail || check.status() == v1::Finding::unknown) {
       *certificate.add_findings() = check;
     }
   }

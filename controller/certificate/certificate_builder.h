@@ -36,7 +36,7 @@ struct RunRecord {
 };
 
 // The schema version certificate.json is written in (docs/certificate.md).
-inline constexpr uint32_t kCertificateFormatVersion = 4;
+inline constexpr uint32_t kCertificateFormatVersion = 5;
 
 v1::Certificate BuildCertificate(const plan::Plan& plan, const std::vector<NodeState>& nodes,
                                  const RunRecord& record);

@@ -16,18 +16,21 @@
 #include "controller/certificate/inventory_diff.h"
 #include "controller/certificate/result_keys.h"
 #include "controller/certificate/uplink_diff.h"
+#include "controller/checks/status_text.h"
 
 namespace clustercert::controller {
 namespace {
 
-bool IsFailing(const std::string& status) { return status == "fail" || status == "unknown"; }
+bool IsFailing(v1::Finding::Status status) {
+  return status == v1::Finding::fail || status == v1::Finding::unknown;
+}
 
 // fail > unknown > skipped > pass: the status a key shows when several
 // checks share it (pairwise.gpudirect of one client over several servers).
-int StatusRank(const std::string& status) {
-  if (status == "fail") return 3;
-  if (status == "unknown") return 2;
-  if (status == "skipped") return 1;
+int StatusRank(v1::Finding::Status status) {
+  if (status == v1::Finding::fail) return 3;
+  if (status == v1::Finding::unknown) return 2;
+  if (status == v1::Finding::skipped) return 1;
   return 0;
 }
 
@@ -68,28 +71,30 @@ void DiffFinding(const std::string& key, const v1::Finding* o, const v1::Finding
                  std::vector<DiffEntry>* entries) {
   const bool old_failing = o != nullptr && IsFailing(o->status());
   const bool new_failing = n != nullptr && IsFailing(n->status());
-  const std::string old_status = o == nullptr ? "" : o->status();
-  const std::string new_status = n == nullptr ? "" : n->status();
+  const std::string old_status = o == nullptr ? "" : checks::StatusText(o->status());
+  const std::string new_status = n == nullptr ? "" : checks::StatusText(n->status());
   if (new_failing && !old_failing) {
     DiffEntry entry =
         MakeDiffEntry(DiffKind::kFindingAdded, key, "status", old_status, new_status, NodesOf(*n));
-    entry.regression = n->severity() != "warning";
-    entry.text = absl::StrCat(key, " (", n->severity(), "): ", o == nullptr ? "absent" : old_status,
-                              " -> ", new_status, ": ", ClipText(n->message()));
+    entry.regression = n->severity() != v1::Finding::warning;
+    entry.text = absl::StrCat(key, " (", checks::StatusText(n->severity()),
+                              "): ", o == nullptr ? "absent" : old_status, " -> ", new_status, ": ",
+                              ClipText(n->message()));
     entries->push_back(std::move(entry));
   } else if (old_failing && !new_failing) {
     DiffEntry entry =
         MakeDiffEntry(DiffKind::kFindingFixed, key, "status", old_status, new_status, NodesOf(*o));
-    entry.improvement = n != nullptr && n->status() == "pass";
+    entry.improvement = n != nullptr && n->status() == v1::Finding::pass;
     entry.text = absl::StrCat(key, ": ", old_status, " -> ",
                               n == nullptr ? "absent (NEW did not evaluate it)" : new_status);
-    if (n != nullptr && n->status() == "skipped") absl::StrAppend(&entry.text, ": ", n->message());
+    if (n != nullptr && n->status() == v1::Finding::skipped)
+      absl::StrAppend(&entry.text, ": ", n->message());
     entries->push_back(std::move(entry));
   } else if (old_failing && new_failing) {
     DiffEntry entry = MakeDiffEntry(DiffKind::kFindingStillFailing, key, "status", old_status,
                                     new_status, NodesOf(*n));
-    entry.text = absl::StrCat(key, " (", n->severity(), "): still ", new_status, ": ",
-                              ClipText(n->message()));
+    entry.text = absl::StrCat(key, " (", checks::StatusText(n->severity()), "): still ", new_status,
+                              ": ", ClipText(n->message()));
     entries->push_back(std::move(entry));
   }
 }
@@ -112,8 +117,8 @@ void DiffFindings(const v1::Certificate& old_cert, const v1::Certificate& new_ce
   MatchByKey(
       old_cert.phases(), new_cert.phases(), [](const v1::PhaseResult& p) { return p.name(); },
       [&](const std::string& name, const v1::PhaseResult* o, const v1::PhaseResult* n) {
-        const std::string old_status = o == nullptr ? "absent" : o->status();
-        const std::string new_status = n == nullptr ? "absent" : n->status();
+        const std::string old_status = o == nullptr ? "absent" : checks::StatusText(o->status());
+        const std::string new_status = n == nullptr ? "absent" : checks::StatusText(n->status());
         if (old_status == new_status) return;
         DiffEntry entry =
             MakeDiffEntry(DiffKind::kPhaseChanged, name, "status", old_status, new_status, {});
@@ -160,8 +165,8 @@ std::string CellChange(const v1::PairResult& o, const v1::PairResult& n) {
 // Why a failing cell fails, in its own words.
 std::string WhyFailing(const v1::PairResult& pair) {
   if (!pair.ok()) return absl::StrCat("failed: ", ClipText(pair.error(), 160));
-  std::string why =
-      absl::StrCat("verdict ", pair.verdict().status(), ": ", pair.verdict().observed());
+  std::string why = absl::StrCat("verdict ", checks::StatusText(pair.verdict().status()), ": ",
+                                 pair.verdict().observed());
   if (!pair.verdict().expected().empty()) {
     absl::StrAppend(&why, " (expected ", pair.verdict().expected(), ")");
   }
@@ -175,12 +180,12 @@ void DiffPair(const std::string& key, const v1::PairResult& o, const v1::PairRes
   const bool new_failing = PairFailing(n);
   const std::string field = o.ok() != n.ok() ? "ok" : "verdict";
   auto state = [](const v1::PairResult& p) {
-    return p.ok() ? p.verdict().status() : std::string("failed");
+    return p.ok() ? checks::StatusText(p.verdict().status()) : std::string("failed");
   };
   if (!old_failing && new_failing) {
     DiffEntry entry = MakeDiffEntry(DiffKind::kPairFailed, key, field, state(o), state(n), nodes);
     SetDiffNumbers(entry, o.value(), n.value(), n.unit());
-    entry.regression = !n.ok() || n.verdict().severity() != "warning";
+    entry.regression = !n.ok() || n.verdict().severity() != v1::Finding::warning;
     entry.text = n.ok() ? absl::StrCat(key, ": ", CellChange(o, n), ", ", WhyFailing(n))
                         : absl::StrCat(key, ": ok -> failed (was ", CellValue(o),
                                        "): ", ClipText(n.error(), 160));
@@ -192,7 +197,8 @@ void DiffPair(const std::string& key, const v1::PairResult& o, const v1::PairRes
     SetDiffNumbers(entry, o.value(), n.value(), n.unit());
     entry.improvement = true;
     entry.text =
-        absl::StrCat(key, ": ", o.ok() ? o.verdict().status() : "failed", " -> ok, ", CellValue(n));
+        absl::StrCat(key, ": ", o.ok() ? checks::StatusText(o.verdict().status()) : "failed",
+                     " -> ok, ", CellValue(n));
     entries->push_back(std::move(entry));
     return;
   }
@@ -236,7 +242,7 @@ void DiffPairs(const v1::Certificate& old_cert, const v1::Certificate& new_cert,
           entry.text = absl::StrCat(key, ": only in OLD (", CellValue(*o), "); NEW did not run it");
         } else if (PairFailing(*n)) {
           // Its verdict is not in the findings section, so the cell carries it.
-          entry.regression = !n->ok() || n->verdict().severity() != "warning";
+          entry.regression = !n->ok() || n->verdict().severity() != v1::Finding::warning;
           entry.text = absl::StrCat(key, ": only in NEW, ", WhyFailing(*n));
         } else {
           entry.text = absl::StrCat(key, ": only in NEW (", CellValue(*n), ")");

@@ -5,27 +5,25 @@
 
 #include "absl/strings/str_cat.h"
 #include "common/sha256.h"
-#include "google/protobuf/util/json_util.h"
+#include "controller/certificate/certificate_format.h"
 
 namespace clustercert::controller {
 
 absl::StatusOr<v1::Certificate> ParseCertificateJson(const std::string& json,
                                                      const std::string& name) {
-  v1::Certificate certificate;
-  google::protobuf::util::JsonParseOptions options;
-  options.ignore_unknown_fields = false;
-  auto status = google::protobuf::util::JsonStringToMessage(json, &certificate, options);
-  if (!status.ok()) {
+  auto parsed = ParseCertificateOfAnyFormat(json);
+  if (!parsed.ok()) {
     return absl::InvalidArgumentError(
-        absl::StrCat(name, " is not a clustercert certificate (", std::string(status.message()),
+        absl::StrCat(name, " is not a clustercert certificate (", parsed.status().message(),
                      "); pass the certificate.json a `controller run` wrote, unedited"));
   }
+  v1::Certificate& certificate = *parsed;
   if (certificate.tool() != "clustercert") {
     return absl::InvalidArgumentError(absl::StrCat(
         name, " says tool '", certificate.tool(),
         "', expected 'clustercert'; pass the certificate.json a `controller run` wrote"));
   }
-  return certificate;
+  return parsed;
 }
 
 absl::StatusOr<LoadedCertificate> LoadCertificate(const std::string& path) {

@@ -17,10 +17,9 @@
 
 #include "absl/strings/str_cat.h"
 #include "common/sha256.h"
+#include "controller/certificate/certificate_format.h"
 #include "controller/certificate/result_keys.h"
 #include "controller/collectives/collective_verdicts.h"
-#include "google/protobuf/io/coded_stream.h"
-#include "google/protobuf/io/zero_copy_stream_impl_lite.h"
 
 namespace clustercert::controller {
 namespace {
@@ -56,18 +55,6 @@ std::string BioText(BIO* bio) {
   char* data = nullptr;
   const long length = BIO_get_mem_data(bio, &data);
   return std::string(data, static_cast<size_t>(length));
-}
-
-// Deterministic encoding: the same message gives the same bytes, whatever
-// order its fields were set or parsed in.
-std::string DeterministicBytes(const google::protobuf::Message& message) {
-  std::string bytes;
-  google::protobuf::io::StringOutputStream stream(&bytes);
-  google::protobuf::io::CodedOutputStream coded(&stream);
-  coded.SetSerializationDeterministic(true);
-  message.SerializeToCodedStream(&coded);
-  coded.Trim();
-  return bytes;
 }
 
 std::string Base64(const std::string& bytes) {
@@ -164,7 +151,7 @@ absl::StatusOr<std::string> ReadFile(const std::string& path, const std::string&
 std::string SignedBytes(const v1::Certificate& certificate) {
   v1::Certificate copy = certificate;
   copy.mutable_signature()->clear_value();
-  return DeterministicBytes(copy);
+  return EncodingForFormat(copy, certificate.format_version());
 }
 
 }  // namespace
@@ -180,6 +167,10 @@ std::vector<v1::SectionDigest> SectionDigests(const v1::Certificate& certificate
   };
   const auto* descriptor = v1::Certificate::descriptor();
   const auto* reflection = v1::Certificate::GetReflection();
+  // Each part as its format encoded it when it was signed.
+  auto encoded = [&](const google::protobuf::Message& part) {
+    return EncodingForFormat(part, certificate.format_version());
+  };
 
   // The scalars (tool, cluster, verdict, times, ...) as one "header" part.
   v1::Certificate header = certificate;
@@ -190,20 +181,19 @@ std::vector<v1::SectionDigest> SectionDigests(const v1::Certificate& certificate
       reflection->ClearField(&header, field);
     }
   }
-  add("header", DeterministicBytes(header));
+  add("header", encoded(header));
   add("plan_yaml", certificate.plan_yaml());
   for (const auto& node : certificate.nodes()) {
-    add(absl::StrCat("nodes[", node.name(), "]"), DeterministicBytes(node));
+    add(absl::StrCat("nodes[", node.name(), "]"), encoded(node));
   }
   for (int i = 0; i < certificate.pairs_size(); ++i) {
-    add(absl::StrCat("pairs[", PairKey(certificate.pairs(i)), "]"),
-        DeterministicBytes(certificate.pairs(i)));
+    add(absl::StrCat("pairs[", PairKey(certificate.pairs(i)), "]"), encoded(certificate.pairs(i)));
   }
   for (const auto& sweep : certificate.collectives()) {
     // Since format 4 each node has its own 1-node sweep: name it by node.
     // Older certificates keep the part names they were signed with.
     const std::string name = certificate.format_version() >= 4 ? SweepName(sweep) : sweep.scope();
-    add(absl::StrCat("collectives[", name, "]"), DeterministicBytes(sweep));
+    add(absl::StrCat("collectives[", name, "]"), encoded(sweep));
   }
   // The remaining lists and messages, one part each.
   for (int i = 0; i < descriptor->field_count(); ++i) {
@@ -216,7 +206,7 @@ std::vector<v1::SectionDigest> SectionDigests(const v1::Certificate& certificate
     for (int k = 0; k < descriptor->field_count(); ++k) {
       if (k != i) reflection->ClearField(&part, descriptor->field(k));
     }
-    add(name, DeterministicBytes(part));
+    add(name, encoded(part));
   }
   return digests;
 }

@@ -4,6 +4,7 @@
 
 #include "absl/strings/str_cat.h"
 #include "controller/certificate/diff_support.h"
+#include "controller/checks/status_text.h"
 
 namespace clustercert::controller {
 namespace {
@@ -19,16 +20,19 @@ void DiffSizing(const v1::UplinkSizing& o, const v1::UplinkSizing& n,
       o.capacity_gbps() == n.capacity_gbps()) {
     return;
   }
-  DiffEntry entry = MakeDiffEntry(DiffKind::kUplinkSizing, "uplink sizing", "verdict", o.verdict(),
-                                  n.verdict(), {});
+  DiffEntry entry =
+      MakeDiffEntry(DiffKind::kUplinkSizing, "uplink sizing", "verdict",
+                    checks::StatusText(o.verdict()), checks::StatusText(n.verdict()), {});
   SetDiffNumbers(entry, o.required_gbps(), n.required_gbps(), "Gb/s");
-  entry.regression = o.verdict() == "fits" && n.verdict() == "undersized";
-  entry.improvement = o.verdict() == "undersized" && n.verdict() == "fits";
+  entry.regression =
+      o.verdict() == v1::UplinkSizing::fits && n.verdict() == v1::UplinkSizing::undersized;
+  entry.improvement =
+      o.verdict() == v1::UplinkSizing::undersized && n.verdict() == v1::UplinkSizing::fits;
   entry.text = absl::StrCat(
-      "uplink sizing ", o.verdict().empty() ? "unknown" : o.verdict(), " -> ",
-      n.verdict().empty() ? "unknown" : n.verdict(), " (", FormatDiffValue(o.required_gbps()),
-      " of ", FormatDiffValue(o.capacity_gbps()), " Gb/s -> ", FormatDiffValue(n.required_gbps()),
-      " of ", FormatDiffValue(n.capacity_gbps()), " Gb/s)");
+      "uplink sizing ", checks::StatusText(o.verdict()), " -> ", checks::StatusText(n.verdict()),
+      " (", FormatDiffValue(o.required_gbps()), " of ", FormatDiffValue(o.capacity_gbps()),
+      " Gb/s -> ", FormatDiffValue(n.required_gbps()), " of ", FormatDiffValue(n.capacity_gbps()),
+      " Gb/s)");
   entries->push_back(std::move(entry));
 }
 

@@ -9,9 +9,10 @@
 #include "controller/certificate/certificate_builder.h"
 #include "controller/certificate/result_keys.h"
 #include "controller/checks/inventory_evaluation.h"
+#include "controller/checks/status_text.h"
 #include "controller/collectives/collective_verdicts.h"
 #include "controller/collectives/sweep_merge.h"
-#include "controller/phases/matrix_judgement.h"
+#include "controller/pairwise/phase/matrix_judgement.h"
 #include "controller/plan/plan_parser.h"
 #include "controller/uplink/uplink_sizing.h"
 #include "controller/uplink/uplink_verdicts.h"
@@ -35,7 +36,8 @@ uint32_t FormatVersionIntroducing(const std::string& id) {
 }
 
 std::string Describe(const v1::Finding& finding) {
-  std::string text = absl::StrCat(finding.status(), " (", finding.severity(), ")");
+  std::string text = absl::StrCat(checks::StatusText(finding.status()), " (",
+                                  checks::StatusText(finding.severity()), ")");
   if (!finding.observed().empty()) absl::StrAppend(&text, ", observed ", finding.observed());
   if (!finding.expected().empty()) absl::StrAppend(&text, ", expected ", finding.expected());
   return text;
@@ -179,7 +181,8 @@ std::vector<v1::Finding> RecomputeInventoryChecks(
     const std::vector<checks::NodeEvidence>& evidence) {
   bool inventory_ran = false;
   for (const auto& phase : certificate.phases()) {
-    if (phase.name() == "inventory" && phase.status() != "skipped") inventory_ran = true;
+    if (phase.name() == "inventory" && phase.status() != v1::PhaseResult::skipped)
+      inventory_ran = true;
   }
   if (inventory_ran) return checks::EvaluateInventoryChecks(plan, evidence);
   std::vector<v1::Finding> reachability;
@@ -286,7 +289,8 @@ void CompareChecks(const v1::Certificate& certificate, VerdictRecheck& recheck,
   // The findings list is the failed and unknown checks, as recorded.
   google::protobuf::RepeatedPtrField<v1::Finding> failing;
   for (const auto& check : certificate.checks()) {
-    if (check.status() == "fail" || check.status() == "unknown") *failing.Add() = check;
+    if (check.status() == v1::Finding::fail || check.status() == v1::Finding::unknown)
+      *failing.Add() = check;
   }
   CompareFindingLists("findings", certificate.findings(), failing, recheck.differences);
 }

@@ -8,7 +8,7 @@
 namespace clustercert::checks {
 
 void AppendClockChecks(const CheckContext& context, std::vector<v1::Finding>& findings) {
-  FindingBuilder builder = context.Builder("clock.ntp", Severity::kError);
+  FindingBuilder builder = context.Builder("clock.ntp", v1::Finding::error);
   if (!context.plan().expect.ntp_synced) {
     findings.push_back(builder.Skipped("plan sets expect.ntp_synced: false"));
     return;

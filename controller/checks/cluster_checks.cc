@@ -12,7 +12,7 @@ v1::Finding Base(const std::string& id, const std::string& node) {
   v1::Finding finding;
   finding.set_id(id);
   finding.set_node(node);
-  finding.set_severity("error");
+  finding.set_severity(v1::Finding::error);
   return finding;
 }
 
@@ -27,12 +27,12 @@ v1::Finding ReachabilityFinding(const plan::Node& node, bool reachable, const st
   finding.set_device(node.agent);
   finding.set_expected("agent answers");
   if (reachable) {
-    finding.set_status("pass");
+    finding.set_status(v1::Finding::pass);
     finding.set_observed("answered");
     finding.set_message(absl::StrCat(node.name, " agent at ", node.agent, " answered."));
     return finding;
   }
-  finding.set_status("fail");
+  finding.set_status(v1::Finding::fail);
   finding.set_observed("unreachable");
   finding.set_message(absl::StrCat(node.name, " is unreachable: ", error, "."));
   finding.set_remedy(absl::StrCat(
@@ -46,12 +46,12 @@ v1::Finding InventoryCollectedFinding(const plan::Node& node, const std::string&
   v1::Finding finding = Base("inventory.collected", node.name);
   finding.set_expected("inventory returned");
   if (error.empty()) {
-    finding.set_status("pass");
+    finding.set_status(v1::Finding::pass);
     finding.set_observed("returned");
     finding.set_message(absl::StrCat(node.name, " returned its inventory."));
     return finding;
   }
-  finding.set_status("fail");
+  finding.set_status(v1::Finding::fail);
   finding.set_observed("failed");
   finding.set_message(absl::StrCat(node.name, " could not return its inventory: ", error, "."));
   finding.set_remedy(absl::StrCat("Read the agent's log on ", node.name,
@@ -66,12 +66,12 @@ v1::Finding ClockOffsetFinding(const plan::Plan& plan,
   const double limit_ms = absl::ToDoubleMilliseconds(plan.expect.clock_offset);
   finding.set_expected(absl::StrFormat("spread <= %g ms", limit_ms));
   if (plan.nodes.size() < 2) {
-    finding.set_status("skipped");
+    finding.set_status(v1::Finding::skipped);
     finding.set_message("The plan has one node: there is no offset between nodes to measure.");
     return finding;
   }
   if (samples.size() < 2) {
-    finding.set_status("unknown");
+    finding.set_status(v1::Finding::unknown);
     finding.set_observed(absl::StrCat("unknown: ", samples.size(), " node clock(s) sampled"));
     finding.set_message("The clock offset between nodes needs at least two reachable nodes.");
     finding.set_remedy("Bring the unreachable nodes back and rerun.");
@@ -86,7 +86,7 @@ v1::Finding ClockOffsetFinding(const plan::Plan& plan,
   const absl::Duration limit = absl::Milliseconds(limit_ms);
   const std::string between = absl::StrCat(hi->node, " and ", lo->node);
   if (spread - uncertainty > limit) {
-    finding.set_status("fail");
+    finding.set_status(v1::Finding::fail);
     finding.set_device(between);
     finding.set_message(absl::StrCat("The clocks of ", between, " differ by ", Millis(spread),
                                      ", more than the plan's ", limit_ms, " ms."));
@@ -94,7 +94,7 @@ v1::Finding ClockOffsetFinding(const plan::Plan& plan,
         "Synchronise every node to the same NTP source on the management network (chrony); clock "
         "drift is invisible until distributed training starts producing wrong gradients.");
   } else {
-    finding.set_status("pass");
+    finding.set_status(v1::Finding::pass);
     finding.set_message(absl::StrCat("The node clocks agree within ", Millis(spread), " (limit ",
                                      limit_ms, " ms)."));
   }

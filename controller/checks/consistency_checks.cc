@@ -267,31 +267,31 @@ std::string CudaRuntimeOf(const v1::Inventory& inventory) {
 
 std::string NcclOf(const v1::Inventory& inventory) { return inventory.stack().nccl_version(); }
 
-constexpr Area kFirmware{"consistency.nic_firmware", Severity::kError, "firmware", FirmwareRemedy,
+constexpr Area kFirmware{"consistency.nic_firmware", v1::Finding::error, "firmware", FirmwareRemedy,
                          "Pick one firmware release for every NIC of this model (the one NVIDIA's "
                          "release notes match to your MLNX_OFED) and flash it on each: mstflint -d "
                          "<pci> -i <image> burn, or mlxfwmanager -d <pci> -u; then mlxfwreset or "
                          "reboot."};
 constexpr Area kKernel{
-    "consistency.kernel", Severity::kWarning, "kernel", KernelRemedy,
+    "consistency.kernel", v1::Finding::warning, "kernel", KernelRemedy,
     "Pick one kernel release for the cluster, install it on every node and "
     "rebuild the out-of-tree modules for it (MLNX_OFED with --add-kernel-support, "
     "the NVIDIA driver, nvidia-peermem)."};
-constexpr Area kOfed{"consistency.ofed", Severity::kError, "RDMA stack", OfedRemedy,
+constexpr Area kOfed{"consistency.ofed", v1::Finding::error, "RDMA stack", OfedRemedy,
                      "Pick one MLNX_OFED (or rdma-core) release for the cluster and install it on "
                      "every node (sudo ./mlnxofedinstall --add-kernel-support, then sudo "
                      "/etc/init.d/openibd restart)."};
 constexpr Area kCuda{
-    "consistency.cuda", Severity::kWarning, "CUDA runtime", CudaRemedy,
+    "consistency.cuda", v1::Finding::warning, "CUDA runtime", CudaRemedy,
     "Pick one CUDA runtime for the cluster (one toolkit or worker image) and use it "
     "on every node."};
 constexpr Area kNccl{
-    "consistency.nccl", Severity::kError, "NCCL", NcclRemedy,
+    "consistency.nccl", v1::Finding::error, "NCCL", NcclRemedy,
     "Pick one NCCL release for the cluster (libnccl2 of one version, or one worker "
     "image) and install it on every node: mixed NCCL versions can hang at init."};
 
 Area GpuDriverArea(bool nvidia_versions) {
-  return {"consistency.gpu_driver", Severity::kError,
+  return {"consistency.gpu_driver", v1::Finding::error,
           nvidia_versions ? "NVIDIA driver" : "CUDA driver API", GpuDriverRemedy,
           "Pick one NVIDIA driver release (branch and flavour) for the cluster, install it on "
           "every node and reboot or reload the nvidia modules and nvidia-peermem."};

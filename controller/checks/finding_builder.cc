@@ -8,10 +8,6 @@
 
 namespace clustercert::checks {
 
-const char* SeverityName(Severity severity) {
-  return severity == Severity::kError ? "error" : "warning";
-}
-
 MissingFact ExplainMissing(const google::protobuf::RepeatedPtrField<v1::Unknown>& unknowns,
                            std::initializer_list<absl::string_view> fields) {
   // Fields are tried in the caller's order so the proto's own name wins over aliases.
@@ -55,14 +51,14 @@ FindingBuilder::FindingBuilder(absl::string_view id, Severity severity, absl::st
   if (port_ != 0) absl::StrAppend(&subject_, " port ", port_);
 }
 
-v1::Finding FindingBuilder::Make(absl::string_view status, Severity severity) const {
+v1::Finding FindingBuilder::Make(v1::Finding::Status status, Severity severity) const {
   v1::Finding finding;
   finding.set_id(id_);
   finding.set_node(node_);
   finding.set_device(device_);
   finding.set_port(port_);
-  finding.set_status(std::string(status));
-  finding.set_severity(SeverityName(severity));
+  finding.set_status(status);
+  finding.set_severity(severity);
   return finding;
 }
 

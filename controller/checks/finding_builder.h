@@ -11,16 +11,15 @@
 
 namespace clustercert::checks {
 
-// Finding.status values.
-inline constexpr char kPass[] = "pass";
-inline constexpr char kFail[] = "fail";
-inline constexpr char kUnknown[] = "unknown";
-inline constexpr char kSkipped[] = "skipped";
+// Finding.status values, by the names the checks use.
+inline constexpr v1::Finding::Status kPass = v1::Finding::pass;
+inline constexpr v1::Finding::Status kFail = v1::Finding::fail;
+inline constexpr v1::Finding::Status kUnknown = v1::Finding::unknown;
+inline constexpr v1::Finding::Status kSkipped = v1::Finding::skipped;
 
-// Finding.severity: an error blocks certification when it fails or is unknown;
-// a warning never does.
-enum class Severity { kError, kWarning };
-const char* SeverityName(Severity severity);
+// Finding.severity: an error blocks certification when it fails or is
+// unknown; a warning never does.
+using Severity = v1::Finding::Severity;
 
 // Why a fact the check needs is missing, taken from the Unknown entry that the
 // node-agent recorded on the message that should have carried it.
@@ -81,7 +80,7 @@ class FindingBuilder {
   v1::Finding Skipped(absl::string_view reason) const;
 
  private:
-  v1::Finding Make(absl::string_view status, Severity severity) const;
+  v1::Finding Make(v1::Finding::Status status, Severity severity) const;
 
   std::string id_;
   Severity severity_;

@@ -62,7 +62,7 @@ std::string NormalizeModule(absl::string_view name) {
 }
 
 v1::Finding CheckModules(const CheckContext& context) {
-  FindingBuilder builder = context.Builder("stack.modules", Severity::kError);
+  FindingBuilder builder = context.Builder("stack.modules", v1::Finding::error);
   const v1::Stack& stack = context.inventory().stack();
   std::vector<std::string> loaded, not_loaded, unreported;
   for (absl::string_view required : {"ib_core", "ib_uverbs"}) {
@@ -97,7 +97,7 @@ v1::Finding CheckModules(const CheckContext& context) {
 }
 
 v1::Finding CheckOfed(const CheckContext& context) {
-  FindingBuilder builder = context.Builder("stack.ofed", Severity::kWarning);
+  FindingBuilder builder = context.Builder("stack.ofed", v1::Finding::warning);
   if (!context.plan().expect.ofed) return builder.Skipped("plan sets expect.ofed: false");
   const v1::Stack& stack = context.inventory().stack();
   if (!stack.ofed_version().empty()) {
@@ -143,8 +143,8 @@ v1::Finding JudgeGpudirectMechanism(const FindingBuilder& builder, const v1::Sta
 }
 
 v1::Finding CheckPeermem(const CheckContext& context) {
-  FindingBuilder builder = context.Builder("gpudirect.peermem", Severity::kError);
-  if (!context.is_rdma()) return context.SkippedOnEthernet("gpudirect.peermem", Severity::kError);
+  FindingBuilder builder = context.Builder("gpudirect.peermem", v1::Finding::error);
+  if (!context.is_rdma()) return context.SkippedOnEthernet("gpudirect.peermem", v1::Finding::error);
   if (!context.plan().expect.nvidia_peermem) {
     return builder.Skipped("plan sets expect.nvidia_peermem: false");
   }
@@ -176,7 +176,7 @@ v1::Finding CheckPeermem(const CheckContext& context) {
 }
 
 v1::Finding CheckGpuCount(const CheckContext& context) {
-  FindingBuilder builder = context.Builder("gpu.count", Severity::kError);
+  FindingBuilder builder = context.Builder("gpu.count", v1::Finding::error);
   const int planned = context.node().gpus;
   if (planned <= 0) return builder.Skipped("plan lists no GPUs for this node");
   const int found = static_cast<int>(context.GpuFunctions().size());
@@ -193,15 +193,15 @@ v1::Finding CheckGpuCount(const CheckContext& context) {
   std::string message =
       absl::StrCat(builder.subject(), " has ", observed, ", plan expects ", planned, ".");
   if (found < planned) return builder.Fail(observed, expected, message, kMissingGpuRemedy);
-  return builder.FailWith(Severity::kWarning, observed, expected, message, kExtraGpuRemedy);
+  return builder.FailWith(v1::Finding::warning, observed, expected, message, kExtraGpuRemedy);
 }
 
 }  // namespace
 
 void AppendStackChecks(const CheckContext& context, std::vector<v1::Finding>& findings) {
   if (!context.is_rdma()) {
-    findings.push_back(context.SkippedOnEthernet("stack.modules", Severity::kError));
-    findings.push_back(context.SkippedOnEthernet("stack.ofed", Severity::kWarning));
+    findings.push_back(context.SkippedOnEthernet("stack.modules", v1::Finding::error));
+    findings.push_back(context.SkippedOnEthernet("stack.ofed", v1::Finding::warning));
     return;
   }
   findings.push_back(CheckModules(context));

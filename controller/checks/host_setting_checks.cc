@@ -118,7 +118,7 @@ AcsPicture LookAtAcs(const CheckContext& context) {
 
 v1::Finding AcsFail(const CheckContext& context, const v1::PcieBridge& bridge,
                     const std::vector<std::string>& pairs) {
-  FindingBuilder builder = context.Builder("pcie.acs", Severity::kError, bridge.address());
+  FindingBuilder builder = context.Builder("pcie.acs", v1::Finding::error, bridge.address());
   const std::string observed = absl::StrFormat("ACSCtl 0x%04x: %s", bridge.acs_control(),
                                                RedirectBitsText(bridge.acs_control()));
   return builder.Fail(
@@ -135,11 +135,11 @@ v1::Finding AcsFail(const CheckContext& context, const v1::PcieBridge& bridge,
 }
 
 void AppendAcsChecks(const CheckContext& context, std::vector<v1::Finding>& findings) {
-  if (auto skipped = context.SkipUnlessGpusAndRails("pcie.acs", Severity::kError)) {
+  if (auto skipped = context.SkipUnlessGpusAndRails("pcie.acs", v1::Finding::error)) {
     findings.push_back(*std::move(skipped));
     return;
   }
-  FindingBuilder node_builder = context.Builder("pcie.acs", Severity::kError);
+  FindingBuilder node_builder = context.Builder("pcie.acs", v1::Finding::error);
   const std::set<std::string> rails = RailNames(context);
   bool any_path = false;
   for (const v1::GpuNicPath& path : context.inventory().gpu_nic_paths()) {
@@ -197,7 +197,7 @@ void AppendAcsChecks(const CheckContext& context, std::vector<v1::Finding>& find
 }
 
 void AppendIommuCheck(const CheckContext& context, std::vector<v1::Finding>& findings) {
-  FindingBuilder builder = context.Builder("host.iommu", Severity::kWarning);
+  FindingBuilder builder = context.Builder("host.iommu", v1::Finding::warning);
   constexpr char kExpected[] = "off or passthrough";
   const v1::Iommu& iommu = context.inventory().iommu();
   const std::string& mode = iommu.mode();
@@ -292,7 +292,7 @@ int FirmwarePort(const v1::RdmaDevice& device) {
 }
 
 v1::Finding CheckLinkType(const CheckContext& context, const v1::RdmaDevice& device) {
-  FindingBuilder builder = context.Builder("nic.link_type", Severity::kError, device.name());
+  FindingBuilder builder = context.Builder("nic.link_type", v1::Finding::error, device.name());
   if (device.pci_address().empty()) {
     return builder.Skipped(absl::StrCat(device.name(), " is a virtual device with no firmware"));
   }
@@ -329,7 +329,7 @@ v1::Finding CheckLinkType(const CheckContext& context, const v1::RdmaDevice& dev
 void AppendLinkTypeChecks(const CheckContext& context, std::vector<v1::Finding>& findings) {
   std::vector<const v1::RdmaDevice*> rails = context.PresentRails();
   if (rails.empty()) {
-    findings.push_back(context.Builder("nic.link_type", Severity::kError)
+    findings.push_back(context.Builder("nic.link_type", v1::Finding::error)
                            .Skipped("no rail of the plan is present on this node"));
     return;
   }
@@ -337,9 +337,9 @@ void AppendLinkTypeChecks(const CheckContext& context, std::vector<v1::Finding>&
 }
 
 void AppendAtsChecks(const CheckContext& context, std::vector<v1::Finding>& findings) {
-  FindingBuilder node_builder = context.Builder("nic.ats", Severity::kWarning);
+  FindingBuilder node_builder = context.Builder("nic.ats", v1::Finding::warning);
   if (!context.is_rdma()) {
-    findings.push_back(context.SkippedOnEthernet("nic.ats", Severity::kWarning));
+    findings.push_back(context.SkippedOnEthernet("nic.ats", v1::Finding::warning));
     return;
   }
   if (!context.plan().expect.nvidia_peermem) {
@@ -374,7 +374,7 @@ void AppendAtsChecks(const CheckContext& context, std::vector<v1::Finding>& find
   }
   for (const v1::RdmaDevice* rail : context.PresentRails()) {
     if (redirected_nics.count(rail->name()) == 0) continue;
-    FindingBuilder builder = context.Builder("nic.ats", Severity::kWarning, rail->name());
+    FindingBuilder builder = context.Builder("nic.ats", v1::Finding::warning, rail->name());
     const v1::NicFirmwareConfig* config = FindFirmware(context, *rail);
     if (auto why = FirmwareUnread(config, *rail)) {
       findings.push_back(builder.Skipped(*why));

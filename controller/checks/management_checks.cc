@@ -46,7 +46,7 @@ v1::Finding SubnetFinding(const CheckContext& context) {
   const v1::Inventory& inventory = context.inventory();
   const std::string expected = "no data-plane address in the management subnet";
   FindingBuilder builder =
-      context.Builder("mgmt.subnet", Severity::kError, inventory.management_netdev());
+      context.Builder("mgmt.subnet", v1::Finding::error, inventory.management_netdev());
   std::optional<IpSubnet> management = IpSubnet::Parse(inventory.management_subnet());
   if (!management.has_value()) {
     return builder.Unknown(ExplainMissing(inventory, {"management_subnet", "management_netdev"}),
@@ -91,22 +91,22 @@ void AppendManagementChecks(const CheckContext& context, std::vector<v1::Finding
   const std::string& management = context.inventory().management_netdev();
   const std::string expected = "not a data-plane (RDMA) netdev";
   if (!context.plan().expect.management_separate) {
-    findings.push_back(context.Builder("mgmt.separate", Severity::kError, management)
+    findings.push_back(context.Builder("mgmt.separate", v1::Finding::error, management)
                            .Skipped("plan sets expect.management_separate: false (one-interface "
                                     "development box)"));
-    findings.push_back(context.Builder("mgmt.subnet", Severity::kError, management)
+    findings.push_back(context.Builder("mgmt.subnet", v1::Finding::error, management)
                            .Skipped("plan sets expect.management_separate: false (one-interface "
                                     "development box)"));
     return;
   }
   findings.push_back(SubnetFinding(context));
   if (management.empty()) {
-    findings.push_back(context.Builder("mgmt.separate", Severity::kError)
+    findings.push_back(context.Builder("mgmt.separate", v1::Finding::error)
                            .Unknown(ExplainMissing(context.inventory(), {"management_netdev"}),
                                     "management netdev", expected));
     return;
   }
-  FindingBuilder builder = context.Builder("mgmt.separate", Severity::kError, management);
+  FindingBuilder builder = context.Builder("mgmt.separate", v1::Finding::error, management);
   std::map<std::string, std::string> data = DataNetdevs(context);
   auto it = data.find(management);
   if (it == data.end()) {

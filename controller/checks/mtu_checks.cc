@@ -45,8 +45,8 @@ v1::Finding EvaluateNetdevMtu(const CheckContext& context, const FindingBuilder&
 }
 
 v1::Finding CheckNetdevMtu(const CheckContext& context, const RailPort& rail_port) {
-  FindingBuilder builder = context.Builder("mtu.netdev", Severity::kError, rail_port.device->name(),
-                                           rail_port.port->port());
+  FindingBuilder builder = context.Builder("mtu.netdev", v1::Finding::error,
+                                           rail_port.device->name(), rail_port.port->port());
   const std::string netdev = CheckContext::PortNetdev(rail_port);
   if (netdev.empty()) {
     return builder.Unknown(ExplainMissing(*rail_port.port, {"netdev"}), "netdev",
@@ -58,12 +58,12 @@ v1::Finding CheckNetdevMtu(const CheckContext& context, const RailPort& rail_por
 v1::Finding CheckDataNetdevMtu(const CheckContext& context) {
   const std::string& data_ip = context.node().data_ip;
   if (data_ip.empty()) {
-    return context.Builder("mtu.netdev", Severity::kError)
+    return context.Builder("mtu.netdev", v1::Finding::error)
         .Skipped("plan sets no data_ip for this node, so there is no data netdev to check");
   }
   const v1::Netdev* netdev = context.FindNetdevWithAddress(data_ip);
   if (netdev == nullptr) {
-    FindingBuilder builder = context.Builder("mtu.netdev", Severity::kError);
+    FindingBuilder builder = context.Builder("mtu.netdev", v1::Finding::error);
     const std::string expected = absl::StrCat(context.fabric().min_netdev_mtu);
     bool addresses_reported = false;
     for (const v1::Netdev& any : context.inventory().netdevs()) {
@@ -84,14 +84,14 @@ v1::Finding CheckDataNetdevMtu(const CheckContext& context) {
         "Interface addresses are only reported by an agent reading the live host (--sysfs-root /); "
         "run it there and re-run.");
   }
-  FindingBuilder builder = context.Builder("mtu.netdev", Severity::kError, netdev->name());
+  FindingBuilder builder = context.Builder("mtu.netdev", v1::Finding::error, netdev->name());
   return EvaluateNetdevMtu(context, builder, netdev->name());
 }
 
 v1::Finding CheckActiveMtu(const CheckContext& context, const RailPort& rail_port) {
   const v1::RdmaPort& port = *rail_port.port;
   FindingBuilder builder =
-      context.Builder("mtu.active", Severity::kError, rail_port.device->name(), port.port());
+      context.Builder("mtu.active", v1::Finding::error, rail_port.device->name(), port.port());
   const std::string expected = absl::StrCat(context.fabric().active_mtu);
   if (!port.has_active_mtu()) {
     return builder.Unknown(ExplainMissing(port, {"active_mtu"}), "active MTU", expected);
@@ -128,7 +128,7 @@ v1::Finding CheckActiveMtu(const CheckContext& context, const RailPort& rail_por
 void AppendMtuChecks(const CheckContext& context, std::vector<v1::Finding>& findings) {
   if (!context.is_rdma()) {
     findings.push_back(CheckDataNetdevMtu(context));
-    findings.push_back(context.SkippedOnEthernet("mtu.active", Severity::kError));
+    findings.push_back(context.SkippedOnEthernet("mtu.active", v1::Finding::error));
     return;
   }
   for (const RailPort& rail_port : context.RailPorts()) {

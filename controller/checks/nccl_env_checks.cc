@@ -91,7 +91,7 @@ void AppendNcclEnvChecks(const CheckContext& context, std::vector<v1::Finding>& 
     any = true;
     const bool breaks_rdma = name == "NCCL_IB_HCA" || name == "NCCL_IB_GID_INDEX";
     FindingBuilder builder = context.Builder(
-        "collectives.env", breaks_rdma ? Severity::kError : Severity::kWarning, name);
+        "collectives.env", breaks_rdma ? v1::Finding::error : v1::Finding::warning, name);
     findings.push_back(builder.Fail(
         absl::StrCat(name, "=", it->second), absl::StrCat(name, "=", wanted),
         absl::StrCat(builder.subject(), ": the plan's collectives.env sets ", name, "=", it->second,
@@ -103,7 +103,7 @@ void AppendNcclEnvChecks(const CheckContext& context, std::vector<v1::Finding>& 
   if (any) return;
   std::vector<std::string> pairs;
   for (const auto& [name, wanted] : derived) pairs.push_back(absl::StrCat(name, "=", wanted));
-  FindingBuilder builder = context.Builder("collectives.env", Severity::kError);
+  FindingBuilder builder = context.Builder("collectives.env", v1::Finding::error);
   findings.push_back(builder.Pass(
       absl::StrJoin(pairs, " "), "the env the plan implies",
       absl::StrCat(builder.subject(), " NCCL ranks run with ", absl::StrJoin(pairs, " "), ".")));

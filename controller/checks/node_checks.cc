@@ -16,6 +16,7 @@
 #include "controller/checks/port_checks.h"
 #include "controller/checks/qos_checks.h"
 #include "controller/checks/roce_checks.h"
+#include "controller/checks/status_text.h"
 #include "controller/checks/topology_checks.h"
 
 namespace clustercert::checks {
@@ -41,7 +42,7 @@ std::vector<v1::Finding> EvaluateNode(const plan::Plan& plan, const plan::Node& 
 }
 
 bool BlocksCertification(const v1::Finding& finding) {
-  return finding.severity() == SeverityName(Severity::kError) &&
+  return finding.severity() == v1::Finding::error &&
          (finding.status() == kFail || finding.status() == kUnknown);
 }
 
@@ -52,12 +53,14 @@ int CountBlocking(const std::vector<v1::Finding>& findings) {
 }
 
 std::string FindingSentence(const v1::Finding& finding) {
-  const std::string& status = finding.status();
+  const auto status = finding.status();
   if (status == kPass) return absl::StrCat("PASS ", finding.id(), ": ", finding.message());
   if (status == kSkipped) return absl::StrCat("SKIP ", finding.id(), ": ", finding.message());
-  std::string label = status == kFail ? "FAIL" : status == kUnknown ? "UNKNOWN" : status;
-  std::string sentence =
-      absl::StrCat(label, " ", finding.id(), " (", finding.severity(), "): ", finding.message());
+  std::string label = status == kFail      ? "FAIL"
+                      : status == kUnknown ? "UNKNOWN"
+                                           : StatusText(status);
+  std::string sentence = absl::StrCat(label, " ", finding.id(), " (",
+                                      StatusText(finding.severity()), "): ", finding.message());
   if (!finding.remedy().empty()) absl::StrAppend(&sentence, " Remedy: ", finding.remedy());
   return sentence;
 }

@@ -50,7 +50,7 @@ v1::Finding EvaluateLink(const CheckContext& context, const FindingBuilder& buil
        static_cast<int>(function.max_width()) >= pcie.width);
   if (is_gpu && width_ok && card_can_more) {
     return builder.FailWith(
-        Severity::kWarning, observed, expected, message,
+        v1::Finding::warning, observed, expected, message,
         "GPUs lower their PCIe link speed when idle to save power: re-check under load "
         "(nvidia-smi -q -d PCI shows the current and max link); if it stays low, reseat the GPU "
         "in a full x16 slot wired to the CPU and check the riser and BIOS settings.");
@@ -76,7 +76,7 @@ const v1::PciFunction* FindNicFunction(const CheckContext& context, const v1::Rd
 }
 
 v1::Finding CheckNic(const CheckContext& context, const v1::RdmaDevice& device) {
-  FindingBuilder builder = context.Builder("pcie.nic", Severity::kError, device.name());
+  FindingBuilder builder = context.Builder("pcie.nic", v1::Finding::error, device.name());
   if (device.pci_address().empty()) {
     return builder.Skipped(absl::StrCat(device.name(), " is a virtual device with no PCIe link"));
   }
@@ -97,7 +97,7 @@ void AppendPcieChecks(const CheckContext& context, std::vector<v1::Finding>& fin
   const plan::PcieExpectation& pcie = context.plan().expect.pcie;
   if (pcie.gen <= 0 && pcie.width <= 0) {
     for (const char* id : {"pcie.nic", "pcie.gpu"}) {
-      findings.push_back(context.Builder(id, Severity::kError)
+      findings.push_back(context.Builder(id, v1::Finding::error)
                              .Skipped("plan sets neither expect.pcie.gen nor expect.pcie.width"));
     }
     return;
@@ -107,10 +107,10 @@ void AppendPcieChecks(const CheckContext& context, std::vector<v1::Finding>& fin
       findings.push_back(CheckNic(context, *device));
     }
   } else {
-    findings.push_back(context.SkippedOnEthernet("pcie.nic", Severity::kError));
+    findings.push_back(context.SkippedOnEthernet("pcie.nic", v1::Finding::error));
   }
   for (const v1::PciFunction* gpu : context.GpuFunctions()) {
-    FindingBuilder builder = context.Builder("pcie.gpu", Severity::kError, gpu->name());
+    FindingBuilder builder = context.Builder("pcie.gpu", v1::Finding::error, gpu->name());
     findings.push_back(EvaluateLink(context, builder, *gpu, /*is_gpu=*/true));
   }
 }

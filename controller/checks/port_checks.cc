@@ -31,7 +31,7 @@ std::string CodeText(uint32_t code, absl::string_view name) {
 bool IsVirtual(const v1::RdmaDevice& device) { return device.pci_address().empty(); }
 
 v1::Finding CheckRailPresent(const CheckContext& context, const std::string& rail) {
-  FindingBuilder builder = context.Builder("rail.present", Severity::kError, rail);
+  FindingBuilder builder = context.Builder("rail.present", v1::Finding::error, rail);
   if (const v1::RdmaDevice* device = context.FindDevice(rail)) {
     std::string observed = device->fw_ver().empty()
                                ? std::string("present")
@@ -62,7 +62,7 @@ v1::Finding CheckRailPresent(const CheckContext& context, const std::string& rai
 v1::Finding CheckState(const CheckContext& context, const RailPort& rail_port) {
   const v1::RdmaPort& port = *rail_port.port;
   FindingBuilder builder =
-      context.Builder("port.state", Severity::kError, rail_port.device->name(), port.port());
+      context.Builder("port.state", v1::Finding::error, rail_port.device->name(), port.port());
   const std::string expected = "4: ACTIVE";
   if (!port.has_state_code()) {
     return builder.Unknown(ExplainMissing(port, {"state_code", "state"}), "state", expected);
@@ -104,7 +104,7 @@ v1::Finding CheckState(const CheckContext& context, const RailPort& rail_port) {
 v1::Finding CheckPhysState(const CheckContext& context, const RailPort& rail_port) {
   const v1::RdmaPort& port = *rail_port.port;
   FindingBuilder builder =
-      context.Builder("port.phys_state", Severity::kError, rail_port.device->name(), port.port());
+      context.Builder("port.phys_state", v1::Finding::error, rail_port.device->name(), port.port());
   const std::string expected = "5: LinkUp";
   if (!port.has_phys_state_code()) {
     return builder.Unknown(ExplainMissing(port, {"phys_state_code", "phys_state"}),
@@ -146,7 +146,7 @@ std::string RateText(const v1::RdmaPort& port) {
 v1::Finding CheckRate(const CheckContext& context, const RailPort& rail_port) {
   const v1::RdmaPort& port = *rail_port.port;
   FindingBuilder builder =
-      context.Builder("port.rate", Severity::kError, rail_port.device->name(), port.port());
+      context.Builder("port.rate", v1::Finding::error, rail_port.device->name(), port.port());
   const double planned = context.fabric().link_rate_gbps;
   if (planned <= 0) return builder.Skipped("plan sets no fabric.link_rate_gbps");
   const std::string expected = absl::StrCat(FormatNumber(planned), " Gb/s");
@@ -177,7 +177,7 @@ v1::Finding CheckLinkLayer(const CheckContext& context, const RailPort& rail_por
   const v1::RdmaDevice& device = *rail_port.device;
   const v1::RdmaPort& port = *rail_port.port;
   FindingBuilder builder =
-      context.Builder("port.link_layer", Severity::kError, device.name(), port.port());
+      context.Builder("port.link_layer", v1::Finding::error, device.name(), port.port());
   const std::string expected = context.is_infiniband() ? "InfiniBand" : "Ethernet";
   if (port.link_layer().empty() || port.link_layer() == "Unknown") {
     MissingFact missing = port.link_layer().empty() ? ExplainMissing(port, {"link_layer"})
@@ -205,8 +205,8 @@ v1::Finding CheckLinkLayer(const CheckContext& context, const RailPort& rail_por
 
 v1::Finding CheckSubnetManager(const CheckContext& context, const RailPort& rail_port) {
   const v1::RdmaPort& port = *rail_port.port;
-  FindingBuilder builder =
-      context.Builder("ib.subnet_manager", Severity::kError, rail_port.device->name(), port.port());
+  FindingBuilder builder = context.Builder("ib.subnet_manager", v1::Finding::error,
+                                           rail_port.device->name(), port.port());
   const std::string expected = "4: ACTIVE, LID != 0, SM LID != 0";
   if (!port.has_state_code()) {
     return builder.Unknown(ExplainMissing(port, {"state_code", "state"}), "state", expected);
@@ -244,12 +244,12 @@ void AppendPortChecks(const CheckContext& context, std::vector<v1::Finding>& fin
   if (!context.is_rdma()) {
     for (const char* id :
          {"rail.present", "port.state", "port.phys_state", "port.rate", "port.link_layer"}) {
-      findings.push_back(context.SkippedOnEthernet(id, Severity::kError));
+      findings.push_back(context.SkippedOnEthernet(id, v1::Finding::error));
     }
     return;
   }
   if (context.node().rails.empty()) {
-    findings.push_back(context.Builder("rail.present", Severity::kError)
+    findings.push_back(context.Builder("rail.present", v1::Finding::error)
                            .Skipped("plan lists no rails for this node"));
     return;
   }
@@ -259,7 +259,7 @@ void AppendPortChecks(const CheckContext& context, std::vector<v1::Finding>& fin
     if (device == nullptr) continue;
     if (device->ports().empty()) {
       findings.push_back(
-          context.Builder("port.state", Severity::kError, rail)
+          context.Builder("port.state", v1::Finding::error, rail)
               .Unknown(ExplainMissing(*device, {"ports"}), "port list", "4: ACTIVE"));
       continue;
     }

@@ -241,11 +241,11 @@ struct QosCheck {
   v1::Finding (*judge)(const CheckContext&, const QosSubject&, const FindingBuilder&);
 };
 constexpr QosCheck kQosChecks[] = {
-    {"qos.pfc", Severity::kError, CheckPfc},
-    {"qos.trust", Severity::kError, CheckTrust},
-    {"qos.dscp", Severity::kError, CheckDscpMap},
-    {"qos.traffic_class", Severity::kWarning, CheckTrafficClass},
-    {"qos.ecn", Severity::kWarning, CheckEcn},
+    {"qos.pfc", v1::Finding::error, CheckPfc},
+    {"qos.trust", v1::Finding::error, CheckTrust},
+    {"qos.dscp", v1::Finding::error, CheckDscpMap},
+    {"qos.traffic_class", v1::Finding::warning, CheckTrafficClass},
+    {"qos.ecn", v1::Finding::warning, CheckEcn},
 };
 
 }  // namespace

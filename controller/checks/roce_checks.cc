@@ -23,7 +23,7 @@ v1::Finding CheckGid(const CheckContext& context, const RailPort& rail_port) {
   const v1::RdmaDevice& device = *rail_port.device;
   const v1::RdmaPort& port = *rail_port.port;
   FindingBuilder builder =
-      context.Builder("roce.gid", Severity::kError, device.name(), port.port());
+      context.Builder("roce.gid", v1::Finding::error, device.name(), port.port());
   const int index = context.roce().gid_index;
   const std::string expected = absl::StrCat("index ", index, ": RoCE v2, IPv4-mapped");
   if (port.gids().empty() && HasUnknown(port, {"gids", "gid"})) {

@@ -30,7 +30,7 @@ bool IsPresentRail(const std::vector<const v1::RdmaDevice*>& rails, absl::string
 
 v1::Finding CheckGpu(const CheckContext& context, const v1::PciFunction& gpu,
                      const std::vector<const v1::RdmaDevice*>& rails) {
-  FindingBuilder builder = context.Builder("topology.gpu_nic", Severity::kError, gpu.name());
+  FindingBuilder builder = context.Builder("topology.gpu_nic", v1::Finding::error, gpu.name());
   const plan::Expectations& expect = context.plan().expect;
   // The parser validates the relation; PHB (NCCL's GDR default) if it did not.
   const int max_rank = RelationRank(expect.max_gpu_nic_relation).value_or(2);
@@ -79,11 +79,11 @@ v1::Finding CheckGpu(const CheckContext& context, const v1::PciFunction& gpu,
 }  // namespace
 
 void AppendTopologyChecks(const CheckContext& context, std::vector<v1::Finding>& findings) {
-  if (auto skipped = context.SkipUnlessGpusAndRails("topology.gpu_nic", Severity::kError)) {
+  if (auto skipped = context.SkipUnlessGpusAndRails("topology.gpu_nic", v1::Finding::error)) {
     findings.push_back(*std::move(skipped));
     return;
   }
-  FindingBuilder node_builder = context.Builder("topology.gpu_nic", Severity::kError);
+  FindingBuilder node_builder = context.Builder("topology.gpu_nic", v1::Finding::error);
   std::vector<const v1::RdmaDevice*> rails = context.PresentRails();
   std::vector<const v1::PciFunction*> gpus = context.GpuFunctions();
   if (gpus.empty()) {

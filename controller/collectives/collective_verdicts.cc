@@ -43,7 +43,7 @@ double Median(std::vector<double> values) {
 }
 
 v1::Finding JudgeRun(const v1::CollectiveSweep& sweep, uint32_t format) {
-  FindingBuilder builder = SweepBuilder("collectives.run", Severity::kError, sweep, format);
+  FindingBuilder builder = SweepBuilder("collectives.run", v1::Finding::error, sweep, format);
   if (sweep.ok()) {
     return builder.Pass(
         absl::StrCat(sweep.ranks(), " rank(s) done, ", sweep.rows_size(), " size(s)"),
@@ -60,7 +60,8 @@ v1::Finding JudgeRun(const v1::CollectiveSweep& sweep, uint32_t format) {
 }
 
 v1::Finding JudgeCorrectness(const v1::CollectiveSweep& sweep, uint32_t format) {
-  FindingBuilder builder = SweepBuilder("collectives.correctness", Severity::kError, sweep, format);
+  FindingBuilder builder =
+      SweepBuilder("collectives.correctness", v1::Finding::error, sweep, format);
   int64_t wrong = 0;
   bool checked = false;
   for (const v1::CollectiveRow& row : sweep.rows()) {
@@ -94,7 +95,7 @@ v1::Finding JudgeCorrectness(const v1::CollectiveSweep& sweep, uint32_t format) 
 }
 
 v1::Finding JudgeBusbw(const plan::Plan& plan, const v1::CollectiveSweep& sweep) {
-  FindingBuilder builder = SweepBuilder("collectives.busbw", Severity::kError, sweep);
+  FindingBuilder builder = SweepBuilder("collectives.busbw", v1::Finding::error, sweep);
   if (sweep.nodes_size() < 2) {
     return builder.Skipped(
         "the busbw floor is for sweeps between nodes; inside one node the "
@@ -131,7 +132,7 @@ v1::Finding JudgeBusbw(const plan::Plan& plan, const v1::CollectiveSweep& sweep)
 
 v1::Finding JudgeTransport(const plan::Plan& plan, const v1::CollectiveSweep& sweep,
                            const std::string& expected_gloo, uint32_t format) {
-  FindingBuilder builder = SweepBuilder("collectives.transport", Severity::kError, sweep, format);
+  FindingBuilder builder = SweepBuilder("collectives.transport", v1::Finding::error, sweep, format);
   if (!IsNccl(plan)) {
     const std::string expected = absl::StrCat("gloo ", expected_gloo);
     if (sweep.transport().empty()) {
@@ -178,7 +179,7 @@ v1::Finding JudgeTransport(const plan::Plan& plan, const v1::CollectiveSweep& sw
   }
   if (plan.expect.nvidia_peermem && transport.net_ib_gdr_channels() < transport.net_ib_channels()) {
     return builder.FailWith(
-        Severity::kWarning, observed, expected,
+        v1::Finding::warning, observed, expected,
         absl::StrCat(builder.subject(), " NCCL used NET/IB but ",
                      transport.net_ib_channels() - transport.net_ib_gdr_channels(),
                      " channel(s) without GDRDMA: GPU data goes through host memory."),
@@ -283,7 +284,7 @@ std::vector<v1::Finding> JudgeIntraNode(const plan::Plan& plan,
   const double median = figures.empty() ? 0 : Median(figures);
   const double fraction = plan.collectives.min_fraction_of_median;
   // Host-memory gloo ranks share the CPU with everything else: a warning.
-  const Severity severity = IsNccl(plan) ? Severity::kError : Severity::kWarning;
+  const Severity severity = IsNccl(plan) ? v1::Finding::error : v1::Finding::warning;
   for (const v1::CollectiveSweep* sweep : one_node) {
     FindingBuilder builder = SweepBuilder("collectives.intra_node", severity, *sweep);
     if (sweep->ranks() < 2) {
@@ -344,8 +345,9 @@ v1::Finding JudgeScaling(const plan::Plan& plan,
                          const std::vector<const v1::CollectiveSweep*>& one_node,
                          const v1::CollectiveSweep* two_node) {
   const bool gloo_tcp = !IsNccl(plan) && two_node != nullptr && two_node->transport() == "tcp";
-  FindingBuilder builder("collectives.scaling", gloo_tcp ? Severity::kWarning : Severity::kError,
-                         "", "1-node -> 2-node");
+  FindingBuilder builder("collectives.scaling",
+                         gloo_tcp ? v1::Finding::warning : v1::Finding::error, "",
+                         "1-node -> 2-node");
   if (two_node == nullptr) return builder.Skipped("the 2-node sweep did not run");
   // What the rails can carry: the plan's floor when it sets one, else the
   // rails' line rate. NVLink makes the 1-node figure many times larger than

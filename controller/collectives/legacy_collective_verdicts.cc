@@ -25,7 +25,7 @@ bool IsNccl(const plan::Plan& plan) {
 }  // namespace
 
 v1::Finding JudgeBusbwFormat3(const plan::Plan& plan, const v1::CollectiveSweep& sweep) {
-  FindingBuilder builder("collectives.busbw", Severity::kError, "", sweep.scope());
+  FindingBuilder builder("collectives.busbw", v1::Finding::error, "", sweep.scope());
   const double floor = plan.collectives.min_busbw_gbytes;
   if (floor <= 0) return builder.Skipped("the plan sets no collectives.min_busbw_gbytes");
   if (sweep.nodes_size() < 2) {
@@ -59,8 +59,9 @@ v1::Finding JudgeBusbwFormat3(const plan::Plan& plan, const v1::CollectiveSweep&
 v1::Finding JudgeScalingFormat3(const plan::Plan& plan, const v1::CollectiveSweep* one_node,
                                 const v1::CollectiveSweep* two_node) {
   const bool gloo_tcp = !IsNccl(plan) && two_node != nullptr && two_node->transport() == "tcp";
-  FindingBuilder builder("collectives.scaling", gloo_tcp ? Severity::kWarning : Severity::kError,
-                         "", "1-node -> 2-node");
+  FindingBuilder builder("collectives.scaling",
+                         gloo_tcp ? v1::Finding::warning : v1::Finding::error, "",
+                         "1-node -> 2-node");
   if (one_node == nullptr || two_node == nullptr) {
     return builder.Skipped("the 1-node and 2-node sweeps did not both run");
   }

@@ -12,13 +12,14 @@
 #include "controller/certificate/certificate_builder.h"
 #include "controller/checks/cluster_checks.h"
 #include "controller/checks/node_checks.h"
+#include "controller/checks/status_text.h"
 #include "controller/client/guarded_agent_client.h"
 #include "controller/client/node_health.h"
 #include "controller/commands/command_support.h"
+#include "controller/pairwise/phase/pairwise_phase.h"
 #include "controller/phases/collectives_phase.h"
 #include "controller/phases/connect_phase.h"
 #include "controller/phases/inventory_phase.h"
-#include "controller/phases/pairwise_phase.h"
 #include "controller/phases/uplink_phase.h"
 
 namespace clustercert::controller {
@@ -27,7 +28,7 @@ namespace {
 
 constexpr char kNoAgentAnswered[] = "skipped: no agent answered";
 
-void Conclude(v1::PhaseResult& phase, const char* status, std::string detail) {
+void Conclude(v1::PhaseResult& phase, v1::PhaseResult::Status status, std::string detail) {
   phase.set_status(status);
   phase.set_detail(std::move(detail));
 }
@@ -52,7 +53,8 @@ v1::PhaseResult SectionPhase(const char* name, bool planned, Progress& progress,
     if (planned) {
       measure(timed);
     } else {
-      Conclude(timed, "skipped", absl::StrCat("skipped: the plan has no ", name, " section"));
+      Conclude(timed, v1::PhaseResult::skipped,
+               absl::StrCat("skipped: the plan has no ", name, " section"));
     }
   });
   progress.Line(name, phase.detail());
@@ -63,7 +65,9 @@ v1::PhaseResult RunConnect(const plan::Plan& plan, std::vector<NodeState>& nodes
                            CertificationResult& result, Progress& progress, Clock& clock) {
   return TimedPhase("connect", clock, [&](v1::PhaseResult& connect) {
     result.reachable = RunConnectPhase(nodes, plan.agents, progress, clock);
-    Conclude(connect, result.reachable == static_cast<int>(nodes.size()) ? "pass" : "fail",
+    Conclude(connect,
+             result.reachable == static_cast<int>(nodes.size()) ? v1::PhaseResult::pass
+                                                                : v1::PhaseResult::fail,
              absl::StrCat(result.reachable, " of ", nodes.size(), " agent(s) answered"));
   });
 }
@@ -73,7 +77,7 @@ v1::PhaseResult RunInventory(const plan::Plan& plan, std::vector<NodeState>& nod
                              const RerunScope* rerun) {
   return TimedPhase("inventory", clock, [&](v1::PhaseResult& inventory) {
     if (result.reachable == 0) {
-      Conclude(inventory, "skipped", kNoAgentAnswered);
+      Conclude(inventory, v1::PhaseResult::skipped, kNoAgentAnswered);
       for (const NodeState& state : nodes) {
         result.checks.push_back(checks::ReachabilityFinding(state.node, false, state.error));
       }
@@ -82,7 +86,7 @@ v1::PhaseResult RunInventory(const plan::Plan& plan, std::vector<NodeState>& nod
     result.checks = RunInventoryPhase(nodes, plan, progress, rerun);
     const int blocking = checks::CountBlocking(result.checks);
     Conclude(
-        inventory, blocking == 0 ? "pass" : "fail",
+        inventory, blocking == 0 ? v1::PhaseResult::pass : v1::PhaseResult::fail,
         absl::StrCat(result.checks.size(), " check(s), ", blocking, " blocking certification"));
   });
 }
@@ -93,14 +97,15 @@ v1::PhaseResult RunPairwise(const plan::Plan& plan, std::vector<NodeState>& node
   return SectionPhase(
       "pairwise", plan.pairwise.enabled, progress, clock, [&](v1::PhaseResult& phase) {
         if (result.reachable < 2) {
-          Conclude(phase, "fail", "fewer than two agents answered: no pair to test");
+          Conclude(phase, v1::PhaseResult::fail, "fewer than two agents answered: no pair to test");
           return;
         }
         PairwiseOutcome outcome =
             RunPairwisePhase(nodes, plan, result.checks, progress, rerun, stop);
         const int blocking = checks::CountBlocking(outcome.checks);
         Conclude(
-            phase, blocking == 0 && outcome.rounds > 0 ? "pass" : "fail",
+            phase,
+            blocking == 0 && outcome.rounds > 0 ? v1::PhaseResult::pass : v1::PhaseResult::fail,
             absl::StrCat(outcome.pairs.size(), " cell(s) in ", outcome.rounds, " round(s), ",
                          outcome.failing, " failing, ", outcome.suspects.size(), " suspect(s)"));
         for (auto& check : outcome.checks) result.checks.push_back(std::move(check));
@@ -127,15 +132,17 @@ v1::PhaseResult RunCollectives(const plan::Plan& plan, std::vector<NodeState>& n
   return SectionPhase(
       "collectives", plan.collectives.enabled, progress, clock, [&](v1::PhaseResult& phase) {
         if (result.reachable == 0) {
-          Conclude(phase, "skipped", kNoAgentAnswered);
+          Conclude(phase, v1::PhaseResult::skipped, kNoAgentAnswered);
           return;
         }
         CollectivesOutcome outcome = RunCollectivesPhase(nodes, plan, progress, clock, rerun, stop);
         if (!outcome.not_run.empty()) {
-          Conclude(phase, "skipped", outcome.not_run);
+          Conclude(phase, v1::PhaseResult::skipped, outcome.not_run);
         } else {
           const int blocking = checks::CountBlocking(outcome.checks);
-          Conclude(phase, blocking == 0 && !outcome.sweeps.empty() ? "pass" : "fail",
+          Conclude(phase,
+                   blocking == 0 && !outcome.sweeps.empty() ? v1::PhaseResult::pass
+                                                            : v1::PhaseResult::fail,
                    CollectivesDetail(outcome, blocking));
         }
         for (auto& check : outcome.checks) result.checks.push_back(std::move(check));
@@ -150,15 +157,15 @@ v1::PhaseResult RunUplink(const plan::Plan& plan, std::vector<NodeState>& nodes,
                           const RerunScope* rerun, const RunStop* stop) {
   return SectionPhase("uplink", plan.uplink.enabled, progress, clock, [&](v1::PhaseResult& phase) {
     if (result.reachable == 0) {
-      Conclude(phase, "skipped", kNoAgentAnswered);
+      Conclude(phase, v1::PhaseResult::skipped, kNoAgentAnswered);
       return;
     }
     UplinkOutcome outcome = RunUplinkPhase(nodes, sinks, plan, progress, clock, rerun, stop);
     const int blocking = checks::CountBlocking(outcome.checks);
     const v1::UplinkSizing& sizing = outcome.uplink.sizing();
     Conclude(
-        phase, blocking == 0 ? "pass" : "fail",
-        absl::StrCat("sizing ", sizing.verdict().empty() ? "unknown" : sizing.verdict(), ", ",
+        phase, blocking == 0 ? v1::PhaseResult::pass : v1::PhaseResult::fail,
+        absl::StrCat("sizing ", checks::StatusText(sizing.verdict()), ", ",
                      outcome.uplink.throughput_size(), " run(s) to ", plan.uplink.targets.size(),
                      " target(s), ", blocking, " blocking certification"));
     for (auto& finding : outcome.checks) result.checks.push_back(std::move(finding));
@@ -220,7 +227,7 @@ class PhaseSequence {
       const StopRequest request = *stop_->request();
       v1::PhaseResult skipped;
       skipped.set_name(name);
-      skipped.set_status("skipped");
+      skipped.set_status(v1::PhaseResult::skipped);
       skipped.set_detail(absl::StrCat("not run: the run was interrupted by ", request.signal,
                                       " during the ", request.phase, " phase"));
       progress_.Line(name, skipped.detail());
@@ -234,11 +241,11 @@ class PhaseSequence {
       progress_.Line(name, summary);
       phase.set_detail(absl::StrCat(phase.detail(), "; ", summary));
       // What the silent node would have measured is missing.
-      if (phase.status() == "pass") phase.set_status("fail");
+      if (phase.status() == v1::PhaseResult::pass) phase.set_status(v1::PhaseResult::fail);
     }
     if (std::optional<StopRequest> request = stop_ != nullptr ? stop_->request() : std::nullopt;
         request && request->phase == name) {
-      phase.set_status("interrupted");
+      phase.set_status(v1::PhaseResult::interrupted);
       phase.set_detail(absl::StrCat("interrupted by ", request->signal, " after ",
                                     absl::FormatDuration(absl::Trunc(
                                         absl::Milliseconds(phase.duration_ms()), absl::Seconds(1))),

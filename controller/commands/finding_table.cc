@@ -11,18 +11,19 @@ namespace {
 
 constexpr const char* kReset = "\033[0m";
 
-const char* StatusColor(const std::string& status, const std::string& severity) {
-  if (status == "pass") return "\033[32m";
-  if (status == "skipped") return "\033[90m";
-  if (severity == "warning") return "\033[33m";
+const char* StatusColor(v1::Finding::Status status, v1::Finding::Severity severity) {
+  if (status == v1::Finding::pass) return "\033[32m";
+  if (status == v1::Finding::skipped) return "\033[90m";
+  if (severity == v1::Finding::warning) return "\033[33m";
   return "\033[31m";
 }
 
 std::string StatusLabel(const v1::Finding& f) {
-  if (f.status() == "pass") return "PASS";
-  if (f.status() == "skipped") return "SKIP";
-  if (f.status() == "unknown") return f.severity() == "warning" ? "UNKNOWN?" : "UNKNOWN";
-  return f.severity() == "warning" ? "WARN" : "FAIL";
+  if (f.status() == v1::Finding::pass) return "PASS";
+  if (f.status() == v1::Finding::skipped) return "SKIP";
+  if (f.status() == v1::Finding::unknown)
+    return f.severity() == v1::Finding::warning ? "UNKNOWN?" : "UNKNOWN";
+  return f.severity() == v1::Finding::warning ? "WARN" : "FAIL";
 }
 
 std::string Clip(const std::string& text, size_t width) {
@@ -65,7 +66,7 @@ void RenderTable(std::string& out, const std::string& title,
     std::string label = StatusLabel(*f);
     std::string padded = absl::StrFormat("%-8s", label);
     if (color) padded = absl::StrCat(StatusColor(f->status(), f->severity()), padded, kReset);
-    if (f->status() == "skipped") {
+    if (f->status() == v1::Finding::skipped) {
       // Not applicable: the reason is the whole story, no remedy below.
       out += absl::StrFormat("  %-*s  %-*s  %s  %s\n", id_w, t.id, dev_w, Clip(t.device, 24),
                              padded, t.message);
@@ -75,7 +76,8 @@ void RenderTable(std::string& out, const std::string& title,
                            padded, obs_w, Clip(t.observed, 40), t.expected);
   }
   for (size_t i = 0; i < rows.size(); ++i) {
-    if (rows[i]->status() == "pass" || rows[i]->status() == "skipped") continue;
+    if (rows[i]->status() == v1::Finding::pass || rows[i]->status() == v1::Finding::skipped)
+      continue;
     out += absl::StrCat("  - ", texts[i].message);
     if (!texts[i].remedy.empty()) out += absl::StrCat(" ", texts[i].remedy);
     out += "\n";

@@ -14,8 +14,8 @@ namespace {
 std::string Cell(const v1::PairResult& pair, bool color) {
   if (!pair.ok()) return color ? "\033[31mERR\033[0m" : "ERR";
   std::string text = absl::StrFormat("%.2f", pair.value());
-  const std::string& status = pair.verdict().status();
-  if (status == "fail") {
+  const auto status = pair.verdict().status();
+  if (status == v1::Finding::fail) {
     text += "!";
     if (color) text = absl::StrCat("\033[31m", text, "\033[0m");
   }

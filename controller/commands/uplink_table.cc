@@ -8,6 +8,7 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
 #include "common/text_escape.h"
+#include "controller/checks/status_text.h"
 
 namespace clustercert::controller {
 namespace {
@@ -27,13 +28,13 @@ std::string Figure(const v1::UplinkThroughput& run) {
 std::string RenderUplinkTables(const v1::Uplink& uplink) {
   const v1::UplinkSizing& sizing = uplink.sizing();
   std::string out = "\nuplink sizing: ";
-  if (sizing.verdict().empty()) {
+  if ((sizing.verdict() == v1::UplinkSizing::unset_verdict)) {
     absl::StrAppend(&out, "unknown (the plan gives no read rate or no capacity)\n");
   } else {
     absl::StrAppend(&out, absl::StrFormat("%.4g", sizing.required_gbps()), " Gb/s needed (",
                     TerminalText(sizing.arithmetic()), ") of ",
                     absl::StrFormat("%.4g", sizing.capacity_gbps()),
-                    " Gb/s: ", TerminalText(sizing.verdict()),
+                    " Gb/s: ", checks::StatusText(sizing.verdict()),
                     absl::StrFormat(", headroom %.4g Gb/s", sizing.headroom_gbps()));
     if (sizing.checkpoint_seconds() > 0) {
       absl::StrAppend(

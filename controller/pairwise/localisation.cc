@@ -66,7 +66,7 @@ std::vector<Pair> JudgedPairs(const std::vector<PairMeasurement>& measurements,
   std::map<std::tuple<std::string, std::string, std::string>, Pair> pairs;
   const size_t count = std::min(measurements.size(), verdicts.size());
   for (size_t i = 0; i < count; ++i) {
-    const std::string& status = verdicts[i].status();
+    const auto status = verdicts[i].status();
     const bool failing = status == checks::kFail;
     if (!failing && status != checks::kPass) continue;
     const PairMeasurement& m = measurements[i];

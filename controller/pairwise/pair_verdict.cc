@@ -69,14 +69,14 @@ std::string Subject(const PairMeasurement& m) {
   return subject;
 }
 
-v1::Finding Make(absl::string_view id, const PairMeasurement& m, absl::string_view status,
+v1::Finding Make(absl::string_view id, const PairMeasurement& m, v1::Finding::Status status,
                  checks::Severity severity) {
   v1::Finding finding;
   finding.set_id(std::string(id));
   finding.set_node(m.client);
   finding.set_device(m.rail);
-  finding.set_status(std::string(status));
-  finding.set_severity(checks::SeverityName(severity));
+  finding.set_status(status);
+  finding.set_severity(severity);
   return finding;
 }
 
@@ -101,7 +101,7 @@ std::optional<v1::Finding> CannotJudgeBandwidth(const plan::Pairwise& plan,
   const double fraction = plan.min_fraction_of_line_rate;
   const std::string subject = Subject(m);
   if (!m.ok) {
-    v1::Finding finding = Make(kBandwidthId, m, checks::kFail, checks::Severity::kError);
+    v1::Finding finding = Make(kBandwidthId, m, checks::kFail, v1::Finding::error);
     Fill(finding, absl::StrCat("error: ", ErrorText(m)),
          absl::StrCat(">= ", FormatPercent(fraction), " % of line rate"),
          absl::StrCat(subject, ": the bandwidth test failed: ", ErrorText(m), "."),
@@ -111,7 +111,7 @@ std::optional<v1::Finding> CannotJudgeBandwidth(const plan::Pairwise& plan,
     return finding;
   }
   if (!m.result.has_bandwidth()) {
-    v1::Finding finding = Make(kBandwidthId, m, checks::kUnknown, checks::Severity::kError);
+    v1::Finding finding = Make(kBandwidthId, m, checks::kUnknown, v1::Finding::error);
     Fill(finding, "unknown: the node-agent returned no bandwidth figures",
          absl::StrCat(">= ", FormatPercent(fraction), " % of line rate"),
          absl::StrCat(subject,
@@ -124,7 +124,7 @@ std::optional<v1::Finding> CannotJudgeBandwidth(const plan::Pairwise& plan,
   if (m.line_rate_gbps <= 0) {
     const std::string measured =
         absl::StrCat(FormatValue(m.result.bandwidth().avg_gbps()), " Gb/s");
-    v1::Finding finding = Make(kBandwidthId, m, checks::kSkipped, checks::Severity::kError);
+    v1::Finding finding = Make(kBandwidthId, m, checks::kSkipped, v1::Finding::error);
     Fill(finding, measured, "",
          absl::StrCat(subject, ": ", measured, "; no line rate to compare with."),
          "Set fabric.link_rate_gbps in the plan, or let the inventory read the port rate, to "
@@ -150,11 +150,11 @@ v1::Finding JudgeAgainstLineRate(const plan::Pairwise& plan, const PairMeasureme
       absl::StrCat(Subject(m), ": ", measured, ", ", FormatPercent(gbps / line), " % of ",
                    line_text, " (plan floor ", FormatPercent(fraction), " %).");
   if (gbps >= floor_gbps * (1 - kRelativeSlack)) {
-    v1::Finding finding = Make(kBandwidthId, m, checks::kPass, checks::Severity::kError);
+    v1::Finding finding = Make(kBandwidthId, m, checks::kPass, v1::Finding::error);
     Fill(finding, observed, expected, message);
     return finding;
   }
-  v1::Finding finding = Make(kBandwidthId, m, checks::kFail, checks::Severity::kError);
+  v1::Finding finding = Make(kBandwidthId, m, checks::kFail, v1::Finding::error);
   const std::string fabric_fault =
       absl::StrCat("More than ", FormatPercent(1 - fraction),
                    " % under line rate is a fabric "
@@ -186,7 +186,7 @@ v1::Finding JudgeLatency(const plan::Pairwise& plan, const PairMeasurement& m) {
   const std::string bound = absl::StrCat(FormatValue(plan.max_latency_us), " us");
   const std::string expected = absl::StrCat("typical <= ", bound);
   if (!m.ok) {
-    v1::Finding finding = Make(kId, m, checks::kFail, checks::Severity::kError);
+    v1::Finding finding = Make(kId, m, checks::kFail, v1::Finding::error);
     Fill(finding, absl::StrCat("error: ", ErrorText(m)), expected,
          absl::StrCat(subject, ": the latency test failed: ", ErrorText(m), "."),
          absl::StrCat("A pair that cannot connect or stalls often has an MTU mismatch on the path "
@@ -195,12 +195,12 @@ v1::Finding JudgeLatency(const plan::Pairwise& plan, const PairMeasurement& m) {
     return finding;
   }
   if (plan.max_latency_us <= 0) {
-    v1::Finding finding = Make(kId, m, checks::kSkipped, checks::Severity::kError);
+    v1::Finding finding = Make(kId, m, checks::kSkipped, v1::Finding::error);
     finding.set_message(absl::StrCat(subject, ": the plan sets no latency bound."));
     return finding;
   }
   if (!m.result.has_latency()) {
-    v1::Finding finding = Make(kId, m, checks::kUnknown, checks::Severity::kError);
+    v1::Finding finding = Make(kId, m, checks::kUnknown, v1::Finding::error);
     Fill(finding, "unknown: the node-agent returned no latency figures", expected,
          absl::StrCat(subject,
                       ": latency is unknown (the node-agent returned no latency "
@@ -216,11 +216,11 @@ v1::Finding JudgeLatency(const plan::Pairwise& plan, const PairMeasurement& m) {
       absl::StrCat(subject, ": typical ", FormatValue(latency.typical_us()), " us (p99 ",
                    FormatValue(latency.p99_us()), " us), plan max ", bound, ".");
   if (latency.typical_us() <= plan.max_latency_us * (1 + kRelativeSlack)) {
-    v1::Finding finding = Make(kId, m, checks::kPass, checks::Severity::kError);
+    v1::Finding finding = Make(kId, m, checks::kPass, v1::Finding::error);
     Fill(finding, observed, expected, message);
     return finding;
   }
-  v1::Finding finding = Make(kId, m, checks::kFail, checks::Severity::kError);
+  v1::Finding finding = Make(kId, m, checks::kFail, v1::Finding::error);
   Fill(finding, observed, expected, message,
        absl::StrCat("Latency over the bound is a broken path (RoCE through one switch above 5 us "
                     "is broken; NDR in one rack is under 1 us): ",
@@ -377,10 +377,10 @@ v1::Finding WithCounterVerdict(const plan::Pairwise& plan, const v1::PairResult&
   AppendCounterText(plan, moved_gb, trouble, verdict);
   if (!trouble.link_errors.empty()) {
     verdict.set_status(checks::kFail);
-    verdict.set_severity(checks::SeverityName(checks::Severity::kError));
+    verdict.set_severity(v1::Finding::error);
   } else if (!trouble.retries.empty() && verdict.status() == checks::kPass) {
     verdict.set_status(checks::kFail);
-    verdict.set_severity(checks::SeverityName(checks::Severity::kWarning));
+    verdict.set_severity(v1::Finding::warning);
   }
   return verdict;
 }
@@ -388,8 +388,7 @@ v1::Finding WithCounterVerdict(const plan::Pairwise& plan, const v1::PairResult&
 v1::Finding JudgePair(const plan::Pairwise& plan, const PairMeasurement& measurement) {
   if (absl::EndsWith(measurement.test, "_bw")) return JudgeBandwidth(plan, measurement);
   if (absl::EndsWith(measurement.test, "_lat")) return JudgeLatency(plan, measurement);
-  v1::Finding finding =
-      Make("pairwise.test", measurement, checks::kSkipped, checks::Severity::kError);
+  v1::Finding finding = Make("pairwise.test", measurement, checks::kSkipped, v1::Finding::error);
   finding.set_observed(measurement.test);
   finding.set_message(absl::StrCat(Subject(measurement),
                                    ": not a bandwidth (*_bw) or latency "
@@ -412,7 +411,7 @@ std::optional<v1::Finding> CannotCompare(const PairMeasurement& host, const Pair
                                          const std::string& subject, const std::string& expected) {
   if (host.client != cuda.client || host.server != cuda.server || host.rail != cuda.rail ||
       host.test != cuda.test) {
-    v1::Finding finding = Make(kGpuDirectId, cuda, checks::kUnknown, checks::Severity::kError);
+    v1::Finding finding = Make(kGpuDirectId, cuda, checks::kUnknown, v1::Finding::error);
     Fill(finding, "unknown: host and cuda measurements of different pairs", expected,
          absl::StrCat(subject, ": cannot compare cuda memory with ", PairSubject(host),
                       " host memory: not the same pair and test."),
@@ -426,7 +425,7 @@ std::optional<v1::Finding> CannotCompare(const PairMeasurement& host, const Pair
     no_baseline = "the host-memory test moved no data";
   }
   if (no_baseline.empty()) return std::nullopt;
-  v1::Finding finding = Make(kGpuDirectId, cuda, checks::kUnknown, checks::Severity::kError);
+  v1::Finding finding = Make(kGpuDirectId, cuda, checks::kUnknown, v1::Finding::error);
   Fill(finding, absl::StrCat("unknown: ", no_baseline), expected,
        absl::StrCat(subject, ": GPUDirect cannot be judged: ", no_baseline, "."),
        "Fix the pair's host-memory bandwidth first (see pairwise.bandwidth); GPUDirect is "
@@ -457,19 +456,19 @@ v1::Finding JudgeCudaBandwidth(const PairMeasurement& cuda, double host_gbps,
       " % of host memory's ", FormatValue(host_gbps), " Gb/s");
 
   if (cuda_gbps >= kGpuDirectPassFraction * host_gbps * (1 - kRelativeSlack)) {
-    v1::Finding finding = Make(kGpuDirectId, cuda, checks::kPass, checks::Severity::kError);
+    v1::Finding finding = Make(kGpuDirectId, cuda, checks::kPass, v1::Finding::error);
     Fill(finding, observed, expected, absl::StrCat(subject, ": ", ratio_text, "."));
     return finding;
   }
   if (slowdown >= kGpuDirectViaHostSlowdown * (1 - kRelativeSlack)) {
-    v1::Finding finding = Make(kGpuDirectId, cuda, checks::kFail, checks::Severity::kError);
+    v1::Finding finding = Make(kGpuDirectId, cuda, checks::kFail, v1::Finding::error);
     Fill(finding, observed, expected,
          absl::StrCat(subject, ": ", ratio_text, " (", slowdown_text,
                       "): the data goes through host memory, not GPUDirect."),
          kGpuDirectNotInPath);
     return finding;
   }
-  v1::Finding finding = Make(kGpuDirectId, cuda, checks::kFail, checks::Severity::kWarning);
+  v1::Finding finding = Make(kGpuDirectId, cuda, checks::kFail, v1::Finding::warning);
   Fill(finding, observed, expected,
        absl::StrCat(subject, ": ", ratio_text, " (", slowdown_text,
                     "): GPUDirect is slower than host memory by more than a few %."),
@@ -492,7 +491,7 @@ v1::Finding JudgeGpuDirect(const PairMeasurement& host, const PairMeasurement& c
   const double host_gbps = host.result.bandwidth().avg_gbps();
   const std::string host_text = absl::StrCat("host ", FormatValue(host_gbps), " Gb/s");
   if (!cuda.ok) {
-    v1::Finding finding = Make(kGpuDirectId, cuda, checks::kFail, checks::Severity::kError);
+    v1::Finding finding = Make(kGpuDirectId, cuda, checks::kFail, v1::Finding::error);
     Fill(finding, absl::StrCat("error: ", ErrorText(cuda), "; ", host_text), expected,
          absl::StrCat(subject, ": the cuda-memory test failed (", ErrorText(cuda),
                       ") while host memory ran at ", FormatValue(host_gbps), " Gb/s."),

@@ -5,6 +5,7 @@
 
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
+#include "controller/checks/status_text.h"
 #include "controller/phases/connect_phase.h"
 #include "controller/phases/peer_broker.h"
 #include "controller/phases/sync_call.h"
@@ -147,7 +148,7 @@ UplinkOutcome RunUplinkPhase(std::vector<NodeState>& nodes, std::vector<NodeStat
   if (!sizing.arithmetic().empty()) {
     progress.Line("uplink", absl::StrCat("sizing: ", sizing.arithmetic(), " against ",
                                          uplink::GbpsText(sizing.capacity_gbps()), ": ",
-                                         sizing.verdict().empty() ? "unknown" : sizing.verdict()));
+                                         checks::StatusText(sizing.verdict())));
   }
   // The sinks that are not plan nodes are reached like the nodes (deadline,
   // retries, version), so a dead sink is named once, not as a timeout per run.

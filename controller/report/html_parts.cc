@@ -56,12 +56,14 @@ std::string Badge(absl::string_view status, absl::string_view label) {
   return absl::StrCat("<span class=\"badge ", Anchor(status), "\">", HtmlEscape(text), "</span>");
 }
 
-std::string FindingBadge(const std::string& status, const std::string& severity) {
-  if (status == "fail") return severity == "warning" ? Badge("warn") : Badge("fail");
-  if (status == "unknown") return Badge("unknown");
-  if (status == "skipped") return Badge("skipped", "SKIP");
-  if (status == "pass") return Badge("pass");
-  return Badge("unknown", status.empty() ? "?" : status);
+std::string FindingBadge(v1::Finding::Status status, v1::Finding::Severity severity) {
+  if (status == v1::Finding::fail) {
+    return severity == v1::Finding::warning ? Badge("warn") : Badge("fail");
+  }
+  if (status == v1::Finding::unknown) return Badge("unknown");
+  if (status == v1::Finding::skipped) return Badge("skipped", "SKIP");
+  if (status == v1::Finding::pass) return Badge("pass");
+  return Badge("unknown", "?");
 }
 
 std::string Anchor(absl::string_view text) {

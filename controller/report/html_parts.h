@@ -4,6 +4,7 @@
 #include <vector>
 
 #include "absl/strings/string_view.h"
+#include "clustercert/v1/certificate.pb.h"
 
 namespace clustercert::report {
 
@@ -34,7 +35,7 @@ std::string Badge(absl::string_view status, absl::string_view label = "");
 
 // The badge class and label for a finding's status and severity (a failing
 // warning is "warn", not "fail").
-std::string FindingBadge(const std::string& status, const std::string& severity);
+std::string FindingBadge(v1::Finding::Status status, v1::Finding::Severity severity);
 
 // A fragment id from free text: letters, digits, '-' and '_' kept, others
 // replaced by '-'.

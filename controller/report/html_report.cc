@@ -7,6 +7,7 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
 #include "controller/certificate/result_keys.h"
+#include "controller/checks/status_text.h"
 #include "controller/collectives/collective_verdicts.h"
 #include "controller/report/html_inventory.h"
 #include "controller/report/html_parts.h"
@@ -111,15 +112,17 @@ std::string Nav(const v1::Certificate& c) {
 }
 
 std::string FindingCard(const v1::Finding& f) {
-  const std::string cls = f.status() == "fail" && f.severity() == "warning" ? "warn" : f.status();
+  const std::string cls = f.status() == v1::Finding::fail && f.severity() == v1::Finding::warning
+                              ? "warn"
+                              : checks::StatusText(f.status());
   std::string where = f.node();
   if (!f.device().empty()) absl::StrAppend(&where, where.empty() ? "" : " ", f.device());
   if (f.port() != 0) absl::StrAppend(&where, " port ", f.port());
-  std::string out = absl::StrCat("<div class=\"finding ", Anchor(cls), "\">",
-                                 FindingBadge(f.status(), f.severity()), " <span class=\"key\">",
-                                 HtmlEscape(KeyOf(f)), "</span> <span class=\"muted\">",
-                                 HtmlEscape(f.severity()), where.empty() ? "" : " &middot; ",
-                                 HtmlEscape(where), "</span>", CarriedBadge(f.carried()), "\n<dl>");
+  std::string out = absl::StrCat(
+      "<div class=\"finding ", Anchor(cls), "\">", FindingBadge(f.status(), f.severity()),
+      " <span class=\"key\">", HtmlEscape(KeyOf(f)), "</span> <span class=\"muted\">",
+      HtmlEscape(checks::StatusText(f.severity())), where.empty() ? "" : " &middot; ",
+      HtmlEscape(where), "</span>", CarriedBadge(f.carried()), "\n<dl>");
   auto item = [&](const char* label, const std::string& value, const char* cls = "") {
     if (value.empty()) return;
     absl::StrAppend(&out, "<dt>", label, "</dt><dd class=\"", cls, "\">", HtmlEscape(value),
@@ -160,7 +163,7 @@ std::string FindingsSection(const v1::Certificate& c) {
       rows.push_back({Html(FindingBadge(f->status(), f->severity())),
                       Html(absl::StrCat(HtmlEscape(KeyOf(*f)), CarriedBadge(f->carried())), "mono"),
                       Text(f->observed()), Text(f->expected()),
-                      Text(f->status() == "skipped" ? f->message() : f->remedy())});
+                      Text(f->status() == v1::Finding::skipped ? f->message() : f->remedy())});
     }
     absl::StrAppend(
         &out, "<details><summary>All ", c.checks_size(),
@@ -234,10 +237,10 @@ std::string MatrixTable(const PairMatrix& m) {
         row.push_back(Text("\xC2\xB7", "muted"));
       } else {
         const v1::PairResult& p = *it->second;
-        const bool failing = CellStatus(p) == "fail" || !p.ok();
+        const bool failing = CellStatus(p) == v1::Finding::fail || !p.ok();
         std::string text = p.ok() ? FormatNumber(p.value()) : std::string("ERR");
         if (failing) text = absl::StrCat("\xE2\x9C\x97 ", text);
-        if (CellStatus(p) == "unknown") text += " ?";
+        if (CellStatus(p) == v1::Finding::unknown) text += " ?";
         if (IsCarried(p.carried())) text += " \xE2\x86\xBA";
         row.push_back(Text(text, failing ? "fail" : ""));
       }
@@ -262,7 +265,8 @@ std::string PairwiseSection(const v1::Certificate& c) {
   if (matrices.empty()) out += "<p>No pair was measured.</p>\n";
   for (const auto& m : matrices) {
     int failing = 0;
-    for (const auto& [ends, p] : m.cells) failing += (CellStatus(*p) == "fail" || !p->ok()) ? 1 : 0;
+    for (const auto& [ends, p] : m.cells)
+      failing += (CellStatus(*p) == v1::Finding::fail || !p->ok()) ? 1 : 0;
     absl::StrAppend(&out, "<h3 id=\"matrix-", Anchor(m.Title()), "\">", HtmlEscape(m.Title()),
                     " <span class=\"muted\">(", HtmlEscape(m.unit), ", ",
                     m.kind == PairKind::kLatency ? "typical one-way latency against the bound"
@@ -282,7 +286,7 @@ std::string PairwiseSection(const v1::Certificate& c) {
   if (!retests.empty()) {
     std::vector<std::vector<HtmlCell>> rows;
     for (const auto* p : retests) {
-      const bool failing = CellStatus(*p) == "fail" || !p->ok();
+      const bool failing = CellStatus(*p) == v1::Finding::fail || !p->ok();
       rows.push_back({Text(p->retest_of()), Text(controller::PairKey(*p), "mono"),
                       Text(p->ok() ? absl::StrCat(FormatNumber(p->value()), " ", p->unit())
                                    : std::string("ERR"),
@@ -318,7 +322,7 @@ std::string LatencySection(const v1::Certificate& c) {
     const bool has = p.ok() && p.client_result().has_latency();
     auto num = [&](double v) { return Text(has ? FormatNumber(v) : std::string("-"), "num"); };
     const CellScale scale = ScaleOf(p, c);
-    const bool failing = CellStatus(p) == "fail" || !p.ok();
+    const bool failing = CellStatus(p) == v1::Finding::fail || !p.ok();
     rows.push_back(
         {Text(p.client()), Text(p.server()), Text(p.rail()), Text(p.test()), Text(p.memory()),
          num(l.typical_us()), num(l.p99_us()), num(l.min_us()), num(l.max_us()), num(l.avg_us()),
@@ -380,7 +384,7 @@ std::string NcclChannelsText(const v1::CollectiveSweep& s) {
 std::string SweepFacts(const v1::CollectiveSweep& s, const v1::Certificate& c) {
   std::string verdict;
   if (const v1::Finding* check = BusbwCheck(c, s); check != nullptr) {
-    verdict = absl::StrCat(check->status(), ": ", check->message());
+    verdict = absl::StrCat(checks::StatusText(check->status()), ": ", check->message());
   }
   std::string transport = s.transport();
   if (!s.expected_transport().empty() && s.expected_transport() != s.transport()) {
@@ -468,8 +472,11 @@ std::string PhasesSection(const v1::Certificate& c) {
   std::string out = "<section id=\"phases\">\n<h2>Phases</h2>\n";
   std::vector<std::vector<HtmlCell>> rows;
   for (const auto& p : c.phases()) {
-    rows.push_back({Text(p.name()), Html(Badge(p.status().empty() ? "unknown" : p.status())),
-                    Text(FormatDurationMs(p.duration_ms()), "num"), Text(p.detail())});
+    rows.push_back(
+        {Text(p.name()),
+         Html(Badge(p.status() == v1::PhaseResult::unset_status ? "unknown"
+                                                                : checks::StatusText(p.status()))),
+         Text(FormatDurationMs(p.duration_ms()), "num"), Text(p.detail())});
   }
   out += rows.empty() ? std::string("<p>No phase is recorded.</p>\n")
                       : HtmlTable({"phase", "status", "duration", "detail"}, rows);
@@ -485,7 +492,7 @@ std::string SkippedSection(const v1::Certificate& c) {
   }
   if (rows.empty()) {
     int skipped_checks = 0;
-    for (const auto& f : c.checks()) skipped_checks += f.status() == "skipped" ? 1 : 0;
+    for (const auto& f : c.checks()) skipped_checks += f.status() == v1::Finding::skipped ? 1 : 0;
     absl::StrAppend(
         &out, "<p>The certificate lists no skipped tests", skipped_checks > 0 ? "; " : ".",
         skipped_checks > 0 ? absl::StrCat(skipped_checks,

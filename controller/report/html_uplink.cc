@@ -8,6 +8,7 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
 #include "absl/strings/str_join.h"
+#include "controller/checks/status_text.h"
 #include "controller/report/html_parts.h"
 #include "controller/report/report_text.h"
 
@@ -38,8 +39,8 @@ std::string SizingHtml(const v1::Certificate& c) {
                                       FormatNumber(s.required_gbytes_s()), " GB/s)")
                        : std::string()},
       {"capacity", s.capacity_gbps() > 0 ? Gbps(s.capacity_gbps()) : std::string("not given")},
-      {"verdict", s.verdict().empty() ? std::string("unknown") : s.verdict()},
-      {"headroom", s.verdict().empty()
+      {"verdict", checks::StatusText(s.verdict())},
+      {"headroom", (s.verdict() == v1::UplinkSizing::unset_verdict)
                        ? std::string()
                        : absl::StrCat(Gbps(s.headroom_gbps()), " (",
                                       absl::StrFormat("%.0f", s.utilisation() * 100), " % used)")},

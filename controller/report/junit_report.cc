@@ -93,21 +93,35 @@ std::string FindingBody(const v1::Finding& f) {
   return body;
 }
 
+// A phase's status as the finding status JUnit judges alike.
+v1::Finding::Status AsFindingStatus(v1::PhaseResult::Status status) {
+  switch (status) {
+    case v1::PhaseResult::pass:
+      return v1::Finding::pass;
+    case v1::PhaseResult::fail:
+      return v1::Finding::fail;
+    case v1::PhaseResult::skipped:
+      return v1::Finding::skipped;
+    default:
+      return v1::Finding::unknown;
+  }
+}
+
 // Fills a case's outcome from a finding-like status.
-void Judge(Case& c, const std::string& status, const std::string& severity,
+void Judge(Case& c, v1::Finding::Status status, v1::Finding::Severity severity,
            const std::string& message, const std::string& remedy, const std::string& body) {
-  if (status == "pass") return;
-  if (status == "fail") {
+  if (status == v1::Finding::pass) return;
+  if (status == v1::Finding::fail) {
     c.outcome = Outcome::kFailure;
-    c.type = severity.empty() ? "error" : severity;
+    c.type = severity == v1::Finding::warning ? "warning" : "error";
     c.message = FailureMessage(message, remedy);
     c.body = body;
-  } else if (status == "skipped") {
+  } else if (status == v1::Finding::skipped) {
     c.outcome = Outcome::kSkipped;
     c.message = message;
   } else {
     c.outcome = Outcome::kError;
-    c.type = status.empty() ? "unknown" : status;
+    c.type = "unknown";
     c.message = FailureMessage(message, remedy);
     c.body = body;
   }
@@ -145,10 +159,17 @@ Case PhaseCase(const v1::PhaseResult& phase) {
   c.name = phase.name();
   c.classname = "clustercert.phase";
   std::string detail = phase.detail();
-  if (phase.status() == "skipped" && absl::StartsWith(detail, "skipped: ")) {
+  if (phase.status() == v1::PhaseResult::skipped && absl::StartsWith(detail, "skipped: ")) {
     detail = detail.substr(9);
   }
-  Judge(c, phase.status(), "error", detail, "", phase.detail());
+  if (phase.status() == v1::PhaseResult::interrupted) {
+    c.outcome = Outcome::kError;
+    c.type = "interrupted";
+    c.message = FailureMessage(detail, "");
+    c.body = phase.detail();
+  } else {
+    Judge(c, AsFindingStatus(phase.status()), v1::Finding::error, detail, "", phase.detail());
+  }
   c.seconds = phase.duration_ms() / 1000.0;
   return c;
 }

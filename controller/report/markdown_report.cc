@@ -9,6 +9,7 @@
 #include "absl/strings/string_view.h"
 #include "common/text_escape.h"
 #include "controller/certificate/result_keys.h"
+#include "controller/checks/status_text.h"
 #include "controller/collectives/collective_verdicts.h"
 #include "controller/report/pair_matrices.h"
 #include "controller/report/report_text.h"
@@ -30,9 +31,10 @@ std::string Table(const std::vector<std::string>& headers,
 }
 
 std::string StatusLabel(const v1::Finding& f) {
-  if (f.status() == "fail") return f.severity() == "warning" ? "WARN" : "FAIL";
-  if (f.status() == "unknown") return "UNKNOWN";
-  if (f.status() == "skipped") return "SKIP";
+  if (f.status() == v1::Finding::fail)
+    return f.severity() == v1::Finding::warning ? "WARN" : "FAIL";
+  if (f.status() == v1::Finding::unknown) return "UNKNOWN";
+  if (f.status() == v1::Finding::skipped) return "SKIP";
   return "PASS";
 }
 
@@ -47,8 +49,8 @@ void Findings(const v1::Certificate& c, std::string& out) {
   std::stable_sort(sorted.begin(), sorted.end(),
                    [](const auto* a, const auto* b) { return TriageRank(*a) < TriageRank(*b); });
   for (const auto* f : sorted) {
-    absl::StrAppend(&out, "### ", f->status() == "fail" ? kCross : "?", " ", StatusLabel(*f), " ",
-                    MarkdownCode(KeyOf(*f)), "\n\n");
+    absl::StrAppend(&out, "### ", f->status() == v1::Finding::fail ? kCross : "?", " ",
+                    StatusLabel(*f), " ", MarkdownCode(KeyOf(*f)), "\n\n");
     if (!f->message().empty()) absl::StrAppend(&out, MarkdownText(f->message()), "\n\n");
     if (!f->observed().empty())
       absl::StrAppend(&out, "- Observed: ", MarkdownCode(f->observed()), "\n");
@@ -68,7 +70,8 @@ void Matrices(const v1::Certificate& c, std::string& out) {
   out += "## Pairwise\n\n";
   for (const auto& m : matrices) {
     int failing = 0;
-    for (const auto& [ends, p] : m.cells) failing += CellStatus(*p) == "fail" || !p->ok();
+    for (const auto& [ends, p] : m.cells)
+      failing += CellStatus(*p) == v1::Finding::fail || !p->ok();
     absl::StrAppend(&out, "### ", MarkdownText(m.Title()), " (", MarkdownText(m.unit),
                     ", client rows \xC3\x97 server "
                     "columns, ",
@@ -87,9 +90,9 @@ void Matrices(const v1::Certificate& c, std::string& out) {
         } else {
           const v1::PairResult& p = *it->second;
           std::string text = p.ok() ? FormatNumber(p.value()) : std::string("ERR");
-          if (CellStatus(p) == "fail" || !p.ok())
+          if (CellStatus(p) == v1::Finding::fail || !p.ok())
             text = absl::StrCat("**", text, " ", kCross, "**");
-          else if (CellStatus(p) == "unknown")
+          else if (CellStatus(p) == v1::Finding::unknown)
             text += " ?";
           row.push_back(text);
         }
@@ -102,11 +105,12 @@ void Matrices(const v1::Certificate& c, std::string& out) {
   if (!retests.empty()) {
     std::vector<std::vector<std::string>> rows;
     for (const auto* p : retests) {
-      const bool failing = CellStatus(*p) == "fail" || !p->ok();
+      const bool failing = CellStatus(*p) == v1::Finding::fail || !p->ok();
       rows.push_back({MarkdownCellCode(controller::PairKey(*p)),
                       p->ok() ? absl::StrCat(FormatNumber(p->value()), " ", MarkdownCell(p->unit()))
                               : std::string("ERR"),
-                      failing ? absl::StrCat(kCross, " fail") : MarkdownCell(CellStatus(*p))});
+                      failing ? absl::StrCat(kCross, " fail")
+                              : MarkdownCell(checks::StatusText(CellStatus(*p)))});
     }
     absl::StrAppend(&out, "Retests against passing partners:\n\n",
                     Table({"retest", "value", "status"}, rows), "\n");
@@ -125,9 +129,10 @@ void Sweeps(const v1::Certificate& c, std::string& out) {
       if (f.id() == "collectives.busbw" && controller::FindingOfSweep(f, s)) {
         if (s.min_busbw_gbytes() <= 0 && !f.expected().empty())
           floor = MarkdownCellCode(f.expected());
-        status = absl::StrCat(
-            s.ok() ? "" : status + "; ", "busbw ",
-            f.status() == "fail" ? absl::StrCat(kCross, " fail") : MarkdownCell(f.status()));
+        status = absl::StrCat(s.ok() ? "" : status + "; ", "busbw ",
+                              f.status() == v1::Finding::fail
+                                  ? absl::StrCat(kCross, " fail")
+                                  : MarkdownCell(checks::StatusText(f.status())));
       }
     }
     if (IsCarried(s.carried()))
@@ -170,7 +175,7 @@ void Skipped(const v1::Certificate& c, std::string& out) {
     rows.push_back({MarkdownCell(s.kind()), MarkdownCellCode(s.key()), MarkdownCell(s.reason())});
   }
   for (const auto& p : c.phases()) {
-    if (p.status() == "skipped" && c.skipped().empty()) {
+    if (p.status() == v1::PhaseResult::skipped && c.skipped().empty()) {
       const std::string& detail = p.detail();
       rows.push_back(
           {"phase", MarkdownCellCode(p.name()),
@@ -193,8 +198,7 @@ void Uplink(const v1::Certificate& c, std::string& out) {
       {"required", absl::StrCat(FormatNumber(s.required_gbps()), " Gb/s (",
                                 FormatNumber(s.required_gbytes_s()), " GB/s)")},
       {"capacity", absl::StrCat(FormatNumber(s.capacity_gbps()), " Gb/s")},
-      {"verdict",
-       absl::StrCat("**", MarkdownCell(s.verdict().empty() ? "unknown" : s.verdict()), "**")},
+      {"verdict", absl::StrCat("**", MarkdownCell(checks::StatusText(s.verdict())), "**")},
       {"headroom", absl::StrCat(FormatNumber(s.headroom_gbps()), " Gb/s")}};
   if (s.checkpoint_seconds() > 0) {
     rows.push_back({"checkpoint", absl::StrCat(FormatNumber(s.checkpoint_gbytes()), " GB in ",

@@ -132,10 +132,10 @@ PairKind KindOf(const v1::PairResult& pair) {
   return PairKind::kBandwidth;
 }
 
-std::string CellStatus(const v1::PairResult& pair) {
-  const std::string& status = pair.verdict().status();
-  if (!status.empty()) return status;
-  return pair.ok() ? "unknown" : "fail";
+v1::Finding::Status CellStatus(const v1::PairResult& pair) {
+  const auto status = pair.verdict().status();
+  if (status != v1::Finding::unset_status) return status;
+  return pair.ok() ? v1::Finding::unknown : v1::Finding::fail;
 }
 
 CellScale ScaleOf(const v1::PairResult& pair, const v1::Certificate& certificate) {

@@ -21,7 +21,7 @@ PairKind KindOf(const v1::PairResult& pair);
 
 // The cell's verdict status (pass | fail | unknown | skipped); "fail" for a
 // test that did not run to the end and left no verdict.
-std::string CellStatus(const v1::PairResult& pair);
+v1::Finding::Status CellStatus(const v1::PairResult& pair);
 
 // What one cell's value is compared with. Schema 2 records line_rate_gbps
 // and threshold on the pair; older certificates only say it in the verdict's

@@ -81,15 +81,15 @@ int64_t MillisBetween(const std::string& from, const std::string& to) {
 
 int TriageRank(const v1::Finding& finding) {
   int rank = 6;
-  if (finding.status() == "fail")
+  if (finding.status() == v1::Finding::fail)
     rank = 0;
-  else if (finding.status() == "unknown")
+  else if (finding.status() == v1::Finding::unknown)
     rank = 2;
-  else if (finding.status() == "skipped")
+  else if (finding.status() == v1::Finding::skipped)
     rank = 4;
-  else if (finding.status() == "pass")
+  else if (finding.status() == v1::Finding::pass)
     rank = 6;
-  return rank + (finding.severity() == "warning" ? 1 : 0);
+  return rank + (finding.severity() == v1::Finding::warning ? 1 : 0);
 }
 
 }  // namespace clustercert::report

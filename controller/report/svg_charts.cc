@@ -6,6 +6,7 @@
 
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
+#include "controller/checks/status_text.h"
 #include "controller/report/report_text.h"
 
 namespace clustercert::report {
@@ -48,10 +49,10 @@ std::string PassColor(double t) {
 }
 
 std::string CellColor(const v1::PairResult& pair, const CellScale& scale) {
-  const std::string status = CellStatus(pair);
-  if (status == "fail" || !pair.ok()) return kFailColor;
-  if (status == "unknown") return kUnknownColor;
-  if (status == "skipped" && !scale.ratio) return kSkippedColor;
+  const auto status = CellStatus(pair);
+  if (status == v1::Finding::fail || !pair.ok()) return kFailColor;
+  if (status == v1::Finding::unknown) return kUnknownColor;
+  if (status == v1::Finding::skipped && !scale.ratio) return kSkippedColor;
   if (!scale.ratio) return PassColor(1);  // passing, nothing to grade it against
   double t;
   if (KindOf(pair) == PairKind::kLatency) {
@@ -92,7 +93,7 @@ std::string CellTitle(const v1::PairResult& pair, const CellScale& scale) {
       absl::StrAppend(&text, ", floor ", Percent(scale.floor_fraction));
     }
   }
-  absl::StrAppend(&text, "; ", CellStatus(pair));
+  absl::StrAppend(&text, "; ", checks::StatusText(CellStatus(pair)));
   if (IsCarried(pair.carried())) absl::StrAppend(&text, ", ", CarriedText(pair.carried()));
   if (!pair.verdict().message().empty()) absl::StrAppend(&text, ". ", pair.verdict().message());
   for (const auto& concern : pair.counter_concerns()) absl::StrAppend(&text, "\n", concern);
@@ -182,12 +183,13 @@ std::string EmptyCell(const std::string& client, const std::string& server, int 
 std::string MeasuredCell(const v1::PairResult& pair, const v1::Certificate& certificate, int x,
                          int y, const Geometry& g) {
   const CellScale scale = ScaleOf(pair, certificate);
-  const std::string status = CellStatus(pair);
-  const bool failing = status == "fail" || !pair.ok();
+  const auto status = CellStatus(pair);
+  const bool failing = status == v1::Finding::fail || !pair.ok();
   std::string svg = absl::StrFormat(
       "<rect data-cell=\"%s\" class=\"cell %s\" x=\"%d\" y=\"%d\" "
       "width=\"%d\" height=\"%d\" fill=\"%s\"><title>%s</title></rect>\n",
-      HtmlEscape(status), failing ? "fail" : HtmlEscape(status), x, y, g.cell_w - 2, g.cell_h - 2,
+      HtmlEscape(checks::StatusText(status)),
+      failing ? "fail" : HtmlEscape(checks::StatusText(status)), x, y, g.cell_w - 2, g.cell_h - 2,
       CellColor(pair, scale), HtmlEscape(CellTitle(pair, scale)));
   if (g.font > 0) {
     std::string label = pair.ok() ? ShortNumber(pair.value()) : std::string("ERR");

@@ -106,7 +106,8 @@ void SetCapacityFigures(const plan::Plan& plan, bool has_rate, v1::UplinkSizing&
   if (capacity > 0 && has_rate) {
     sizing.set_headroom_gbps(capacity - required);
     sizing.set_utilisation(required / capacity);
-    sizing.set_verdict(required <= capacity ? "fits" : "undersized");
+    sizing.set_verdict(required <= capacity ? v1::UplinkSizing::fits
+                                            : v1::UplinkSizing::undersized);
   }
   if (capacity > 0 && plan.uplink.workload.checkpoint_gbytes > 0) {
     sizing.set_checkpoint_seconds(
@@ -120,7 +121,7 @@ void SetCapacityFigures(const plan::Plan& plan, bool has_rate, v1::UplinkSizing&
 void AddAdvice(const plan::Plan& plan, v1::UplinkSizing& sizing) {
   const double capacity = plan.uplink.capacity_gbps;
   const double required = sizing.required_gbps();
-  if (sizing.verdict() == "undersized") {
+  if (sizing.verdict() == v1::UplinkSizing::undersized) {
     sizing.add_advice(
         absl::StrCat("The uplink carries ", Num(capacity), " Gb/s but the dataset read rate needs ",
                      Num(required), " Gb/s (", sizing.arithmetic(),
@@ -130,8 +131,8 @@ void AddAdvice(const plan::Plan& plan, v1::UplinkSizing& sizing) {
   // The seed's common mistake: an uplink as fast as the fabric when the read
   // rate is a fraction of it.
   const double per_node_fabric = plan.fabric.link_rate_gbps;
-  if (sizing.verdict() == "fits" && per_node_fabric > 0 && capacity >= per_node_fabric &&
-      capacity >= 4 * required) {
+  if (sizing.verdict() == v1::UplinkSizing::fits && per_node_fabric > 0 &&
+      capacity >= per_node_fabric && capacity >= 4 * required) {
     sizing.add_advice(absl::StrCat(
         "The uplink (", Num(capacity), " Gb/s) is sized like the fabric (", Num(per_node_fabric),
         " Gb/s per rail) while the dataset read rate needs ", Num(required),

@@ -34,7 +34,7 @@ std::string FlowFigures(const std::vector<const v1::UplinkThroughput*>& runs) {
 
 v1::Finding ThroughputFinding(const std::vector<const v1::UplinkThroughput*>& runs) {
   const v1::UplinkThroughput& first = *runs.front();
-  FindingBuilder builder("uplink.throughput", Severity::kError, first.node(), first.target());
+  FindingBuilder builder("uplink.throughput", v1::Finding::error, first.node(), first.target());
   const std::string where =
       absl::StrCat(first.node(), " to ", first.target(), " (", first.target_type(), ")");
   std::vector<std::string> failures;
@@ -100,15 +100,15 @@ v1::Finding ThroughputFinding(const std::vector<const v1::UplinkThroughput*>& ru
 std::string GbpsText(double gbps) { return absl::StrFormat("%.3g Gb/s", gbps); }
 
 v1::Finding SizingFinding(const v1::UplinkSizing& sizing) {
-  FindingBuilder builder("uplink.sizing", Severity::kError, "");
+  FindingBuilder builder("uplink.sizing", v1::Finding::error, "");
   const std::string expected =
       absl::StrCat("required ingest <= capacity ", GbpsText(sizing.capacity_gbps()));
-  if (sizing.verdict().empty()) {
+  if ((sizing.verdict() == v1::UplinkSizing::unset_verdict)) {
     const bool no_rate = sizing.required_gbps() <= 0;
     v1::Finding finding;
     finding.set_id("uplink.sizing");
-    finding.set_severity("error");
-    finding.set_status("unknown");
+    finding.set_severity(v1::Finding::error);
+    finding.set_status(v1::Finding::unknown);
     finding.set_observed(no_rate ? "unknown: no read rate" : "unknown: no capacity");
     finding.set_expected(expected);
     finding.set_message(no_rate ? "The uplink cannot be sized: the plan's uplink.workload gives "
@@ -132,7 +132,7 @@ v1::Finding SizingFinding(const v1::UplinkSizing& sizing) {
   if (!sizing.basis().empty()) absl::StrAppend(&message, " ", sizing.basis());
   for (const std::string& advice : sizing.advice()) absl::StrAppend(&message, " ", advice);
   v1::Finding finding;
-  if (sizing.verdict() == "undersized") {
+  if (sizing.verdict() == v1::UplinkSizing::undersized) {
     finding = builder.Fail(observed, expected, message,
                            sizing.advice_size() > 0 ? sizing.advice(0) : std::string());
   } else {

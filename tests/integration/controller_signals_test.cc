@@ -118,7 +118,7 @@ TEST_F(ControllerSignalsTest, StoppedAgentCostsOneDeadlineAndIsNamed) {
     if (pair.client() != "node3" && pair.server() != "node3") continue;
     if (!pair.retest_of().empty()) continue;
     ++node3_cells;
-    EXPECT_NE(pair.verdict().status(), "pass") << pair.client() << "->" << pair.server();
+    EXPECT_NE(pair.verdict().status(), v1::Finding::pass) << pair.client() << "->" << pair.server();
   }
   EXPECT_EQ(node3_cells, 6);
   std::string pairwise_detail;
@@ -173,7 +173,7 @@ TEST_F(ControllerSignalsTest, SigintMidRunWritesAnInterruptedCertificateAndFrees
       << certificate.verdict_reasons(0);
   for (const auto& phase : certificate.phases()) {
     if (phase.name() == "pairwise") {
-      EXPECT_EQ(phase.status(), "interrupted") << phase.detail();
+      EXPECT_EQ(phase.status(), v1::PhaseResult::interrupted) << phase.detail();
     }
   }
   EXPECT_LT(certificate.pairs_size(), 12);  // it stopped before the matrix was done

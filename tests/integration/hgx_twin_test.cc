@@ -107,7 +107,7 @@ TEST_F(HgxTwinClusterTest, HealthyTwinIsCertified) {
   // The checks ran on every rail and GPU rather than being skipped.
   std::multiset<std::string> passed;
   for (const auto& check : certificate.checks()) {
-    if (check.status() == "pass") passed.insert(check.id());
+    if (check.status() == v1::Finding::pass) passed.insert(check.id());
   }
   EXPECT_EQ(passed.count("port.rate"), 32u);
   EXPECT_EQ(passed.count("topology.gpu_nic"), 32u);

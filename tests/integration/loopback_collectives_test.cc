@@ -75,7 +75,7 @@ class LoopbackCollectivesTest : public ::testing::Test {
     std::map<std::string, std::string> out;
     for (const auto& check : certificate.checks()) {
       if (check.id().rfind("collectives.", 0) == 0) {
-        out[check.key()] = check.status();
+        out[check.key()] = v1::Finding::Status_Name(check.status());
       }
     }
     return out;
@@ -134,8 +134,8 @@ TEST_F(LoopbackCollectivesTest, FourAgentsRunEveryScopeAndCertify) {
   }
   for (const auto& check : certificate.checks()) {
     if (check.id() == "collectives.intra_node") {
-      EXPECT_NE(check.status(), "skipped") << check.message();
-      EXPECT_EQ(check.severity(), "warning");
+      EXPECT_NE(check.status(), v1::Finding::skipped) << check.message();
+      EXPECT_EQ(check.severity(), v1::Finding::warning);
     }
   }
   // Judged (1-node has 2 ranks), but loopback TCP timings are too noisy to
@@ -144,7 +144,7 @@ TEST_F(LoopbackCollectivesTest, FourAgentsRunEveryScopeAndCertify) {
   EXPECT_NE(statuses["collectives.scaling@1-node -> 2-node"], "skipped");
   for (const auto& check : certificate.checks()) {
     if (check.id() == "collectives.scaling") {
-      EXPECT_EQ(check.severity(), "warning");
+      EXPECT_EQ(check.severity(), v1::Finding::warning);
     }
   }
   // The sweep is printed the way nccl-tests prints it.
@@ -191,7 +191,7 @@ TEST_F(LoopbackCollectivesTest, NcclWithoutGpusIsSkippedWithAReasonAndNotCertifi
   std::string detail;
   for (const auto& phase : certificate.phases()) {
     if (phase.name() == "collectives") {
-      EXPECT_EQ(phase.status(), "skipped");
+      EXPECT_EQ(phase.status(), v1::PhaseResult::skipped);
       detail = phase.detail();
     }
   }

@@ -156,7 +156,7 @@ TEST_F(NetnsPairwiseTest, SlowHostFailsExactlyItsPairsAndIsLocalised) {
     ++cells;
     const bool touches_node3 = pair.client() == "node3" || pair.server() == "node3";
     EXPECT_TRUE(pair.ok()) << pair.client() << "->" << pair.server() << ": " << pair.error();
-    EXPECT_EQ(pair.verdict().status(), touches_node3 ? "fail" : "pass")
+    EXPECT_EQ(pair.verdict().status(), touches_node3 ? v1::Finding::fail : v1::Finding::pass)
         << pair.client() << "->" << pair.server() << " " << pair.value() << " Gb/s";
   }
   EXPECT_EQ(cells, 12);  // every ordered pair of 4 nodes: each node sends and receives
@@ -179,7 +179,8 @@ TEST_F(NetnsPairwiseTest, SlowReceivePathIsLocalisedWithItsSide) {
   v1::Certificate certificate = CertificateFromOutput(run.out);
   for (const auto& pair : certificate.pairs()) {
     if (!pair.retest_of().empty()) continue;
-    EXPECT_EQ(pair.verdict().status(), pair.server() == "node3" ? "fail" : "pass")
+    EXPECT_EQ(pair.verdict().status(),
+              pair.server() == "node3" ? v1::Finding::fail : v1::Finding::pass)
         << pair.client() << "->" << pair.server() << " " << pair.value() << " Gb/s";
   }
   ASSERT_GE(certificate.suspects_size(), 1) << run.out;
@@ -320,7 +321,8 @@ TEST_F(NetnsPairwiseTest, GlooSweepBusbwDropsAcrossSlowHostAndFailsTheFloor) {
       << "healthy " << healthy_busbw << " GB/s";
   std::map<std::string, std::string> busbw;
   for (const auto& check : after.checks()) {
-    if (check.id() == "collectives.busbw") busbw[check.device()] = check.status();
+    if (check.id() == "collectives.busbw")
+      busbw[check.device()] = v1::Finding::Status_Name(check.status());
   }
   EXPECT_EQ(busbw["2-node"], "pass") << "node1<->node2 does not cross node3's link";
   EXPECT_EQ(busbw["all-nodes"], "fail");

@@ -191,11 +191,11 @@ TEST_F(NetnsUplinkTest, OneFlowShowsThePerFlowCapAndFourFlowsTheAggregate) {
   const v1::UplinkSizing& sizing = certificate.uplink().sizing();
   EXPECT_DOUBLE_EQ(sizing.required_gbps(), 128);
   EXPECT_DOUBLE_EQ(sizing.required_gbytes_s(), 16);
-  EXPECT_EQ(sizing.verdict(), "undersized");
+  EXPECT_EQ(sizing.verdict(), v1::UplinkSizing::undersized);
   EXPECT_NEAR(sizing.checkpoint_seconds(), 89.6, 1e-9);
   const v1::Finding* sizing_check = FindCheck(certificate, "uplink.sizing");
   ASSERT_NE(sizing_check, nullptr);
-  EXPECT_EQ(sizing_check->status(), "fail");
+  EXPECT_EQ(sizing_check->status(), v1::Finding::fail);
 
   // 4 nodes x 2 targets x 2 flow counts, every one completed.
   ASSERT_EQ(certificate.uplink().throughput_size(), 16) << run.err;
@@ -227,7 +227,7 @@ TEST_F(NetnsUplinkTest, OneFlowShowsThePerFlowCapAndFourFlowsTheAggregate) {
   }
   const v1::Finding* throughput = FindCheck(certificate, "uplink.throughput", "node2", "nginx");
   ASSERT_NE(throughput, nullptr);
-  EXPECT_EQ(throughput->status(), "fail");
+  EXPECT_EQ(throughput->status(), v1::Finding::fail);
   EXPECT_NE(throughput->message().find("4 flows reach"), std::string::npos)
       << throughput->message();
 
@@ -236,11 +236,11 @@ TEST_F(NetnsUplinkTest, OneFlowShowsThePerFlowCapAndFourFlowsTheAggregate) {
     const std::string node = "node" + std::to_string(n);
     const v1::Finding* subnet = FindCheck(certificate, "mgmt.subnet", node);
     ASSERT_NE(subnet, nullptr) << node;
-    EXPECT_EQ(subnet->status(), "pass") << subnet->message();
+    EXPECT_EQ(subnet->status(), v1::Finding::pass) << subnet->message();
     EXPECT_EQ(subnet->observed(), "10.201.1.0/24");
     const v1::Finding* separate = FindCheck(certificate, "mgmt.separate", node);
     ASSERT_NE(separate, nullptr);
-    EXPECT_EQ(separate->status(), "pass") << separate->message();
+    EXPECT_EQ(separate->status(), v1::Finding::pass) << separate->message();
   }
 
   // The clock: node4 500 ms ahead, measured within a few ms, named.
@@ -254,7 +254,7 @@ TEST_F(NetnsUplinkTest, OneFlowShowsThePerFlowCapAndFourFlowsTheAggregate) {
   }
   const v1::Finding* clock = FindCheck(certificate, "clock.offset");
   ASSERT_NE(clock, nullptr);
-  EXPECT_EQ(clock->status(), "fail");
+  EXPECT_EQ(clock->status(), v1::Finding::fail);
   EXPECT_NE(clock->device().find("node4"), std::string::npos) << clock->device();
   EXPECT_NE(run.err.find("test-only clock offset"), std::string::npos) << run.err;
 
@@ -312,7 +312,7 @@ TEST_F(NetnsUplinkTest, DataBridgeDownLeavesTheManagementPlaneWorking) {
   }
   for (const v1::PhaseResult& phase : certificate.phases()) {
     if (phase.name() == "connect" || phase.name() == "inventory") {
-      EXPECT_EQ(phase.status(), "pass") << phase.name() << ": " << phase.detail();
+      EXPECT_EQ(phase.status(), v1::PhaseResult::pass) << phase.name() << ": " << phase.detail();
     }
   }
   // Each data-plane test failed with its reason, none hung.
@@ -328,10 +328,10 @@ TEST_F(NetnsUplinkTest, DataBridgeDownLeavesTheManagementPlaneWorking) {
   }
   const v1::Finding* throughput = FindCheck(certificate, "uplink.throughput", "node1", "nginx");
   ASSERT_NE(throughput, nullptr);
-  EXPECT_EQ(throughput->status(), "fail");
+  EXPECT_EQ(throughput->status(), v1::Finding::fail);
   EXPECT_EQ(throughput->observed(), "unreachable");
   // The sizing needs no data plane: LLM tokens fit 25 GbE.
-  EXPECT_EQ(certificate.uplink().sizing().verdict(), "fits");
+  EXPECT_EQ(certificate.uplink().sizing().verdict(), v1::UplinkSizing::fits);
   EXPECT_TRUE(fs::exists(CertificatePathFromOutput(run.out)));
 }
 

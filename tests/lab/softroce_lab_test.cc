@@ -173,11 +173,12 @@ TEST_F(SoftRoceLabTest, HealthyLabIsCertifiedWithRealVerbs) {
          {"port.state", "port.rate", "roce.gid", "mtu.netdev", "mtu.active", "mgmt.separate"}) {
       const v1::Finding* check = FindCheck(certificate, node, id);
       ASSERT_NE(check, nullptr) << node << " " << id;
-      EXPECT_EQ(check->status(), "pass") << node << " " << id << ": " << check->message();
+      EXPECT_EQ(check->status(), v1::Finding::pass)
+          << node << " " << id << ": " << check->message();
     }
     const v1::Finding* pfc = FindCheck(certificate, node, "qos.pfc");
     ASSERT_NE(pfc, nullptr);
-    EXPECT_EQ(pfc->status(), "skipped") << pfc->message();
+    EXPECT_EQ(pfc->status(), v1::Finding::skipped) << pfc->message();
   }
 
   // Pairwise: every unordered pair, four tests each, on real rxe QPs.
@@ -188,7 +189,8 @@ TEST_F(SoftRoceLabTest, HealthyLabIsCertifiedWithRealVerbs) {
     const std::string cell = pair.client() + "->" + pair.server() + " " + pair.test();
     EXPECT_TRUE(pair.ok()) << cell << ": " << pair.error();
     EXPECT_EQ(pair.rail(), "rxe0");
-    EXPECT_EQ(pair.verdict().status(), "pass") << cell << ": " << pair.verdict().message();
+    EXPECT_EQ(pair.verdict().status(), v1::Finding::pass)
+        << cell << ": " << pair.verdict().message();
     EXPECT_GT(pair.value(), 0) << cell;
     EXPECT_EQ(pair.client_result().memory_path().rfind("host", 0), 0u)
         << cell << ": " << pair.client_result().memory_path();
@@ -256,9 +258,11 @@ TEST_F(SoftRoceLabTest, SlowedDataLinkIsLocalisedToItsNode) {
     const bool touches = pair.client() == "node3" || pair.server() == "node3";
     const std::string cell = pair.client() + "->" + pair.server() + " " + pair.test();
     if (!touches) {
-      EXPECT_EQ(pair.verdict().status(), "pass") << cell << ": " << pair.verdict().message();
+      EXPECT_EQ(pair.verdict().status(), v1::Finding::pass)
+          << cell << ": " << pair.verdict().message();
     } else if (pair.test() == "write_bw") {
-      EXPECT_EQ(pair.verdict().status(), "fail") << cell << ": " << pair.value() << " Gb/s";
+      EXPECT_EQ(pair.verdict().status(), v1::Finding::fail)
+          << cell << ": " << pair.value() << " Gb/s";
       ++failing_bw;
     }
   }

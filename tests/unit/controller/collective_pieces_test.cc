@@ -158,19 +158,19 @@ plan::Plan GlooPlan(double floor) {
 
 TEST(JudgeSweep, FloorPassesAndFailsBetweenNodes) {
   auto pass = ById(JudgeSweep(GlooPlan(1.0), Sweep("all-nodes", 4, 4, 1.5), "tcp"));
-  EXPECT_EQ(pass["collectives.run"].status(), "pass");
-  EXPECT_EQ(pass["collectives.correctness"].status(), "pass");
-  EXPECT_EQ(pass["collectives.busbw"].status(), "pass");
-  EXPECT_EQ(pass["collectives.transport"].status(), "pass");
+  EXPECT_EQ(pass["collectives.run"].status(), v1::Finding::pass);
+  EXPECT_EQ(pass["collectives.correctness"].status(), v1::Finding::pass);
+  EXPECT_EQ(pass["collectives.busbw"].status(), v1::Finding::pass);
+  EXPECT_EQ(pass["collectives.transport"].status(), v1::Finding::pass);
   EXPECT_EQ(pass["collectives.busbw"].device(), "all-nodes");
 
   auto fail = ById(JudgeSweep(GlooPlan(1.0), Sweep("all-nodes", 4, 4, 0.2), "tcp"));
-  EXPECT_EQ(fail["collectives.busbw"].status(), "fail");
+  EXPECT_EQ(fail["collectives.busbw"].status(), v1::Finding::fail);
   EXPECT_NE(fail["collectives.busbw"].message().find("0.20 GB/s"), std::string::npos);
   EXPECT_FALSE(fail["collectives.busbw"].remedy().empty());
 
   auto inside = ById(JudgeSweep(GlooPlan(1.0), Sweep("1-node", 1, 2, 0.2), "tcp"));
-  EXPECT_EQ(inside["collectives.busbw"].status(), "skipped");
+  EXPECT_EQ(inside["collectives.busbw"].status(), v1::Finding::skipped);
 }
 
 TEST(JudgeSweep, WrongElementsAndFailedRunsFail) {
@@ -179,11 +179,11 @@ TEST(JudgeSweep, WrongElementsAndFailedRunsFail) {
   sweep.set_ok(false);
   sweep.set_error("node2 rank 1: was killed by signal 11 (SIGSEGV)");
   auto findings = ById(JudgeSweep(GlooPlan(0), sweep, "tcp"));
-  EXPECT_EQ(findings["collectives.run"].status(), "fail");
+  EXPECT_EQ(findings["collectives.run"].status(), v1::Finding::fail);
   EXPECT_NE(findings["collectives.run"].message().find("SIGSEGV"), std::string::npos);
-  EXPECT_EQ(findings["collectives.correctness"].status(), "fail");
+  EXPECT_EQ(findings["collectives.correctness"].status(), v1::Finding::fail);
   EXPECT_EQ(findings["collectives.correctness"].observed(), "#wrong 5");
-  EXPECT_EQ(findings["collectives.busbw"].status(), "skipped");  // no floor in the plan
+  EXPECT_EQ(findings["collectives.busbw"].status(), v1::Finding::skipped);  // no floor in the plan
 }
 
 TEST(JudgeSweep, NcclSocketFallbackFailsAndMissingGdrWarns) {
@@ -192,18 +192,18 @@ TEST(JudgeSweep, NcclSocketFallbackFailsAndMissingGdrWarns) {
   v1::CollectiveSweep sweep = Sweep("2-node", 2, 8, 20);
   sweep.mutable_nccl_transport()->set_net_socket_channels(4);
   auto socket = ById(JudgeSweep(plan, sweep, ""));
-  EXPECT_EQ(socket["collectives.transport"].status(), "fail");
-  EXPECT_EQ(socket["collectives.transport"].severity(), "error");
+  EXPECT_EQ(socket["collectives.transport"].status(), v1::Finding::fail);
+  EXPECT_EQ(socket["collectives.transport"].severity(), v1::Finding::error);
 
   sweep.mutable_nccl_transport()->set_net_socket_channels(0);
   sweep.mutable_nccl_transport()->set_net_ib_channels(4);
   sweep.mutable_nccl_transport()->set_net_ib_gdr_channels(2);
   auto partial = ById(JudgeSweep(plan, sweep, ""));
-  EXPECT_EQ(partial["collectives.transport"].status(), "fail");
-  EXPECT_EQ(partial["collectives.transport"].severity(), "warning");
+  EXPECT_EQ(partial["collectives.transport"].status(), v1::Finding::fail);
+  EXPECT_EQ(partial["collectives.transport"].severity(), v1::Finding::warning);
 
   sweep.mutable_nccl_transport()->set_net_ib_gdr_channels(4);
-  EXPECT_EQ(ById(JudgeSweep(plan, sweep, ""))["collectives.transport"].status(), "pass");
+  EXPECT_EQ(ById(JudgeSweep(plan, sweep, ""))["collectives.transport"].status(), v1::Finding::pass);
 }
 
 // An HGX-class pair of nodes: 8 rails of 400 Gb/s each, so what the rails
@@ -230,7 +230,7 @@ TEST(JudgeScaling, NvlinkFigureIsReportedNotCompared) {
   v1::CollectiveSweep one = Sweep("1-node", 1, 8, 480);
   v1::CollectiveSweep two = Sweep("2-node", 2, 16, 150);
   v1::Finding healthy = JudgeScaling(plan, {&one}, &two);
-  EXPECT_EQ(healthy.status(), "pass") << healthy.message();
+  EXPECT_EQ(healthy.status(), v1::Finding::pass) << healthy.message();
   EXPECT_NE(healthy.observed().find("1-node (intra-node) 480.00 GB/s"), std::string::npos)
       << healthy.observed();
   EXPECT_NE(healthy.expected().find("400.00 GB/s"), std::string::npos) << healthy.expected();
@@ -238,26 +238,26 @@ TEST(JudgeScaling, NvlinkFigureIsReportedNotCompared) {
   // 3x or more below what the rails carry: RDMA is not used between nodes.
   two.set_large_busbw_gbytes(120);
   v1::Finding collapse = JudgeScaling(plan, {&one}, &two);
-  EXPECT_EQ(collapse.status(), "fail");
-  EXPECT_EQ(collapse.severity(), "error");
+  EXPECT_EQ(collapse.status(), v1::Finding::fail);
+  EXPECT_EQ(collapse.severity(), v1::Finding::error);
   EXPECT_NE(collapse.message().find("3.3x below 400.00 GB/s"), std::string::npos)
       << collapse.message();
-  EXPECT_EQ(JudgeScaling(plan, {&one}, nullptr).status(), "skipped");
+  EXPECT_EQ(JudgeScaling(plan, {&one}, nullptr).status(), v1::Finding::skipped);
   plan::Plan no_rate = plan;
   no_rate.fabric.link_rate_gbps = 0;
-  EXPECT_EQ(JudgeScaling(no_rate, {&one}, &two).status(), "skipped");
+  EXPECT_EQ(JudgeScaling(no_rate, {&one}, &two).status(), v1::Finding::skipped);
   // The plan's own floor, when set, stands for the capacity.
   plan::Plan floor = plan;
   floor.collectives.min_busbw_gbytes = 300;
   two.set_large_busbw_gbytes(110);
-  EXPECT_EQ(JudgeScaling(floor, {}, &two).status(), "pass");
+  EXPECT_EQ(JudgeScaling(floor, {}, &two).status(), v1::Finding::pass);
   two.set_large_busbw_gbytes(90);
-  EXPECT_EQ(JudgeScaling(floor, {}, &two).status(), "fail");
+  EXPECT_EQ(JudgeScaling(floor, {}, &two).status(), v1::Finding::fail);
   // gloo over tcp: the same fall is a warning, not a block.
   plan::Plan gloo = GlooPlan(0);
   gloo.fabric.link_rate_gbps = 100;
   two.set_large_busbw_gbytes(1);
-  EXPECT_EQ(JudgeScaling(gloo, {&one}, &two).severity(), "warning");
+  EXPECT_EQ(JudgeScaling(gloo, {&one}, &two).severity(), v1::Finding::warning);
 }
 
 // The floor follows the rails: 0.8 x 8 x 400 / 8 = 320 GB/s; with one of
@@ -266,7 +266,7 @@ TEST(JudgeScaling, NvlinkFigureIsReportedNotCompared) {
 TEST(JudgeSweep, FloorFollowsTheRails) {
   plan::Plan plan = HgxPlan();
   auto hgx = ById(JudgeSweep(plan, Sweep("2-node", 2, 16, 330), ""));
-  EXPECT_EQ(hgx["collectives.busbw"].status(), "pass");
+  EXPECT_EQ(hgx["collectives.busbw"].status(), v1::Finding::pass);
   EXPECT_NE(
       hgx["collectives.busbw"].expected().find(">= 320.00 GB/s (0.8 x 8 rail(s) x 400 Gb/s / 8)"),
       std::string::npos)
@@ -274,13 +274,13 @@ TEST(JudgeSweep, FloorFollowsTheRails) {
   for (auto& node : plan.nodes) node.rails = {"mlx5_0", "mlx5_1"};
   plan.fabric.link_rate_gbps = 200;
   auto dead_rail = ById(JudgeSweep(plan, Sweep("2-node", 2, 16, 22), ""));
-  EXPECT_EQ(dead_rail["collectives.busbw"].status(), "fail");
+  EXPECT_EQ(dead_rail["collectives.busbw"].status(), v1::Finding::fail);
   EXPECT_NE(dead_rail["collectives.busbw"].message().find("expected at least 40.00 GB/s"),
             std::string::npos)
       << dead_rail["collectives.busbw"].message();
   plan.collectives.min_busbw_gbytes = 22;  // still overrides
   EXPECT_EQ(ById(JudgeSweep(plan, Sweep("2-node", 2, 16, 22), ""))["collectives.busbw"].status(),
-            "pass");
+            v1::Finding::pass);
   plan.collectives.min_busbw_gbytes = 0;
   plan.collectives.min_fraction_of_fabric = 0.5;
   EXPECT_EQ(SweepFloor(plan, Sweep("2-node", 2, 16, 22)).gbytes, 25);
@@ -298,16 +298,17 @@ TEST(JudgeIntraNode, OneNodeFarBelowTheMedianIsNamed) {
   for (const auto& sweep : sweeps) one_node.push_back(&sweep);
   std::vector<v1::Finding> findings = JudgeIntraNode(plan, one_node);
   ASSERT_EQ(findings.size(), 4u);
-  for (int i : {0, 1, 3}) EXPECT_EQ(findings[i].status(), "pass") << findings[i].message();
-  EXPECT_EQ(findings[2].status(), "fail");
+  for (int i : {0, 1, 3})
+    EXPECT_EQ(findings[i].status(), v1::Finding::pass) << findings[i].message();
+  EXPECT_EQ(findings[2].status(), v1::Finding::fail);
   EXPECT_EQ(findings[2].node(), "node3");
   EXPECT_EQ(findings[2].device(), "1-node");
-  EXPECT_EQ(findings[2].severity(), "error");
+  EXPECT_EQ(findings[2].severity(), v1::Finding::error);
   EXPECT_NE(findings[2].message().find("median 479.00 GB/s"), std::string::npos)
       << findings[2].message();
   // Two nodes cannot say which one is slow.
   findings = JudgeIntraNode(plan, {one_node[0], one_node[2]});
-  EXPECT_EQ(findings[0].status(), "skipped");
+  EXPECT_EQ(findings[0].status(), v1::Finding::skipped);
   // Every collectives finding of a 1-node sweep carries its node.
   std::vector<v1::Finding> all = JudgeSweeps(plan, sweeps);
   for (const auto& finding : all) {

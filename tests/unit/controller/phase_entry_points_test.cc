@@ -161,7 +161,7 @@ TEST_F(PhaseEntryPointTest, InventoryKeepsEachNodesAnswerAndNamesAFailure) {
   EXPECT_FALSE(checks.empty());
   bool node3_failed = false;
   for (const v1::Finding& finding : checks) {
-    if (finding.node() == "node3" && finding.status() == "fail") node3_failed = true;
+    if (finding.node() == "node3" && finding.status() == v1::Finding::fail) node3_failed = true;
   }
   EXPECT_TRUE(node3_failed) << "the node without an inventory fails a check";
 }
@@ -224,22 +224,22 @@ TEST_F(PhaseEntryPointTest, CertificationRunsThePhasesInOrderAndJudgesEach) {
   int cells = 0;
   for (const v1::PairResult& pair : result.certificate.pairs()) {
     ++cells;
-    EXPECT_EQ(pair.verdict().status(), "pass") << pair.client() << "->" << pair.server();
+    EXPECT_EQ(pair.verdict().status(), v1::Finding::pass) << pair.client() << "->" << pair.server();
     EXPECT_DOUBLE_EQ(pair.value(), 9);
   }
   EXPECT_EQ(cells, 6);  // 3 nodes, both directions
   EXPECT_EQ(result.certificate.verdict(), "not-certified");
   EXPECT_THAT(result.certificate.verdict_reasons(),
               ElementsAre(HasSubstr("check(s) of severity error failed or are unknown")));
-  std::map<std::string, std::string> status;
+  std::map<std::string, v1::PhaseResult::Status> status;
   for (const v1::PhaseResult& phase : result.certificate.phases()) {
     status[phase.name()] = phase.status();
   }
-  EXPECT_EQ(status["connect"], "pass");
-  EXPECT_EQ(status["inventory"], "fail");
-  EXPECT_EQ(status["pairwise"], "pass");
-  EXPECT_EQ(status["collectives"], "skipped");
-  EXPECT_EQ(status["uplink"], "skipped");
+  EXPECT_EQ(status["connect"], v1::PhaseResult::pass);
+  EXPECT_EQ(status["inventory"], v1::PhaseResult::fail);
+  EXPECT_EQ(status["pairwise"], v1::PhaseResult::pass);
+  EXPECT_EQ(status["collectives"], v1::PhaseResult::skipped);
+  EXPECT_EQ(status["uplink"], v1::PhaseResult::skipped);
   // The run's times are the injected clock's.
   EXPECT_EQ(result.certificate.started_at(), FormatUtc(started));
 }

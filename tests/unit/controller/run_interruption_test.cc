@@ -155,7 +155,7 @@ TEST_F(RunInterruptionTest, NodeSilentAfterConnectCostsOneTimedOutCallInThePhase
       continue;
     }
     EXPECT_FALSE(pair.ok());
-    EXPECT_NE(pair.verdict().status(), "pass");
+    EXPECT_NE(pair.verdict().status(), v1::Finding::pass);
     EXPECT_NE(pair.error().find("node3 stopped answering at "), std::string::npos) << pair.error();
     if (pair.retest_of().empty()) ++node3_cells;
   }
@@ -168,7 +168,7 @@ TEST_F(RunInterruptionTest, NodeSilentAfterConnectCostsOneTimedOutCallInThePhase
   }
   const v1::PhaseResult* pairwise = Phase(certificate, "pairwise");
   ASSERT_NE(pairwise, nullptr);
-  EXPECT_EQ(pairwise->status(), "fail");
+  EXPECT_EQ(pairwise->status(), v1::PhaseResult::fail);
   EXPECT_NE(pairwise->detail().find("node3 stopped answering at "), std::string::npos);
   EXPECT_NE(pairwise->detail().find("call(s) in the pairwise phase were not made: check that "
                                     "node-agent is running on node3 and not stopped"),
@@ -200,7 +200,7 @@ TEST_F(RunInterruptionTest, StopMidPairwiseRecordsAnInterruptedNeverCertifiedRun
             "phase: only part of the plan was measured; run it again to completion");
   const v1::PhaseResult* pairwise = Phase(certificate, "pairwise");
   ASSERT_NE(pairwise, nullptr);
-  EXPECT_EQ(pairwise->status(), "interrupted");
+  EXPECT_EQ(pairwise->status(), v1::PhaseResult::interrupted);
   EXPECT_TRUE(absl::StartsWith(pairwise->detail(), "interrupted by SIGINT after "))
       << pairwise->detail();
   EXPECT_LT(certificate.pairs_size(), 12);  // no new cell started after the stop
@@ -223,7 +223,7 @@ TEST_F(RunInterruptionTest, StopBeforeAPhaseSkipsItWithoutACall) {
   CertificationResult result = Run(&stop);
   const v1::PhaseResult* collectives = Phase(result.certificate, "collectives");
   ASSERT_NE(collectives, nullptr);
-  EXPECT_EQ(collectives->status(), "skipped");
+  EXPECT_EQ(collectives->status(), v1::PhaseResult::skipped);
   EXPECT_EQ(collectives->detail(),
             "not run: the run was interrupted by SIGTERM during the pairwise phase");
 }

@@ -40,7 +40,7 @@ TEST(UplinkSizingTest, ImageVideoIsTheSeedsSixteenGigabytesASecond) {
   EXPECT_EQ(sizing.gpus(), 16);
   EXPECT_DOUBLE_EQ(sizing.required_gbytes_s(), 16);
   EXPECT_DOUBLE_EQ(sizing.required_gbps(), 128);
-  EXPECT_EQ(sizing.verdict(), "undersized");
+  EXPECT_EQ(sizing.verdict(), v1::UplinkSizing::undersized);
   EXPECT_DOUBLE_EQ(sizing.headroom_gbps(), -103);
   EXPECT_THAT(sizing.arithmetic(), HasSubstr("4 nodes x 4 GPUs x 1 GB/s = 16 GB/s = 128 Gb/s"));
   ASSERT_GE(sizing.advice_size(), 1);
@@ -66,7 +66,7 @@ TEST(UplinkSizingTest, LlmPretrainFitsTwentyFiveGigabit) {
   EXPECT_DOUBLE_EQ(sizing.required_gbps(), 4);
   EXPECT_DOUBLE_EQ(sizing.required_gbytes_s(), 0.5);
   EXPECT_EQ(sizing.ingest_gbytes_per_gpu(), 0);
-  EXPECT_EQ(sizing.verdict(), "fits");
+  EXPECT_EQ(sizing.verdict(), v1::UplinkSizing::fits);
   EXPECT_DOUBLE_EQ(sizing.headroom_gbps(), 21);
   EXPECT_DOUBLE_EQ(sizing.utilisation(), 0.16);
   // 25 Gb/s is below the 200 Gb/s fabric: no "sized to the fabric" advice.
@@ -77,7 +77,7 @@ TEST(UplinkSizingTest, AnUplinkSizedToTheFabricGetsTheSeedsAdvice) {
   // 400 GbE bought because the fabric is 400 GbE, for LLM tokens at 4 Gb/s.
   v1::UplinkSizing sizing =
       SizeUplink(FourNodes("  capacity_gbps: 400\n  workload: {profile: llm-pretrain}\n"));
-  EXPECT_EQ(sizing.verdict(), "fits");
+  EXPECT_EQ(sizing.verdict(), v1::UplinkSizing::fits);
   EXPECT_DOUBLE_EQ(sizing.fabric_gbps(), 800);
   EXPECT_THAT(sizing.advice(),
               testing::Contains(HasSubstr("the right target is the read rate, not the fabric")));
@@ -94,7 +94,7 @@ TEST(UplinkSizingTest, FineTuneBurstsAndCustomRates) {
   EXPECT_DOUBLE_EQ(custom.required_gbps(), 32);
   v1::UplinkSizing cluster =
       SizeUplink(FourNodes("  capacity_gbps: 10\n  workload: {cluster_ingest_gbps: 12}\n"));
-  EXPECT_EQ(cluster.verdict(), "undersized");
+  EXPECT_EQ(cluster.verdict(), v1::UplinkSizing::undersized);
 }
 
 TEST(UplinkSizingTest, NodeShareOfTheIngest) {
@@ -119,8 +119,8 @@ TEST(UplinkVerdictsTest, SizingFindingFailsAnUndersizedUplink) {
   v1::Finding finding = SizingFinding(
       SizeUplink(FourNodes("  capacity_gbps: 25\n  workload: {profile: image-video}\n")));
   EXPECT_EQ(finding.id(), "uplink.sizing");
-  EXPECT_EQ(finding.status(), "fail");
-  EXPECT_EQ(finding.severity(), "error");
+  EXPECT_EQ(finding.status(), v1::Finding::fail);
+  EXPECT_EQ(finding.severity(), v1::Finding::error);
   EXPECT_DOUBLE_EQ(finding.value(), 128);
   EXPECT_DOUBLE_EQ(finding.threshold(), 25);
   EXPECT_THAT(finding.message(), HasSubstr("512% used"));
@@ -129,7 +129,7 @@ TEST(UplinkVerdictsTest, SizingFindingFailsAnUndersizedUplink) {
 
 TEST(UplinkVerdictsTest, SizingWithoutARateIsUnknown) {
   v1::Finding finding = SizingFinding(SizeUplink(FourNodes("  capacity_gbps: 25\n")));
-  EXPECT_EQ(finding.status(), "unknown");
+  EXPECT_EQ(finding.status(), v1::Finding::unknown);
   EXPECT_THAT(finding.remedy(), HasSubstr("uplink.workload.profile"));
 }
 
@@ -157,7 +157,7 @@ TEST(UplinkVerdictsTest, OneFlowAgainstEightFlowsPassesAndSaysSo) {
   EXPECT_EQ(findings[0].id(), "uplink.throughput");
   EXPECT_EQ(findings[0].node(), "node1");
   EXPECT_EQ(findings[0].device(), "storage1");
-  EXPECT_EQ(findings[0].status(), "pass");
+  EXPECT_EQ(findings[0].status(), v1::Finding::pass);
   EXPECT_DOUBLE_EQ(findings[0].value(), 0.4);
   EXPECT_THAT(findings[0].message(), HasSubstr("8 flows reach 8.0x one flow"));
   EXPECT_THAT(findings[0].message(), HasSubstr("One TCP flow uses one NIC"));
@@ -169,7 +169,7 @@ TEST(UplinkVerdictsTest, BelowTheNodesShareFails) {
   *uplink.add_throughput() = MakeRun("node2", 8, 10, 32);
   std::vector<v1::Finding> findings = ThroughputFindings(uplink);
   ASSERT_EQ(findings.size(), 1u);
-  EXPECT_EQ(findings[0].status(), "fail");
+  EXPECT_EQ(findings[0].status(), v1::Finding::fail);
   EXPECT_THAT(findings[0].message(), HasSubstr("below the 32 Gb/s this node's GPUs read"));
 }
 
@@ -181,7 +181,7 @@ TEST(UplinkVerdictsTest, AnOutageFailsWithItsReason) {
   *uplink.add_throughput() = run;
   std::vector<v1::Finding> findings = ThroughputFindings(uplink);
   ASSERT_EQ(findings.size(), 1u);
-  EXPECT_EQ(findings[0].status(), "fail");
+  EXPECT_EQ(findings[0].status(), v1::Finding::fail);
   EXPECT_EQ(findings[0].observed(), "unreachable");
   EXPECT_THAT(findings[0].message(), HasSubstr("timed out after 10 s"));
   EXPECT_THAT(findings[0].remedy(), HasSubstr("management plane still answers"));

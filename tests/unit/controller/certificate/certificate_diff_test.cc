@@ -304,7 +304,7 @@ TEST(CertificateDiffTest, CellThatFailsItsVerdictIsARegression) {
   const v1::Certificate healthy = Load("lab-healthy.json");
   v1::Certificate failing = healthy;
   v1::PairResult* cell = FindPair(failing, kSlowCell);
-  cell->mutable_verdict()->set_status("fail");
+  cell->mutable_verdict()->set_status(v1::Finding::fail);
   cell->mutable_verdict()->set_observed("0.001 Gb/s");
   const CertificateDiff diff = Diff(healthy, failing);
   const DiffEntry* entry = Find(diff, DiffKind::kPairFailed, kSlowCell);
@@ -320,11 +320,12 @@ TEST(CertificateDiffTest, FindingsAddedAndFixed) {
   v1::Certificate changed = healthy;
   for (auto& check : *changed.mutable_checks()) {
     if (FindingKey(check) == "port.rate@node4/rxe0:1") {
-      check.set_status("fail");
+      check.set_status(v1::Finding::fail);
       check.set_message("rxe0 port 1 is at 1 Gb/s, plan expects 2.5");
       *changed.add_findings() = check;
     }
-    if (FindingKey(check) == "stack.ofed@node1") check.set_status("unknown");  // a warning
+    if (FindingKey(check) == "stack.ofed@node1")
+      check.set_status(v1::Finding::unknown);  // a warning
   }
   const CertificateDiff diff = Diff(healthy, changed);
   const DiffEntry* rate = Find(diff, DiffKind::kFindingAdded, "port.rate@node4/rxe0:1");
@@ -543,7 +544,7 @@ TEST(CertificateDiffTest, UplinkRunsAndSizingAreCompared) {
     v1::UplinkSizing& sizing = *c->mutable_uplink()->mutable_sizing();
     sizing.set_capacity_gbps(25);
     sizing.set_required_gbps(4);
-    sizing.set_verdict("fits");
+    sizing.set_verdict(v1::UplinkSizing::fits);
   }
   *old_cert.mutable_uplink()->add_throughput() = UplinkRun("node1", 8, true, 1.6);
   *old_cert.mutable_uplink()->add_throughput() = UplinkRun("node3", 8, true, 1.6);
@@ -552,7 +553,7 @@ TEST(CertificateDiffTest, UplinkRunsAndSizingAreCompared) {
   *new_cert.mutable_uplink()->add_throughput() = UplinkRun("node3", 8, false, 0);
   *new_cert.mutable_uplink()->add_throughput() = UplinkRun("node2", 8, true, 0.8);
   new_cert.mutable_uplink()->mutable_sizing()->set_required_gbps(128);
-  new_cert.mutable_uplink()->mutable_sizing()->set_verdict("undersized");
+  new_cert.mutable_uplink()->mutable_sizing()->set_verdict(v1::UplinkSizing::undersized);
 
   const CertificateDiff diff = Diff(old_cert, new_cert);
   const std::string text = Dump(diff);

@@ -134,8 +134,8 @@ TEST_F(CertificateSignerTest, AnEditedVerdictIsCaught) {
   EXPECT_NE(Problems(header).find("header was edited"), std::string::npos) << Problems(header);
 
   ASSERT_TRUE(SignCertificate(certificate_, key_).ok());
-  certificate_.mutable_checks(0)->set_status("pass");
-  certificate_.mutable_checks(0)->set_severity("warning");
+  certificate_.mutable_checks(0)->set_status(v1::Finding::pass);
+  certificate_.mutable_checks(0)->set_severity(v1::Finding::warning);
   auto checks = CheckSignature(certificate_, TrustedKeys());
   EXPECT_FALSE(checks.intact);
   EXPECT_NE(Problems(checks).find("checks was edited"), std::string::npos) << Problems(checks);

@@ -58,7 +58,7 @@ TEST(VerdictRecomputeTest, AnEditedVerdictIsCaught) {
   v1::Certificate certificate = Fixture();
   for (auto& check : *certificate.mutable_checks()) {
     if (check.id() == "collectives.correctness" && check.device() == "2-node") {
-      check.set_status("fail");
+      check.set_status(v1::Finding::fail);
     }
   }
   const std::string text = Differences(RecheckVerdicts(certificate));
@@ -107,7 +107,7 @@ TEST(VerdictRecomputeTest, ADeletedOrAddedCheckIsCaught) {
   v1::Finding* extra = added.add_checks();
   extra->set_id("port.rate");
   extra->set_node("local9");
-  extra->set_status("pass");
+  extra->set_status(v1::Finding::pass);
   const std::string added_text = Differences(RecheckVerdicts(added));
   EXPECT_NE(added_text.find("no such check follows from the recorded values"), std::string::npos)
       << added_text;

@@ -67,7 +67,8 @@ class ConsistencyTest : public ::testing::Test {
   static std::vector<std::string> Failing(const std::vector<v1::Finding>& findings) {
     std::vector<std::string> out;
     for (const v1::Finding& f : findings) {
-      if (f.status() == "fail") out.push_back(absl::StrCat(f.id(), " ", f.node(), " ", f.device()));
+      if (f.status() == v1::Finding::fail)
+        out.push_back(absl::StrCat(f.id(), " ", f.node(), " ", f.device()));
     }
     return out;
   }
@@ -92,11 +93,11 @@ TEST_F(ConsistencyTest, AllAgreeIsOnePassPerArea) {
                          "consistency.gpu_driver", "consistency.cuda", "consistency.nccl"}) {
     std::vector<v1::Finding> area = WithId(findings, id);
     ASSERT_THAT(area, SizeIs(1)) << id;
-    EXPECT_EQ(area[0].status(), "pass") << id;
+    EXPECT_EQ(area[0].status(), v1::Finding::pass) << id;
   }
   const v1::Finding kernel = WithId(findings, "consistency.kernel")[0];
   EXPECT_EQ(kernel.observed(), "6.8.0-45-generic");
-  EXPECT_EQ(kernel.severity(), "warning");
+  EXPECT_EQ(kernel.severity(), v1::Finding::warning);
   EXPECT_EQ(kernel.message(), "All 4 nodes run kernel 6.8.0-45-generic.");
   const v1::Finding firmware = WithId(findings, "consistency.nic_firmware")[0];
   EXPECT_EQ(firmware.device(), "MT4123");
@@ -110,7 +111,7 @@ TEST_F(ConsistencyTest, OneNodeWithOlderFirmwareIsTheOnlyFailure) {
   std::vector<v1::Finding> findings = Evaluate();
   EXPECT_THAT(Failing(findings), ElementsAre("consistency.nic_firmware node3 mlx5_1"));
   const v1::Finding odd = WithId(findings, "consistency.nic_firmware")[0];
-  EXPECT_EQ(odd.severity(), "error");
+  EXPECT_EQ(odd.severity(), v1::Finding::error);
   EXPECT_EQ(odd.observed(), "20.28.1002");
   EXPECT_EQ(odd.expected(), "20.31.1014");
   EXPECT_EQ(odd.message(),
@@ -153,8 +154,8 @@ TEST_F(ConsistencyTest, TwoTwoSplitNamesBothCamps) {
   std::vector<v1::Finding> nccl = WithId(Evaluate(), "consistency.nccl");
   ASSERT_THAT(nccl, SizeIs(2));
   for (const v1::Finding& f : nccl) {
-    EXPECT_EQ(f.status(), "fail");
-    EXPECT_EQ(f.severity(), "error");
+    EXPECT_EQ(f.status(), v1::Finding::fail);
+    EXPECT_EQ(f.severity(), v1::Finding::error);
     EXPECT_EQ(f.node(), "");
     EXPECT_EQ(f.expected(), "the same NCCL on all nodes");
     EXPECT_THAT(f.message(), HasSubstr("split on NCCL with no strict majority"));
@@ -176,7 +177,7 @@ TEST_F(ConsistencyTest, PluralityWithoutMajorityIsASplit) {
   std::vector<v1::Finding> kernel = WithId(Evaluate(), "consistency.kernel");
   ASSERT_THAT(kernel, SizeIs(3));
   EXPECT_EQ(kernel[0].observed(), "6.8.0-45-generic");  // the largest camp first
-  for (const v1::Finding& f : kernel) EXPECT_EQ(f.severity(), "warning");
+  for (const v1::Finding& f : kernel) EXPECT_EQ(f.severity(), v1::Finding::warning);
 }
 
 TEST_F(ConsistencyTest, EachAreaNamesItsOddNodeAndRemedy) {
@@ -201,7 +202,7 @@ TEST_F(ConsistencyTest, EachAreaNamesItsOddNodeAndRemedy) {
   EXPECT_EQ(driver.observed(), "535.129.03");
   EXPECT_EQ(driver.expected(), "550.54.15");
   EXPECT_THAT(driver.remedy(), HasSubstr("Install NVIDIA driver 550.54.15 on node2"));
-  EXPECT_EQ(WithId(findings, "consistency.cuda")[0].severity(), "warning");
+  EXPECT_EQ(WithId(findings, "consistency.cuda")[0].severity(), v1::Finding::warning);
   EXPECT_THAT(WithId(findings, "consistency.nccl")[0].remedy(),
               HasSubstr("Install NCCL 2.21.5 on node2 like the other 3 nodes"));
 }
@@ -224,7 +225,7 @@ TEST_F(ConsistencyTest, NodesThatDoNotReportAreNotJudged) {
   std::vector<v1::Finding> findings = Evaluate();
   EXPECT_THAT(Failing(findings), IsEmpty());
   const v1::Finding nccl = WithId(findings, "consistency.nccl")[0];
-  EXPECT_EQ(nccl.status(), "pass");
+  EXPECT_EQ(nccl.status(), v1::Finding::pass);
   EXPECT_EQ(nccl.message(), "All 2 nodes run NCCL 2.21.5 (node4 does not report it).");
 }
 
@@ -232,7 +233,7 @@ TEST_F(ConsistencyTest, FewerThanTwoReportingNodesIsSkipped) {
   MakeCluster(3);
   for (int node = 2; node <= 3; ++node) Stack(node).clear_nccl_version();
   const v1::Finding nccl = WithId(Evaluate(), "consistency.nccl")[0];
-  EXPECT_EQ(nccl.status(), "skipped");
+  EXPECT_EQ(nccl.status(), v1::Finding::skipped);
   EXPECT_THAT(nccl.message(), HasSubstr("Only node1 reports NCCL among the nodes"));
 }
 
@@ -250,7 +251,7 @@ TEST_F(ConsistencyTest, CudaDriverApiVersionOnlyWhenNoNodeReportsTheDriver) {
   Stack(1).set_nvidia_driver_version("550.54.15");
   driver = WithId(Evaluate(), "consistency.gpu_driver");
   ASSERT_THAT(driver, SizeIs(1));
-  EXPECT_EQ(driver[0].status(), "skipped");
+  EXPECT_EQ(driver[0].status(), v1::Finding::skipped);
 }
 
 TEST_F(ConsistencyTest, OneNodePlanIsSkipped) {
@@ -258,7 +259,7 @@ TEST_F(ConsistencyTest, OneNodePlanIsSkipped) {
   std::vector<v1::Finding> findings = Evaluate();
   ASSERT_THAT(findings, SizeIs(6));
   for (const v1::Finding& f : findings) {
-    EXPECT_EQ(f.status(), "skipped") << f.id();
+    EXPECT_EQ(f.status(), v1::Finding::skipped) << f.id();
     EXPECT_THAT(f.message(), HasSubstr("The plan has one node")) << f.id();
   }
 }

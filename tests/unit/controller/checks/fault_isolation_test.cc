@@ -32,8 +32,8 @@ TEST_F(RoceFaultTest, RateAt100OfPlanned200FlipsPortRate) {
   std::vector<v1::Finding> findings = Evaluate();
   EXPECT_THAT(NonPassing(findings), ElementsAre("port.rate mlx5_0 1"));
   const v1::Finding& rate = Get(findings, "port.rate", "mlx5_0", 1);
-  EXPECT_EQ(rate.status(), "fail");
-  EXPECT_EQ(rate.severity(), "error");
+  EXPECT_EQ(rate.status(), v1::Finding::fail);
+  EXPECT_EQ(rate.severity(), v1::Finding::error);
   EXPECT_EQ(rate.observed(), "100 Gb/s (2X HDR)");
   EXPECT_EQ(rate.expected(), "200 Gb/s");
   EXPECT_EQ(rate.message(), "node1 mlx5_0 port 1 is at 100 Gb/s (2X HDR), plan expects 200 Gb/s.");
@@ -66,7 +66,7 @@ TEST_F(RoceFaultTest, PeermemAbsentFlipsGpudirect) {
   std::vector<v1::Finding> findings = Evaluate();
   EXPECT_THAT(NonPassing(findings), ElementsAre("gpudirect.peermem"));
   const v1::Finding& peermem = Get(findings, "gpudirect.peermem");
-  EXPECT_EQ(peermem.status(), "fail");
+  EXPECT_EQ(peermem.status(), v1::Finding::fail);
   EXPECT_THAT(peermem.observed(), HasSubstr("not loaded"));
   EXPECT_THAT(peermem.remedy(), HasSubstr("sudo modprobe nvidia-peermem"));
   EXPECT_THAT(peermem.remedy(), HasSubstr("/etc/modules-load.d"));
@@ -145,7 +145,7 @@ TEST_F(RoceFaultTest, UnsyncedClockFlipsClockNtp) {
   std::vector<v1::Finding> findings = Evaluate();
   EXPECT_THAT(NonPassing(findings), ElementsAre("clock.ntp"));
   const v1::Finding& clock = Get(findings, "clock.ntp");
-  EXPECT_EQ(clock.status(), "fail");
+  EXPECT_EQ(clock.status(), v1::Finding::fail);
   EXPECT_THAT(clock.remedy(), HasSubstr("chrony or systemd-timesyncd"));
   EXPECT_THAT(clock.remedy(), HasSubstr("wrong gradients"));
 }
@@ -161,8 +161,8 @@ TEST_F(RoceFaultTest, UnknownRateIsUnknownWithTheAgentsReason) {
   std::vector<v1::Finding> findings = Evaluate();
   EXPECT_THAT(NonPassing(findings), ElementsAre("port.rate mlx5_0 1"));
   const v1::Finding& rate = Get(findings, "port.rate", "mlx5_0", 1);
-  EXPECT_EQ(rate.status(), "unknown");
-  EXPECT_EQ(rate.severity(), "error");
+  EXPECT_EQ(rate.status(), v1::Finding::unknown);
+  EXPECT_EQ(rate.severity(), v1::Finding::error);
   EXPECT_TRUE(BlocksCertification(rate));
   EXPECT_EQ(rate.observed(),
             "unknown: No such file or directory (/sys/class/infiniband/mlx5_0/ports/1/rate)");

@@ -23,7 +23,7 @@ v1::Inventory CollectFixture(const std::string& name) { return testing::CollectF
 std::multiset<std::string> FindingIds(const std::vector<v1::Finding>& checks) {
   std::multiset<std::string> ids;
   for (const auto& f : checks) {
-    if (f.status() == "fail" || f.status() == "unknown") ids.insert(f.id());
+    if (f.status() == v1::Finding::fail || f.status() == v1::Finding::unknown) ids.insert(f.id());
   }
   return ids;
 }
@@ -31,7 +31,8 @@ std::multiset<std::string> FindingIds(const std::vector<v1::Finding>& checks) {
 std::string Describe(const std::vector<v1::Finding>& checks) {
   std::string out;
   for (const auto& f : checks) {
-    if (f.status() == "fail" || f.status() == "unknown") out += FindingSentence(f) + "\n";
+    if (f.status() == v1::Finding::fail || f.status() == v1::Finding::unknown)
+      out += FindingSentence(f) + "\n";
   }
   return out;
 }
@@ -58,7 +59,7 @@ TEST(FixtureChecksTest, RoceBrokenYieldsExactlyItsPlantedFaults) {
                                         "gpudirect.peermem", "pcie.nic", "pcie.nic"}))
       << Describe(checks);
   for (const auto& f : checks) {
-    if (f.status() != "fail") continue;
+    if (f.status() != v1::Finding::fail) continue;
     EXPECT_FALSE(f.remedy().empty()) << f.id();
     if (f.id() == "port.rate") {
       EXPECT_EQ(f.device(), "mlx5_0");
@@ -130,7 +131,7 @@ v1::Finding DataMtu(const std::vector<v1::Finding>& checks) {
 TEST(DataNetdevTest, DataIpOnNoInterfaceFailsWhenAddressesWereReported) {
   const plan::Plan plan = EthernetPlanWithDataIp("10.10.9.9");
   const v1::Finding f = DataMtu(EvaluateNode(plan, plan.nodes[0], testing::HealthyRoceInventory()));
-  EXPECT_EQ(f.status(), "fail");
+  EXPECT_EQ(f.status(), v1::Finding::fail);
   EXPECT_NE(f.remedy().find("ip addr add 10.10.9.9"), std::string::npos);
 }
 
@@ -139,14 +140,14 @@ TEST(DataNetdevTest, DataIpUnknownWhenTheAgentReportedNoAddresses) {
   for (auto& netdev : *inventory.mutable_netdevs()) netdev.clear_ipv4();
   const plan::Plan plan = EthernetPlanWithDataIp("10.10.1.1");
   const v1::Finding f = DataMtu(EvaluateNode(plan, plan.nodes[0], inventory));
-  EXPECT_EQ(f.status(), "unknown");
+  EXPECT_EQ(f.status(), v1::Finding::unknown);
   EXPECT_NE(f.remedy().find("--sysfs-root /"), std::string::npos);
 }
 
 TEST(DataNetdevTest, DataIpFoundChecksThatNetdevsMtu) {
   const plan::Plan plan = EthernetPlanWithDataIp("10.10.1.1");
   const v1::Finding f = DataMtu(EvaluateNode(plan, plan.nodes[0], testing::HealthyRoceInventory()));
-  EXPECT_EQ(f.status(), "pass");
+  EXPECT_EQ(f.status(), v1::Finding::pass);
   EXPECT_EQ(f.device(), "enp65s0np0");
 }
 

@@ -37,7 +37,7 @@ TEST(GpudirectCheckTest, DmaBufPasses) {
   const v1::Finding finding = Gpudirect(WithMechanism(
       "dma-buf",
       "kernel 6.8.0-45-generic >= 5.12 and NVIDIA open kernel module 550.54.15: DMA-BUF"));
-  EXPECT_EQ(finding.status(), "pass");
+  EXPECT_EQ(finding.status(), v1::Finding::pass);
   EXPECT_EQ(finding.observed(), "dma-buf");
   EXPECT_EQ(finding.expected(), "nvidia_peermem or dma-buf");
   EXPECT_EQ(finding.message(),
@@ -48,15 +48,15 @@ TEST(GpudirectCheckTest, DmaBufPasses) {
 TEST(GpudirectCheckTest, PeermemPasses) {
   const v1::Finding finding = Gpudirect(WithMechanism(
       "nvidia_peermem", "nvidia_peermem loaded (/sys/module/nvidia_peermem/version)"));
-  EXPECT_EQ(finding.status(), "pass");
+  EXPECT_EQ(finding.status(), v1::Finding::pass);
   EXPECT_EQ(finding.observed(), "nvidia_peermem");
 }
 
 TEST(GpudirectCheckTest, NoneFailsWithBothFixes) {
   const v1::Finding finding = Gpudirect(WithMechanism(
       "none", "nvidia_peermem not loaded and no DMA-BUF: kernel 5.10.0-28-amd64 < 5.12"));
-  EXPECT_EQ(finding.status(), "fail");
-  EXPECT_EQ(finding.severity(), "error");
+  EXPECT_EQ(finding.status(), v1::Finding::fail);
+  EXPECT_EQ(finding.severity(), v1::Finding::error);
   EXPECT_EQ(finding.observed(), "none");
   EXPECT_EQ(finding.expected(), "nvidia_peermem or dma-buf");
   EXPECT_THAT(finding.message(), HasSubstr("kernel 5.10.0-28-amd64 < 5.12"));
@@ -73,8 +73,8 @@ TEST(GpudirectCheckTest, UndecidedMechanismIsUnknown) {
   unknown->set_path("/proc/sys/kernel/osrelease");
   unknown->set_reason("DMA-BUF undecided: kernel release unknown");
   const v1::Finding finding = Gpudirect(inventory);
-  EXPECT_EQ(finding.status(), "unknown");
-  EXPECT_EQ(finding.severity(), "error");
+  EXPECT_EQ(finding.status(), v1::Finding::unknown);
+  EXPECT_EQ(finding.severity(), v1::Finding::error);
   EXPECT_THAT(finding.remedy(), HasSubstr("/proc/sys/kernel/osrelease"));
 }
 
@@ -85,7 +85,7 @@ TEST(GpudirectCheckTest, PlanWithoutGpudirectSkipsEvenOnNone) {
   CheckContext context(plan, plan.nodes[0], inventory);
   std::vector<v1::Finding> findings;
   AppendGpuChecks(context, findings);
-  EXPECT_EQ(Get(findings, "gpudirect.peermem").status(), "skipped");
+  EXPECT_EQ(Get(findings, "gpudirect.peermem").status(), v1::Finding::skipped);
 }
 
 // Inventories from agents before gpudirect_mechanism: the same text as ever.
@@ -93,7 +93,7 @@ TEST(GpudirectCheckTest, OldInventoryTextUnchanged) {
   v1::Inventory loaded = testing::HealthyRoceInventory();
   ASSERT_TRUE(loaded.stack().gpudirect_mechanism().empty());
   v1::Finding pass = Gpudirect(loaded);
-  EXPECT_EQ(pass.status(), "pass");
+  EXPECT_EQ(pass.status(), v1::Finding::pass);
   EXPECT_EQ(pass.observed(), "loaded (/sys/module/nvidia_peermem/version)");
   EXPECT_EQ(pass.expected(), "loaded");
   EXPECT_EQ(pass.message(), "node1 has nvidia_peermem loaded, as the plan expects.");
@@ -102,7 +102,7 @@ TEST(GpudirectCheckTest, OldInventoryTextUnchanged) {
   absent.mutable_stack()->set_peermem_loaded(false);
   absent.mutable_stack()->set_peermem_source("no nvidia_peermem");
   v1::Finding fail = Gpudirect(absent);
-  EXPECT_EQ(fail.status(), "fail");
+  EXPECT_EQ(fail.status(), v1::Finding::fail);
   EXPECT_EQ(fail.observed(), "not loaded (no nvidia_peermem)");
   EXPECT_EQ(fail.expected(), "loaded");
   EXPECT_EQ(fail.message(),

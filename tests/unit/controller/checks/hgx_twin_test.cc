@@ -92,7 +92,9 @@ Twin Judge(const std::string& node3_root) {
   return twin;
 }
 
-bool NotPassing(const v1::Finding& f) { return f.status() == "fail" || f.status() == "unknown"; }
+bool NotPassing(const v1::Finding& f) {
+  return f.status() == v1::Finding::fail || f.status() == v1::Finding::unknown;
+}
 
 // "id node device" of every failing or unknown finding, whatever its severity.
 std::multiset<std::string> Failing(const std::vector<v1::Finding>& findings) {
@@ -116,7 +118,7 @@ std::map<std::string, int> PassesOn(const std::vector<v1::Finding>& findings,
                                     const std::string& node) {
   std::map<std::string, int> passes;
   for (const auto& f : findings) {
-    if (f.node() == node && f.status() == "pass") ++passes[f.id()];
+    if (f.node() == node && f.status() == v1::Finding::pass) ++passes[f.id()];
   }
   return passes;
 }
@@ -203,7 +205,7 @@ TEST_F(HgxTwinTest, HealthyTwinPassesTheMeaningfulChecksRatherThanSkippingThem) 
 TEST_F(HgxTwinTest, HealthyTwinSkipsOnlyWhatAFixtureCannotShow) {
   std::set<std::string> skipped;
   for (const auto& f : Healthy().findings) {
-    if (f.status() == "skipped") skipped.insert(f.id());
+    if (f.status() == v1::Finding::skipped) skipped.insert(f.id());
   }
   // No CUDA runtime is queried on a fixture tree (gpu_runtime says why), so
   // there is no runtime version to compare.
@@ -278,7 +280,7 @@ TEST_F(HgxTwinTest, NodesAreToldApartByTheirSerialsAndGids) {
 
 void ExpectRemedies(const std::vector<v1::Finding>& findings) {
   for (const auto& f : findings) {
-    if (f.status() == "fail") {
+    if (f.status() == v1::Finding::fail) {
       EXPECT_FALSE(f.remedy().empty()) << f.id() << " " << f.device();
     }
   }
@@ -293,7 +295,7 @@ TEST_F(HgxTwinTest, HalfRateNicFailsOnlyItsPortRate) {
   ExpectRemedies(twin.findings);
   for (const auto& f : twin.findings) {
     if (!NotPassing(f)) continue;
-    EXPECT_EQ(f.severity(), "error");
+    EXPECT_EQ(f.severity(), v1::Finding::error);
     EXPECT_EQ(f.observed(), "200 Gb/s (2X NDR)");
     EXPECT_EQ(f.expected(), "400 Gb/s");
     EXPECT_NE(f.remedy().find("cable"), std::string::npos) << f.remedy();
@@ -324,7 +326,7 @@ TEST_F(HgxTwinTest, AcsRedirectOnOneSwitchFailsEachOfItsDownstreamPorts) {
   // ATS is on in the firmware, so the redirected rails warn of nothing more.
   int ats_passes = 0;
   for (const auto& f : twin.findings) {
-    ats_passes += f.id() == "nic.ats" && f.node() == "node3" && f.status() == "pass";
+    ats_passes += f.id() == "nic.ats" && f.node() == "node3" && f.status() == v1::Finding::pass;
   }
   EXPECT_EQ(ats_passes, 2) << "mlx5_2 and mlx5_3 sit behind the redirecting ports";
 }

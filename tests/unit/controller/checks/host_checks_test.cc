@@ -45,7 +45,7 @@ TEST(HostChecksTest, UnreportedModuleIsUnknownNotPass) {
   unknown->set_path("/proc/modules");
   unknown->set_reason("Permission denied");
   const v1::Finding modules = Get(HostFindings(testing::RocePlan(), inventory), "stack.modules");
-  EXPECT_EQ(modules.status(), "unknown");
+  EXPECT_EQ(modules.status(), v1::Finding::unknown);
   EXPECT_EQ(modules.observed(), "unknown: Permission denied (/proc/modules)");
 }
 
@@ -56,8 +56,8 @@ TEST(HostChecksTest, UpstreamStackIsAWarningThatDoesNotBlock) {
   std::vector<v1::Finding> findings = HostFindings(testing::RocePlan(), inventory);
   EXPECT_THAT(NonPassing(findings), ElementsAre("stack.ofed"));
   const v1::Finding& ofed = Get(findings, "stack.ofed");
-  EXPECT_EQ(ofed.status(), "fail");
-  EXPECT_EQ(ofed.severity(), "warning");
+  EXPECT_EQ(ofed.status(), v1::Finding::fail);
+  EXPECT_EQ(ofed.severity(), v1::Finding::warning);
   EXPECT_FALSE(BlocksCertification(ofed));
   EXPECT_EQ(ofed.observed(), "upstream rdma-core 44.0");
   EXPECT_THAT(ofed.remedy(), HasSubstr("--add-kernel-support"));
@@ -70,7 +70,7 @@ TEST(HostChecksTest, OfedNotExpectedIsSkipped) {
   plan::Plan plan = testing::RocePlan();
   plan.expect.ofed = false;
   const v1::Finding ofed = Get(HostFindings(plan, testing::HealthyRoceInventory()), "stack.ofed");
-  EXPECT_EQ(ofed.status(), "skipped");
+  EXPECT_EQ(ofed.status(), v1::Finding::skipped);
   EXPECT_THAT(ofed.message(), HasSubstr("plan sets expect.ofed: false"));
 }
 
@@ -78,16 +78,16 @@ TEST(HostChecksTest, FewerGpusIsAnErrorMoreIsAWarning) {
   v1::Inventory inventory = testing::HealthyRoceInventory();
   inventory.mutable_pci()->RemoveLast();
   const v1::Finding fewer = Get(HostFindings(testing::RocePlan(), inventory), "gpu.count");
-  EXPECT_EQ(fewer.status(), "fail");
-  EXPECT_EQ(fewer.severity(), "error");
+  EXPECT_EQ(fewer.status(), v1::Finding::fail);
+  EXPECT_EQ(fewer.severity(), v1::Finding::error);
   EXPECT_EQ(fewer.observed(), "3 GPUs on PCIe");
   EXPECT_EQ(fewer.message(), "node1 has 3 GPUs on PCIe, plan expects 4.");
 
   plan::Plan plan = testing::RocePlan();
   plan.nodes[0].gpus = 2;
   const v1::Finding more = Get(HostFindings(plan, testing::HealthyRoceInventory()), "gpu.count");
-  EXPECT_EQ(more.status(), "fail");
-  EXPECT_EQ(more.severity(), "warning");
+  EXPECT_EQ(more.status(), v1::Finding::fail);
+  EXPECT_EQ(more.severity(), v1::Finding::warning);
   EXPECT_FALSE(BlocksCertification(more));
 }
 
@@ -97,8 +97,8 @@ TEST(HostChecksTest, NodeWithoutGpusSkipsPeermemAndCount) {
   v1::Inventory inventory = testing::HealthyRoceInventory();
   inventory.mutable_stack()->set_peermem_loaded(false);
   std::vector<v1::Finding> findings = HostFindings(plan, inventory);
-  EXPECT_EQ(Get(findings, "gpudirect.peermem").status(), "skipped");
-  EXPECT_EQ(Get(findings, "gpu.count").status(), "skipped");
+  EXPECT_EQ(Get(findings, "gpudirect.peermem").status(), v1::Finding::skipped);
+  EXPECT_EQ(Get(findings, "gpu.count").status(), v1::Finding::skipped);
 }
 
 TEST(HostChecksTest, PeermemNotExpectedIsSkipped) {
@@ -107,7 +107,7 @@ TEST(HostChecksTest, PeermemNotExpectedIsSkipped) {
   v1::Inventory inventory = testing::HealthyRoceInventory();
   inventory.mutable_stack()->set_peermem_loaded(false);
   const v1::Finding peermem = Get(HostFindings(plan, inventory), "gpudirect.peermem");
-  EXPECT_EQ(peermem.status(), "skipped");
+  EXPECT_EQ(peermem.status(), v1::Finding::skipped);
   EXPECT_THAT(peermem.message(), HasSubstr("expect.nvidia_peermem: false"));
 }
 

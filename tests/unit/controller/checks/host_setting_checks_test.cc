@@ -43,13 +43,13 @@ TEST(HostSettingChecksTest, HealthyNodePasses) {
   std::vector<v1::Finding> findings = Evaluate(testing::RocePlan(), HealthyRoce());
   EXPECT_THAT(NonPassing(findings), IsEmpty());
   const v1::Finding& acs = Get(findings, "pcie.acs");
-  EXPECT_EQ(acs.status(), "pass");
+  EXPECT_EQ(acs.status(), v1::Finding::pass);
   EXPECT_EQ(acs.observed(), "ACS redirect off on 3 bridges");
-  EXPECT_EQ(Get(findings, "host.iommu").status(), "pass");
+  EXPECT_EQ(Get(findings, "host.iommu").status(), v1::Finding::pass);
   EXPECT_EQ(Get(findings, "nic.link_type", "mlx5_0").observed(), "ETH(2)");
-  EXPECT_EQ(Get(findings, "nic.link_type", "mlx5_1").status(), "pass");
+  EXPECT_EQ(Get(findings, "nic.link_type", "mlx5_1").status(), v1::Finding::pass);
   // No redirect anywhere: ATS has nothing to bypass.
-  EXPECT_EQ(Get(findings, "nic.ats").status(), "pass");
+  EXPECT_EQ(Get(findings, "nic.ats").status(), v1::Finding::pass);
 }
 
 TEST(HostSettingChecksTest, RedirectOnASwitchPortFailsNamingItAndItsPairs) {
@@ -59,8 +59,8 @@ TEST(HostSettingChecksTest, RedirectOnASwitchPortFailsNamingItAndItsPairs) {
   inventory.mutable_pcie_bridges(0)->set_p2p_redirect(true);
   std::vector<v1::Finding> findings = Evaluate(testing::RocePlan(), inventory);
   const v1::Finding& acs = Get(findings, "pcie.acs", "0000:40:01.0");
-  EXPECT_EQ(acs.status(), "fail");
-  EXPECT_EQ(acs.severity(), "error");
+  EXPECT_EQ(acs.status(), v1::Finding::fail);
+  EXPECT_EQ(acs.severity(), v1::Finding::error);
   EXPECT_TRUE(BlocksCertification(acs));
   EXPECT_EQ(acs.observed(), "ACSCtl 0x001d: ReqRedir+ CmpltRedir+");
   EXPECT_THAT(acs.message(), HasSubstr("node1 0000:40:01.0"));
@@ -71,7 +71,7 @@ TEST(HostSettingChecksTest, RedirectOnASwitchPortFailsNamingItAndItsPairs) {
   EXPECT_THAT(NonPassing(findings), ElementsAre("pcie.acs 0000:40:01.0", "nic.ats mlx5_0"));
   // ATS is off on the NIC behind it: a warning.
   const v1::Finding& ats = Get(findings, "nic.ats", "mlx5_0");
-  EXPECT_EQ(ats.status(), "fail");
+  EXPECT_EQ(ats.status(), v1::Finding::fail);
   EXPECT_FALSE(BlocksCertification(ats));
   EXPECT_THAT(ats.remedy(), HasSubstr("ATS_ENABLED=1"));
 }
@@ -81,11 +81,12 @@ TEST(HostSettingChecksTest, AtsOnBehindARedirectPassesAndNotExpectedSkips) {
   inventory.mutable_pcie_bridges(0)->set_acs_control(0x000c);
   inventory.mutable_pcie_bridges(0)->set_p2p_redirect(true);
   inventory.mutable_nic_firmware(0)->mutable_settings(1)->set_value("True(1)");
-  EXPECT_EQ(Get(Evaluate(testing::RocePlan(), inventory), "nic.ats", "mlx5_0").status(), "pass");
+  EXPECT_EQ(Get(Evaluate(testing::RocePlan(), inventory), "nic.ats", "mlx5_0").status(),
+            v1::Finding::pass);
   plan::Plan plan = testing::RocePlan();
   plan.expect.nvidia_peermem = false;
   const v1::Finding ats = Get(Evaluate(plan, inventory), "nic.ats");
-  EXPECT_EQ(ats.status(), "skipped");
+  EXPECT_EQ(ats.status(), v1::Finding::skipped);
   EXPECT_THAT(ats.message(), HasSubstr("expect.nvidia_peermem: false"));
 }
 
@@ -94,7 +95,7 @@ TEST(HostSettingChecksTest, EgressControlAloneIsRedirect) {
   inventory.mutable_pcie_bridges(2)->set_acs_control(0x0020);  // EgressCtrl+
   inventory.mutable_pcie_bridges(2)->set_p2p_redirect(true);
   const v1::Finding acs = Get(Evaluate(testing::RocePlan(), inventory), "pcie.acs", "0000:c0:01.0");
-  EXPECT_EQ(acs.status(), "fail");
+  EXPECT_EQ(acs.status(), v1::Finding::fail);
   EXPECT_EQ(acs.observed(), "ACSCtl 0x0020: EgressCtrl+");
 }
 
@@ -110,7 +111,7 @@ TEST(HostSettingChecksTest, UnreadableBridgeIsUnknownWithTheRootFix) {
   unknown->set_reason("only 64 bytes of config space are readable: run the agent as root");
   std::vector<v1::Finding> findings = Evaluate(testing::RocePlan(), inventory);
   const v1::Finding& acs = Get(findings, "pcie.acs");
-  EXPECT_EQ(acs.status(), "unknown");
+  EXPECT_EQ(acs.status(), v1::Finding::unknown);
   EXPECT_TRUE(BlocksCertification(acs));
   EXPECT_THAT(acs.observed(), HasSubstr("only 64 bytes"));
   EXPECT_THAT(acs.observed(), HasSubstr("0000:40:02.0"));
@@ -121,7 +122,7 @@ TEST(HostSettingChecksTest, SwitchedPairsWithoutReportedBridgesAreUnknown) {
   // An inventory that lists PIX/PXB pairs but no bridge (an agent that did not look).
   v1::Inventory inventory = WithoutHostSettings(testing::HealthyRoceInventory());
   const v1::Finding acs = Get(Evaluate(testing::RocePlan(), inventory), "pcie.acs");
-  EXPECT_EQ(acs.status(), "unknown");
+  EXPECT_EQ(acs.status(), v1::Finding::unknown);
   EXPECT_THAT(acs.observed(), HasSubstr("reported no PCIe bridge for gpu0<->mlx5_0"));
 }
 
@@ -133,20 +134,21 @@ TEST(HostSettingChecksTest, PairsMeetingAtTheHostBridgeAreNotJudged) {
   // A root port with Linux's default ACS: peer-to-peer crosses the root complex anyway.
   AddBridge(inventory, "0000:00:01.0", {"gpu0<->mlx5_0"}, 0x001d);
   const v1::Finding acs = Get(Evaluate(testing::RocePlan(), inventory), "pcie.acs");
-  EXPECT_EQ(acs.status(), "pass");
+  EXPECT_EQ(acs.status(), v1::Finding::pass);
   EXPECT_EQ(acs.observed(), "no GPU<->rail path crosses a PCIe switch");
 }
 
 TEST(HostSettingChecksTest, AcsSkippedWithoutGpusOrOnEthernet) {
   plan::Plan plan = testing::RocePlan();
   plan.nodes[0].gpus = 0;
-  EXPECT_EQ(Get(Evaluate(plan, HealthyRoce()), "pcie.acs").status(), "skipped");
+  EXPECT_EQ(Get(Evaluate(plan, HealthyRoce()), "pcie.acs").status(), v1::Finding::skipped);
   plan = testing::RocePlan();
   plan.fabric.type = plan::FabricType::kEthernet;
   EXPECT_THAT(Get(Evaluate(plan, HealthyRoce()), "pcie.acs").message(), HasSubstr("TCP-only"));
   v1::Inventory no_paths = HealthyRoce();
   no_paths.clear_gpu_nic_paths();
-  EXPECT_EQ(Get(Evaluate(testing::RocePlan(), no_paths), "pcie.acs").status(), "skipped");
+  EXPECT_EQ(Get(Evaluate(testing::RocePlan(), no_paths), "pcie.acs").status(),
+            v1::Finding::skipped);
 }
 
 TEST(HostSettingChecksTest, IommuModes) {
@@ -154,22 +156,23 @@ TEST(HostSettingChecksTest, IommuModes) {
   inventory.mutable_iommu()->set_mode("translated");
   inventory.mutable_iommu()->set_cmdline("intel_iommu=on");
   const v1::Finding translated = Get(Evaluate(testing::RocePlan(), inventory), "host.iommu");
-  EXPECT_EQ(translated.status(), "fail");
-  EXPECT_EQ(translated.severity(), "warning");
+  EXPECT_EQ(translated.status(), v1::Finding::fail);
+  EXPECT_EQ(translated.severity(), v1::Finding::warning);
   EXPECT_FALSE(BlocksCertification(translated));
   EXPECT_EQ(translated.observed(), "translated (intel_iommu=on; 1 IOMMU units)");
   EXPECT_THAT(translated.remedy(), HasSubstr("iommu=pt (intel_iommu=on iommu=pt on Intel)"));
 
   plan::Plan no_gpus = testing::RocePlan();
   no_gpus.nodes[0].gpus = 0;
-  EXPECT_EQ(Get(Evaluate(no_gpus, inventory), "host.iommu").status(), "pass");
+  EXPECT_EQ(Get(Evaluate(no_gpus, inventory), "host.iommu").status(), v1::Finding::pass);
 
   inventory.mutable_iommu()->set_mode("off");
-  EXPECT_EQ(Get(Evaluate(testing::RocePlan(), inventory), "host.iommu").status(), "pass");
+  EXPECT_EQ(Get(Evaluate(testing::RocePlan(), inventory), "host.iommu").status(),
+            v1::Finding::pass);
 
   inventory.clear_iommu();
   const v1::Finding missing = Get(Evaluate(testing::RocePlan(), inventory), "host.iommu");
-  EXPECT_EQ(missing.status(), "unknown");
+  EXPECT_EQ(missing.status(), v1::Finding::unknown);
   EXPECT_FALSE(BlocksCertification(missing));
   inventory.mutable_iommu()->set_mode("unknown");
   inventory.mutable_iommu()->set_source("/proc/cmdline unreadable: Permission denied");
@@ -182,18 +185,18 @@ TEST(HostSettingChecksTest, LinkTypeMismatchFails) {
   AddHealthyHostSettings(inventory, "IB(1)");
   std::vector<v1::Finding> findings = Evaluate(testing::RocePlan(), inventory);
   const v1::Finding& link = Get(findings, "nic.link_type", "mlx5_0");
-  EXPECT_EQ(link.status(), "fail");
+  EXPECT_EQ(link.status(), v1::Finding::fail);
   EXPECT_EQ(link.observed(), "IB(1)");
   EXPECT_EQ(link.expected(), "ETH(2)");
   EXPECT_THAT(link.message(), HasSubstr("roce fabric needs ETH(2)"));
   EXPECT_THAT(link.remedy(), HasSubstr("mstconfig -d 0000:41:00.0 set LINK_TYPE_P1=2"));
   // The same firmware is right for an InfiniBand fabric, and ETH wrong there.
   findings = Evaluate(testing::InfinibandPlan(), inventory);
-  EXPECT_EQ(Get(findings, "nic.link_type", "mlx5_0").status(), "pass");
+  EXPECT_EQ(Get(findings, "nic.link_type", "mlx5_0").status(), v1::Finding::pass);
   v1::Inventory eth = WithoutHostSettings(testing::HealthyInfinibandInventory());
   AddHealthyHostSettings(eth, "ETH(2)");
   EXPECT_EQ(Get(Evaluate(testing::InfinibandPlan(), eth), "nic.link_type", "mlx5_1").status(),
-            "fail");
+            v1::Finding::fail);
 }
 
 TEST(HostSettingChecksTest, SecondFunctionReadsThePortTwoSetting) {
@@ -205,7 +208,7 @@ TEST(HostSettingChecksTest, SecondFunctionReadsThePortTwoSetting) {
   p2->set_name("LINK_TYPE_P2");
   p2->set_value("IB(1)");
   const v1::Finding link = Get(Evaluate(testing::RocePlan(), inventory), "nic.link_type", "mlx5_1");
-  EXPECT_EQ(link.status(), "fail");
+  EXPECT_EQ(link.status(), v1::Finding::fail);
   EXPECT_THAT(link.remedy(), HasSubstr("set LINK_TYPE_P2=2"));
 }
 
@@ -216,24 +219,24 @@ TEST(HostSettingChecksTest, FirmwareNotReadIsSkippedNeverPass) {
   inventory.mutable_nic_firmware()->RemoveLast();
   std::vector<v1::Finding> findings = Evaluate(testing::RocePlan(), inventory);
   const v1::Finding& absent = Get(findings, "nic.link_type", "mlx5_0");
-  EXPECT_EQ(absent.status(), "skipped");
+  EXPECT_EQ(absent.status(), v1::Finding::skipped);
   EXPECT_THAT(absent.message(), HasSubstr("apt-get install mstflint"));
   const v1::Finding& unreported = Get(findings, "nic.link_type", "mlx5_1");
-  EXPECT_EQ(unreported.status(), "skipped");
+  EXPECT_EQ(unreported.status(), v1::Finding::skipped);
   EXPECT_THAT(unreported.message(), HasSubstr("reported no firmware configuration"));
   // Garbage in the value is unknown, not a guess.
   inventory = HealthyRoce();
   inventory.mutable_nic_firmware(0)->mutable_settings(0)->set_value("ETH");
   EXPECT_EQ(Get(Evaluate(testing::RocePlan(), inventory), "nic.link_type", "mlx5_0").status(),
-            "unknown");
+            v1::Finding::unknown);
 }
 
 TEST(HostSettingChecksTest, EvaluateNodeIncludesTheHostSettings) {
   std::vector<v1::Finding> findings =
       EvaluateNode(testing::RocePlan(), testing::RocePlan().nodes[0], HealthyRoce());
-  EXPECT_EQ(Get(findings, "pcie.acs").status(), "pass");
-  EXPECT_EQ(Get(findings, "host.iommu").status(), "pass");
-  EXPECT_EQ(Get(findings, "nic.link_type", "mlx5_0").status(), "pass");
+  EXPECT_EQ(Get(findings, "pcie.acs").status(), v1::Finding::pass);
+  EXPECT_EQ(Get(findings, "host.iommu").status(), v1::Finding::pass);
+  EXPECT_EQ(Get(findings, "nic.link_type", "mlx5_0").status(), v1::Finding::pass);
   // With the host settings a healthy node reports, the whole node still only passes.
   EXPECT_THAT(NonPassing(findings), IsEmpty());
   v1::Inventory infiniband = WithoutHostSettings(testing::HealthyInfinibandInventory());
@@ -256,9 +259,9 @@ plan::Plan HgxSlicePlan() {
 TEST(HostSettingFixturesTest, CleanHostPasses) {
   std::vector<v1::Finding> findings = Evaluate(HgxSlicePlan(), CollectFixture("acs-clean"));
   EXPECT_EQ(Get(findings, "pcie.acs").observed(), "ACS redirect off on 4 bridges");
-  EXPECT_EQ(Get(findings, "host.iommu").status(), "pass");
-  EXPECT_EQ(Get(findings, "nic.link_type", "mlx5_0").status(), "pass");
-  EXPECT_EQ(Get(findings, "nic.ats").status(), "pass");
+  EXPECT_EQ(Get(findings, "host.iommu").status(), v1::Finding::pass);
+  EXPECT_EQ(Get(findings, "nic.link_type", "mlx5_0").status(), v1::Finding::pass);
+  EXPECT_EQ(Get(findings, "nic.ats").status(), v1::Finding::pass);
 }
 
 TEST(HostSettingFixturesTest, RedirectHostFailsOnEverySwitchDownstreamPort) {
@@ -274,12 +277,12 @@ TEST(HostSettingFixturesTest, RedirectHostFailsOnEverySwitchDownstreamPort) {
 TEST(HostSettingFixturesTest, NonRootHostIsUnknownAndFirmwareSkipped) {
   std::vector<v1::Finding> findings = Evaluate(HgxSlicePlan(), CollectFixture("acs-nonroot"));
   const v1::Finding& acs = Get(findings, "pcie.acs");
-  EXPECT_EQ(acs.status(), "unknown");
+  EXPECT_EQ(acs.status(), v1::Finding::unknown);
   EXPECT_THAT(acs.observed(), HasSubstr("only to a reader with CAP_SYS_ADMIN"));
-  EXPECT_EQ(Get(findings, "host.iommu").status(), "fail");  // DMA groups: translated
-  EXPECT_EQ(Get(findings, "nic.link_type", "mlx5_0").status(), "skipped");
+  EXPECT_EQ(Get(findings, "host.iommu").status(), v1::Finding::fail);  // DMA groups: translated
+  EXPECT_EQ(Get(findings, "nic.link_type", "mlx5_0").status(), v1::Finding::skipped);
   // Whether ATS is needed cannot be told while ACS is unknown.
-  EXPECT_EQ(Get(findings, "nic.ats").status(), "skipped");
+  EXPECT_EQ(Get(findings, "nic.ats").status(), v1::Finding::skipped);
   EXPECT_THAT(NonPassing(findings), ::testing::Not(::testing::Contains("nic.ats mlx5_0")));
 }
 

@@ -66,7 +66,7 @@ TEST(NcclEnvChecksTest, AgreeingOrAbsentEnvPasses) {
                           {"NCCL_SOCKET_IFNAME", "enp"}};
   std::vector<v1::Finding> findings = Evaluate(plan, Inventory());
   ASSERT_EQ(findings.size(), 1u);
-  EXPECT_EQ(findings[0].status(), "pass");
+  EXPECT_EQ(findings[0].status(), v1::Finding::pass);
   EXPECT_THAT(findings[0].observed(), HasSubstr("NCCL_IB_HCA==mlx5_0,mlx5_1"));
 }
 
@@ -80,14 +80,17 @@ TEST(NcclEnvChecksTest, HandWrittenEnvThatDisagreesIsAFinding) {
   std::vector<v1::Finding> findings = Evaluate(plan, Inventory());
   ASSERT_EQ(findings.size(), 4u);
   for (const v1::Finding& finding : findings)
-    EXPECT_EQ(finding.status(), "fail") << finding.device();
+    EXPECT_EQ(finding.status(), v1::Finding::fail) << finding.device();
   const v1::Finding& hca = testing::Get(findings, "collectives.env", "NCCL_IB_HCA");
-  EXPECT_EQ(hca.severity(), "error");
+  EXPECT_EQ(hca.severity(), v1::Finding::error);
   EXPECT_EQ(hca.expected(), "NCCL_IB_HCA==mlx5_0,mlx5_1");
   EXPECT_THAT(hca.remedy(), HasSubstr("Remove NCCL_IB_HCA from collectives.env"));
-  EXPECT_EQ(testing::Get(findings, "collectives.env", "NCCL_IB_GID_INDEX").severity(), "error");
-  EXPECT_EQ(testing::Get(findings, "collectives.env", "NCCL_IB_TC").severity(), "warning");
-  EXPECT_EQ(testing::Get(findings, "collectives.env", "NCCL_SOCKET_IFNAME").severity(), "warning");
+  EXPECT_EQ(testing::Get(findings, "collectives.env", "NCCL_IB_GID_INDEX").severity(),
+            v1::Finding::error);
+  EXPECT_EQ(testing::Get(findings, "collectives.env", "NCCL_IB_TC").severity(),
+            v1::Finding::warning);
+  EXPECT_EQ(testing::Get(findings, "collectives.env", "NCCL_SOCKET_IFNAME").severity(),
+            v1::Finding::warning);
 }
 
 TEST(NcclEnvChecksTest, GlooOrNoCollectivesHasNoEnvCheck) {

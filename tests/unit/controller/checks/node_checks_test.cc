@@ -92,7 +92,7 @@ TEST(EvaluateNodeTest, EthernetFabricSkipsRdmaChecks) {
                       id == "rail.present" || id == "mtu.active" || id == "gpudirect.peermem" ||
                       id == "pcie.nic" || id == "topology.gpu_nic";
     if (rdma) {
-      EXPECT_EQ(finding.status(), "skipped") << id;
+      EXPECT_EQ(finding.status(), v1::Finding::skipped) << id;
       EXPECT_THAT(finding.message(), HasSubstr("ethernet")) << id;
     }
   }
@@ -103,10 +103,10 @@ TEST(EvaluateNodeTest, EthernetFabricSkipsRdmaChecks) {
                                    "topology.gpu_nic"));
   // The data netdev (the one holding data_ip) still needs its large MTU.
   const v1::Finding& mtu = Get(findings, "mtu.netdev", "enp65s0np0");
-  EXPECT_EQ(mtu.status(), "pass");
-  EXPECT_EQ(Get(findings, "gpu.count").status(), "pass");
-  EXPECT_EQ(Get(findings, "clock.ntp").status(), "pass");
-  EXPECT_EQ(Get(findings, "mgmt.separate", "eno1").status(), "pass");
+  EXPECT_EQ(mtu.status(), v1::Finding::pass);
+  EXPECT_EQ(Get(findings, "gpu.count").status(), v1::Finding::pass);
+  EXPECT_EQ(Get(findings, "clock.ntp").status(), v1::Finding::pass);
+  EXPECT_EQ(Get(findings, "mgmt.separate", "eno1").status(), v1::Finding::pass);
 }
 
 TEST(EvaluateNodeTest, EthernetFabricFlagsManagementOnTheDataNetdev) {
@@ -120,26 +120,26 @@ TEST(EvaluateNodeTest, EthernetFabricFlagsManagementOnTheDataNetdev) {
   data->add_ipv4("10.10.1.1");
   std::vector<v1::Finding> findings = Evaluate(plan, inventory);
   const v1::Finding& mgmt = Get(findings, "mgmt.separate", "eth0");
-  EXPECT_EQ(mgmt.status(), "fail");
+  EXPECT_EQ(mgmt.status(), v1::Finding::fail);
   EXPECT_THAT(mgmt.observed(), HasSubstr("data netdev"));
-  EXPECT_EQ(Get(findings, "mtu.netdev", "eth0").status(), "fail");
+  EXPECT_EQ(Get(findings, "mtu.netdev", "eth0").status(), v1::Finding::fail);
 }
 
 TEST(BlocksCertificationTest, ErrorsThatFailOrAreUnknownBlock) {
   v1::Finding finding;
-  finding.set_severity("error");
-  finding.set_status("fail");
+  finding.set_severity(v1::Finding::error);
+  finding.set_status(v1::Finding::fail);
   EXPECT_TRUE(BlocksCertification(finding));
-  finding.set_status("unknown");
+  finding.set_status(v1::Finding::unknown);
   EXPECT_TRUE(BlocksCertification(finding));
-  finding.set_status("pass");
+  finding.set_status(v1::Finding::pass);
   EXPECT_FALSE(BlocksCertification(finding));
-  finding.set_status("skipped");
+  finding.set_status(v1::Finding::skipped);
   EXPECT_FALSE(BlocksCertification(finding));
-  finding.set_severity("warning");
-  finding.set_status("fail");
+  finding.set_severity(v1::Finding::warning);
+  finding.set_status(v1::Finding::fail);
   EXPECT_FALSE(BlocksCertification(finding));
-  finding.set_status("unknown");
+  finding.set_status(v1::Finding::unknown);
   EXPECT_FALSE(BlocksCertification(finding));
 }
 

@@ -26,7 +26,7 @@ TEST(ManagementChecksTest, SeparateManagementNetdevPasses) {
   const v1::Finding mgmt =
       Get(NodeWideFindings(testing::RocePlan(), testing::HealthyRoceInventory()), "mgmt.separate",
           "eno1");
-  EXPECT_EQ(mgmt.status(), "pass");
+  EXPECT_EQ(mgmt.status(), v1::Finding::pass);
   EXPECT_EQ(mgmt.observed(), "eno1");
   EXPECT_THAT(mgmt.message(),
               HasSubstr("node1 eno1 carries the management address 192.168.100.11"));
@@ -41,7 +41,7 @@ TEST(ManagementChecksTest, NonRailRdmaNetdevAlsoFails) {
   port->set_netdev("eno1");
   const v1::Finding mgmt =
       Get(NodeWideFindings(testing::RocePlan(), inventory), "mgmt.separate", "eno1");
-  EXPECT_EQ(mgmt.status(), "fail");
+  EXPECT_EQ(mgmt.status(), v1::Finding::fail);
   EXPECT_EQ(mgmt.observed(), "eno1 (RDMA netdev of mlx5_2 port 1)");
 }
 
@@ -53,8 +53,8 @@ TEST(ManagementChecksTest, UnnamedManagementNetdevIsUnknownWithTheReason) {
   unknown->set_path("RTM_GETROUTE 192.168.100.11");
   unknown->set_reason("no route to the dialed host");
   const v1::Finding mgmt = Get(NodeWideFindings(testing::RocePlan(), inventory), "mgmt.separate");
-  EXPECT_EQ(mgmt.status(), "unknown");
-  EXPECT_EQ(mgmt.severity(), "error");
+  EXPECT_EQ(mgmt.status(), v1::Finding::unknown);
+  EXPECT_EQ(mgmt.severity(), v1::Finding::error);
   EXPECT_EQ(mgmt.observed(), "unknown: no route to the dialed host (RTM_GETROUTE 192.168.100.11)");
 }
 
@@ -62,7 +62,7 @@ TEST(ManagementChecksTest, SeparateManagementSubnetPasses) {
   const v1::Finding subnet =
       Get(NodeWideFindings(testing::RocePlan(), testing::HealthyRoceInventory()), "mgmt.subnet",
           "eno1");
-  EXPECT_EQ(subnet.status(), "pass");
+  EXPECT_EQ(subnet.status(), v1::Finding::pass);
   EXPECT_EQ(subnet.observed(), "192.168.100.0/24");
   EXPECT_THAT(subnet.message(), HasSubstr("192.168.100.0/24 through eno1"));
 }
@@ -74,8 +74,8 @@ TEST(ManagementChecksTest, ManagementSubnetHoldingAnRdmaNetdevFails) {
   inventory.set_management_subnet("192.168.0.0/16");
   const v1::Finding subnet =
       Get(NodeWideFindings(testing::RocePlan(), inventory), "mgmt.subnet", "eno1");
-  EXPECT_EQ(subnet.status(), "fail");
-  EXPECT_EQ(subnet.severity(), "error");
+  EXPECT_EQ(subnet.status(), v1::Finding::fail);
+  EXPECT_EQ(subnet.severity(), v1::Finding::error);
   EXPECT_THAT(subnet.observed(),
               HasSubstr("192.168.0.0/16 holds enp65s0np0 192.168.7.1/16 (RDMA netdev of mlx5_0"));
   EXPECT_THAT(subnet.remedy(), HasSubstr("its own subnet"));
@@ -86,7 +86,7 @@ TEST(ManagementChecksTest, ManagementSubnetHoldingAPlanDataIpFails) {
   plan.nodes[0].data_ip = "192.168.100.200";
   const v1::Finding subnet =
       Get(NodeWideFindings(plan, testing::HealthyRoceInventory()), "mgmt.subnet", "eno1");
-  EXPECT_EQ(subnet.status(), "fail");
+  EXPECT_EQ(subnet.status(), v1::Finding::fail);
   EXPECT_THAT(subnet.observed(), HasSubstr("node1's data_ip 192.168.100.200"));
 }
 
@@ -99,7 +99,7 @@ TEST(ManagementChecksTest, UnknownManagementSubnetIsUnknown) {
   unknown->set_reason("no netmask reported for 192.168.100.11 on eno1");
   const v1::Finding subnet =
       Get(NodeWideFindings(testing::RocePlan(), inventory), "mgmt.subnet", "eno1");
-  EXPECT_EQ(subnet.status(), "unknown");
+  EXPECT_EQ(subnet.status(), v1::Finding::unknown);
   EXPECT_THAT(subnet.observed(), HasSubstr("no netmask reported"));
 }
 
@@ -108,7 +108,7 @@ TEST(ManagementChecksTest, OneInterfaceBoxSkipsTheSubnetCheckToo) {
   plan.expect.management_separate = false;
   const v1::Finding subnet =
       Get(NodeWideFindings(plan, testing::HealthyRoceInventory()), "mgmt.subnet", "eno1");
-  EXPECT_EQ(subnet.status(), "skipped");
+  EXPECT_EQ(subnet.status(), v1::Finding::skipped);
 }
 
 TEST(ClockChecksTest, UnreadableClockIsUnknownNotUnsynced) {
@@ -119,7 +119,7 @@ TEST(ClockChecksTest, UnreadableClockIsUnknownNotUnsynced) {
   unknown->set_path("adjtimex");
   unknown->set_reason("Operation not permitted");
   const v1::Finding clock = Get(NodeWideFindings(testing::RocePlan(), inventory), "clock.ntp");
-  EXPECT_EQ(clock.status(), "unknown");
+  EXPECT_EQ(clock.status(), v1::Finding::unknown);
   EXPECT_EQ(clock.observed(), "unknown: Operation not permitted (adjtimex)");
 }
 
@@ -129,14 +129,14 @@ TEST(ClockChecksTest, PlanCanWaiveNtp) {
   v1::Inventory inventory = testing::HealthyRoceInventory();
   inventory.mutable_clock()->set_synchronized(false);
   const v1::Finding clock = Get(NodeWideFindings(plan, inventory), "clock.ntp");
-  EXPECT_EQ(clock.status(), "skipped");
+  EXPECT_EQ(clock.status(), v1::Finding::skipped);
   EXPECT_THAT(clock.message(), HasSubstr("plan sets expect.ntp_synced: false"));
 }
 
 TEST(ClockChecksTest, SyncedClockShowsItsErrorEstimate) {
   const v1::Finding clock =
       Get(NodeWideFindings(testing::RocePlan(), testing::HealthyRoceInventory()), "clock.ntp");
-  EXPECT_EQ(clock.status(), "pass");
+  EXPECT_EQ(clock.status(), v1::Finding::pass);
   EXPECT_EQ(clock.observed(), "synchronized (est. error 120 us)");
 }
 

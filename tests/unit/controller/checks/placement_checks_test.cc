@@ -34,7 +34,7 @@ TEST(PcieChecksTest, VirtualDeviceIsSkippedWithTheReason) {
   inventory.add_rdma_devices()->set_name("rxe0");
   std::vector<v1::Finding> findings = PlacementFindings(plan, inventory);
   const v1::Finding& pcie = Get(findings, "pcie.nic", "rxe0");
-  EXPECT_EQ(pcie.status(), "skipped");
+  EXPECT_EQ(pcie.status(), v1::Finding::skipped);
   EXPECT_THAT(pcie.message(), HasSubstr("rxe0 is a virtual device with no PCIe link"));
 }
 
@@ -42,8 +42,8 @@ TEST(PcieChecksTest, NoExpectationSkipsBoth) {
   plan::Plan plan = testing::RocePlan();
   plan.expect.pcie = {};
   std::vector<v1::Finding> findings = PlacementFindings(plan, testing::HealthyRoceInventory());
-  EXPECT_EQ(Get(findings, "pcie.nic").status(), "skipped");
-  EXPECT_EQ(Get(findings, "pcie.gpu").status(), "skipped");
+  EXPECT_EQ(Get(findings, "pcie.nic").status(), v1::Finding::skipped);
+  EXPECT_EQ(Get(findings, "pcie.gpu").status(), v1::Finding::skipped);
 }
 
 TEST(PcieChecksTest, Gen3NicFails) {
@@ -64,8 +64,8 @@ TEST(PcieChecksTest, IdleGpuAtGen1IsAWarningNotAnError) {
   testing::Pci(inventory, "gpu1").set_current_gen(1);
   std::vector<v1::Finding> findings = PlacementFindings(testing::RocePlan(), inventory);
   const v1::Finding& pcie = Get(findings, "pcie.gpu", "gpu1");
-  EXPECT_EQ(pcie.status(), "fail");
-  EXPECT_EQ(pcie.severity(), "warning");
+  EXPECT_EQ(pcie.status(), v1::Finding::fail);
+  EXPECT_EQ(pcie.severity(), v1::Finding::warning);
   EXPECT_THAT(pcie.remedy(), HasSubstr("when idle"));
 }
 
@@ -74,7 +74,7 @@ TEST(PcieChecksTest, GpuAtX8IsAnError) {
   testing::Pci(inventory, "gpu2").set_current_width(8);
   const v1::Finding pcie =
       Get(PlacementFindings(testing::RocePlan(), inventory), "pcie.gpu", "gpu2");
-  EXPECT_EQ(pcie.severity(), "error");
+  EXPECT_EQ(pcie.severity(), v1::Finding::error);
   EXPECT_THAT(pcie.remedy(), HasSubstr("full x16 slot"));
 }
 
@@ -88,7 +88,7 @@ TEST(PcieChecksTest, UnreadableLinkSpeedIsUnknown) {
   unknown->set_reason("unparsable: 'Unknown'");
   const v1::Finding pcie =
       Get(PlacementFindings(testing::RocePlan(), inventory), "pcie.nic", "mlx5_0");
-  EXPECT_EQ(pcie.status(), "unknown");
+  EXPECT_EQ(pcie.status(), v1::Finding::unknown);
   EXPECT_EQ(
       pcie.observed(),
       "unknown: unparsable: 'Unknown' (/sys/bus/pci/devices/0000:41:00.0/current_link_speed)");
@@ -123,9 +123,11 @@ TEST(TopologyChecksTest, PlanAllowingSysStillFailsOnSameNuma) {
   for (v1::GpuNicPath& path : *inventory.mutable_gpu_nic_paths()) {
     if (path.gpu() == "gpu3") path.set_relation("SYS");
   }
-  EXPECT_EQ(Get(PlacementFindings(plan, inventory), "topology.gpu_nic", "gpu3").status(), "fail");
+  EXPECT_EQ(Get(PlacementFindings(plan, inventory), "topology.gpu_nic", "gpu3").status(),
+            v1::Finding::fail);
   plan.expect.gpu_nic_same_numa = false;
-  EXPECT_EQ(Get(PlacementFindings(plan, inventory), "topology.gpu_nic", "gpu3").status(), "pass");
+  EXPECT_EQ(Get(PlacementFindings(plan, inventory), "topology.gpu_nic", "gpu3").status(),
+            v1::Finding::pass);
 }
 
 TEST(TopologyChecksTest, NoPathsIsUnknown) {
@@ -137,7 +139,7 @@ TEST(TopologyChecksTest, NoPathsIsUnknown) {
   unknown->set_reason("Permission denied");
   const v1::Finding topology =
       Get(PlacementFindings(testing::RocePlan(), inventory), "topology.gpu_nic", "gpu0");
-  EXPECT_EQ(topology.status(), "unknown");
+  EXPECT_EQ(topology.status(), v1::Finding::unknown);
   EXPECT_EQ(topology.observed(), "unknown: Permission denied (/sys/bus/pci/devices)");
 }
 

@@ -120,7 +120,7 @@ TEST(PortChecksTest, NoRateInPlanSkipsRate) {
   plan.fabric.link_rate_gbps = 0;
   std::vector<v1::Finding> findings = PortFindings(plan, testing::HealthyRoceInventory());
   const v1::Finding& rate = Get(findings, "port.rate", "mlx5_0", 1);
-  EXPECT_EQ(rate.status(), "skipped");
+  EXPECT_EQ(rate.status(), v1::Finding::skipped);
   EXPECT_THAT(rate.message(), HasSubstr("plan sets no fabric.link_rate_gbps"));
 }
 
@@ -132,14 +132,14 @@ TEST(PortChecksTest, UnreadableDeviceListMakesRailsUnknown) {
   unknown->set_reason("Permission denied");
   std::vector<v1::Finding> findings = PortFindings(testing::RocePlan(), inventory);
   EXPECT_THAT(NonPassing(findings), ElementsAre("rail.present mlx5_0", "rail.present mlx5_1"));
-  EXPECT_EQ(Get(findings, "rail.present", "mlx5_0").status(), "unknown");
+  EXPECT_EQ(Get(findings, "rail.present", "mlx5_0").status(), v1::Finding::unknown);
   EXPECT_EQ(Get(findings, "rail.present", "mlx5_0").observed(),
             "unknown: Permission denied (/sys/class/infiniband)");
 }
 
 TEST(PortChecksTest, NoDevicesAtAllFailsEachRail) {
   std::vector<v1::Finding> findings = PortFindings(testing::RocePlan(), v1::Inventory());
-  EXPECT_EQ(Get(findings, "rail.present", "mlx5_1").status(), "fail");
+  EXPECT_EQ(Get(findings, "rail.present", "mlx5_1").status(), v1::Finding::fail);
   EXPECT_EQ(Get(findings, "rail.present", "mlx5_1").observed(), "absent; no RDMA devices");
 }
 
@@ -164,7 +164,7 @@ TEST(PortChecksTest, ArmedPortWithSmLidBlamesTheSmLogNotAMissingSm) {
   testing::Port(inventory, "mlx5_0").set_state("ARMED");
   std::vector<v1::Finding> findings = PortFindings(testing::InfinibandPlan(), inventory);
   const v1::Finding& sm = Get(findings, "ib.subnet_manager", "mlx5_0", 1);
-  EXPECT_EQ(sm.status(), "fail");
+  EXPECT_EQ(sm.status(), v1::Finding::fail);
   EXPECT_THAT(sm.remedy(), HasSubstr("check its log"));
 }
 

@@ -39,7 +39,7 @@ TEST(QosChecksTest, UpstreamTrustIsInferredFromTheAppTableAndSaysSo) {
   testing::Qos(inventory, "enp65s0np0").clear_trust();
   std::vector<v1::Finding> findings = QosFindings(testing::RocePlan(), inventory);
   const v1::Finding& trust = Get(findings, "qos.trust", "mlx5_0", 1);
-  EXPECT_EQ(trust.status(), "pass");
+  EXPECT_EQ(trust.status(), v1::Finding::pass);
   EXPECT_THAT(trust.observed(), HasSubstr("dscp (inferred"));
   EXPECT_THAT(trust.observed(), HasSubstr("upstream mlx5"));
 }
@@ -55,11 +55,11 @@ TEST(QosChecksTest, NoTrustAndNoAppTableIsUnknown) {
   unknown->set_reason("No such file or directory");
   std::vector<v1::Finding> findings = QosFindings(testing::RocePlan(), inventory);
   const v1::Finding& trust = Get(findings, "qos.trust", "mlx5_0", 1);
-  EXPECT_EQ(trust.status(), "unknown");
+  EXPECT_EQ(trust.status(), v1::Finding::unknown);
   EXPECT_EQ(trust.observed(),
             "unknown: No such file or directory (/sys/class/net/enp65s0np0/qos/trust)");
   // With no DSCP entries the DSCP map is the driver's default: skipped, not passed.
-  EXPECT_EQ(Get(findings, "qos.dscp", "mlx5_0", 1).status(), "skipped");
+  EXPECT_EQ(Get(findings, "qos.dscp", "mlx5_0", 1).status(), v1::Finding::skipped);
 }
 
 TEST(QosChecksTest, PcpTrustFailsWithMlnxQosTrustDscp) {
@@ -89,7 +89,7 @@ TEST(QosChecksTest, DscpAbsentFromANonEmptyAppTableFails) {
   testing::Qos(inventory, "enp65s0np0").mutable_dscp_priorities(0)->set_dscp(46);
   const v1::Finding dscp =
       Get(QosFindings(testing::RocePlan(), inventory), "qos.dscp", "mlx5_0", 1);
-  EXPECT_EQ(dscp.status(), "fail");
+  EXPECT_EQ(dscp.status(), v1::Finding::fail);
   EXPECT_EQ(dscp.observed(), "DSCP 26 not in the app table");
 }
 
@@ -99,8 +99,8 @@ TEST(QosChecksTest, PcpPlanSkipsTheDscpMap) {
   v1::Inventory inventory = testing::HealthyRoceInventory();
   testing::Qos(inventory, "enp65s0np0").set_trust("pcp");
   std::vector<v1::Finding> findings = QosFindings(plan, inventory);
-  EXPECT_EQ(Get(findings, "qos.dscp", "mlx5_0", 1).status(), "skipped");
-  EXPECT_EQ(Get(findings, "qos.trust", "mlx5_0", 1).status(), "pass");
+  EXPECT_EQ(Get(findings, "qos.dscp", "mlx5_0", 1).status(), v1::Finding::skipped);
+  EXPECT_EQ(Get(findings, "qos.trust", "mlx5_0", 1).status(), v1::Finding::pass);
 }
 
 TEST(QosChecksTest, WrongTrafficClassIsAWarningWithTheTeeCommand) {
@@ -109,7 +109,7 @@ TEST(QosChecksTest, WrongTrafficClassIsAWarningWithTheTeeCommand) {
   std::vector<v1::Finding> findings = QosFindings(testing::RocePlan(), inventory);
   EXPECT_THAT(NonPassing(findings), ElementsAre("qos.traffic_class mlx5_0 1"));
   const v1::Finding& tc = Get(findings, "qos.traffic_class", "mlx5_0", 1);
-  EXPECT_EQ(tc.severity(), "warning");
+  EXPECT_EQ(tc.severity(), v1::Finding::warning);
   EXPECT_FALSE(BlocksCertification(tc));
   EXPECT_EQ(tc.observed(), "0 (DSCP 0, ECN off)");
   EXPECT_EQ(tc.expected(), "106 (DSCP 26, ECN on)");
@@ -123,8 +123,8 @@ TEST(QosChecksTest, TrafficClassWithoutEcnIsDscpShiftedOnly) {
   v1::Inventory inventory = testing::HealthyRoceInventory();
   testing::Qos(inventory, "enp65s0np0").set_traffic_class(104);
   std::vector<v1::Finding> findings = QosFindings(plan, inventory);
-  EXPECT_EQ(Get(findings, "qos.traffic_class", "mlx5_0", 1).status(), "pass");
-  EXPECT_EQ(Get(findings, "qos.ecn", "mlx5_0", 1).status(), "skipped");
+  EXPECT_EQ(Get(findings, "qos.traffic_class", "mlx5_0", 1).status(), v1::Finding::pass);
+  EXPECT_EQ(Get(findings, "qos.ecn", "mlx5_0", 1).status(), v1::Finding::skipped);
 }
 
 TEST(QosChecksTest, EcnOffForThePriorityIsAWarning) {
@@ -133,7 +133,7 @@ TEST(QosChecksTest, EcnOffForThePriorityIsAWarning) {
   std::vector<v1::Finding> findings = QosFindings(testing::RocePlan(), inventory);
   EXPECT_THAT(NonPassing(findings), ElementsAre("qos.ecn mlx5_0 1"));
   const v1::Finding& ecn = Get(findings, "qos.ecn", "mlx5_0", 1);
-  EXPECT_EQ(ecn.severity(), "warning");
+  EXPECT_EQ(ecn.severity(), v1::Finding::warning);
   EXPECT_EQ(ecn.observed(), "np priorities 3, rp priorities none");
   EXPECT_THAT(ecn.remedy(), HasSubstr("/sys/class/net/enp65s0np0/ecn/roce_rp/enable/3"));
   EXPECT_THAT(ecn.remedy(), HasSubstr("emergency brake"));
@@ -148,7 +148,7 @@ TEST(QosChecksTest, MissingQosEntryMakesEveryQosCheckUnknown) {
                           "qos.traffic_class mlx5_1 1", "qos.ecn mlx5_1 1"));
   for (const v1::Finding& finding : findings) {
     if (finding.device() != "mlx5_1") continue;
-    EXPECT_EQ(finding.status(), "unknown") << finding.id();
+    EXPECT_EQ(finding.status(), v1::Finding::unknown) << finding.id();
     EXPECT_EQ(finding.observed(), "unknown: no QoS entry for enp193s0np0") << finding.id();
   }
 }
@@ -167,10 +167,10 @@ TEST(QosChecksTest, LosslessFalseSkipsEveryQosCheckWithTheReason) {
   std::vector<v1::Finding> findings = QosFindings(plan, inventory);
   ASSERT_EQ(findings.size(), 10u);
   for (const v1::Finding& finding : findings) {
-    EXPECT_EQ(finding.status(), "skipped") << finding.id();
+    EXPECT_EQ(finding.status(), v1::Finding::skipped) << finding.id();
     EXPECT_THAT(finding.message(), HasSubstr("fabric.roce.lossless: false")) << finding.id();
   }
-  EXPECT_EQ(Get(findings, "qos.ecn", "mlx5_1", 1).severity(), "warning");
+  EXPECT_EQ(Get(findings, "qos.ecn", "mlx5_1", 1).severity(), v1::Finding::warning);
 }
 
 }  // namespace

@@ -23,7 +23,7 @@ std::vector<v1::Finding> GidFindings(const plan::Plan& plan, const v1::Inventory
 TEST(RoceGidTest, IndexThreeIsRoceV2Ipv4) {
   const v1::Finding gid = Get(GidFindings(testing::RocePlan(), testing::HealthyRoceInventory()),
                               "roce.gid", "mlx5_0", 1);
-  EXPECT_EQ(gid.status(), "pass");
+  EXPECT_EQ(gid.status(), v1::Finding::pass);
   EXPECT_EQ(gid.observed(), "index 3: RoCE v2 10.10.1.1");
 }
 
@@ -32,7 +32,7 @@ TEST(RoceGidTest, LinkLocalV2IsNotEnough) {
   plan.fabric.roce.gid_index = 1;
   const v1::Finding gid =
       Get(GidFindings(plan, testing::HealthyRoceInventory()), "roce.gid", "mlx5_1", 1);
-  EXPECT_EQ(gid.status(), "fail");
+  EXPECT_EQ(gid.status(), v1::Finding::fail);
   EXPECT_THAT(gid.observed(), HasSubstr("index 1: RoCE v2 fe80:"));
   EXPECT_THAT(gid.remedy(), HasSubstr("that is index 3"));
 }
@@ -42,7 +42,7 @@ TEST(RoceGidTest, NoIpv4AddressMeansNoUsableGid) {
   v1::RdmaPort& port = testing::Port(inventory, "mlx5_0");
   port.mutable_gids()->DeleteSubrange(2, 2);  // the IPv4-mapped entries go with the address
   const v1::Finding gid = Get(GidFindings(testing::RocePlan(), inventory), "roce.gid", "mlx5_0", 1);
-  EXPECT_EQ(gid.status(), "fail");
+  EXPECT_EQ(gid.status(), v1::Finding::fail);
   EXPECT_EQ(gid.observed(), "no GID at index 3");
   EXPECT_THAT(gid.message(), HasSubstr("node1 mlx5_0 port 1"));
   EXPECT_THAT(gid.remedy(), HasSubstr("give enp65s0np0 its IPv4 address"));
@@ -63,7 +63,7 @@ TEST(RoceGidTest, SoftRoceUsesIndexOne) {
   gid->set_type("RoCE v2");
   gid->set_ipv4("10.0.2.15");
   const v1::Finding finding = Get(GidFindings(plan, inventory), "roce.gid", "rxe0", 1);
-  EXPECT_EQ(finding.status(), "fail");
+  EXPECT_EQ(finding.status(), v1::Finding::fail);
   EXPECT_THAT(finding.remedy(), HasSubstr("rxe0 port 1 that is index 1"));
 }
 

@@ -322,7 +322,7 @@ v1::PciFunction& Pci(v1::Inventory& inventory, const std::string& name) {
 std::vector<std::string> NonPassing(const std::vector<v1::Finding>& findings) {
   std::vector<std::string> keys;
   for (const v1::Finding& finding : findings) {
-    if (finding.status() == "pass") continue;
+    if (finding.status() == v1::Finding::pass) continue;
     std::string key = finding.id();
     if (!finding.device().empty()) absl::StrAppend(&key, " ", finding.device());
     if (finding.port() != 0) absl::StrAppend(&key, " ", finding.port());

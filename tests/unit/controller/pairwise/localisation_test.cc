@@ -247,7 +247,7 @@ TEST(LocaliseTest, AnyFailingTestFailsThePairAndUnknownsAreNotCounted) {
   matrix.Add("node1", "node2", "mlx5_0", true);
   matrix.measurements.back().line_rate_gbps = 0;
   matrix.verdicts.back() = JudgePair(plan::Pairwise{}, matrix.measurements.back());
-  ASSERT_EQ(matrix.verdicts.back().status(), "skipped");
+  ASSERT_EQ(matrix.verdicts.back().status(), v1::Finding::skipped);
   EXPECT_THAT(Summaries(Localise(matrix.measurements, matrix.verdicts)),
               ElementsAre("node4 mlx5_0 3/3"));
 }

@@ -51,8 +51,8 @@ PairMeasurement Latency(double typical_us, double p99_us) {
 TEST(JudgePairTest, BandwidthUnderTheFloorFailsWithTheSeedRemedy) {
   v1::Finding finding = JudgePair(plan::Pairwise{}, Bandwidth(92.4));
   EXPECT_EQ(finding.id(), "pairwise.bandwidth");
-  EXPECT_EQ(finding.status(), "fail");
-  EXPECT_EQ(finding.severity(), "error");
+  EXPECT_EQ(finding.status(), v1::Finding::fail);
+  EXPECT_EQ(finding.severity(), v1::Finding::error);
   EXPECT_EQ(finding.node(), "node1");
   EXPECT_EQ(finding.device(), "mlx5_0");
   EXPECT_EQ(finding.message(),
@@ -67,31 +67,31 @@ TEST(JudgePairTest, BandwidthUnderTheFloorFailsWithTheSeedRemedy) {
 }
 
 TEST(JudgePairTest, ExactlyEightyPercentPasses) {
-  EXPECT_EQ(JudgePair(plan::Pairwise{}, Bandwidth(160)).status(), "pass");
-  EXPECT_EQ(JudgePair(plan::Pairwise{}, Bandwidth(80, 100)).status(), "pass");
-  EXPECT_EQ(JudgePair(plan::Pairwise{}, Bandwidth(320, 400)).status(), "pass");
+  EXPECT_EQ(JudgePair(plan::Pairwise{}, Bandwidth(160)).status(), v1::Finding::pass);
+  EXPECT_EQ(JudgePair(plan::Pairwise{}, Bandwidth(80, 100)).status(), v1::Finding::pass);
+  EXPECT_EQ(JudgePair(plan::Pairwise{}, Bandwidth(320, 400)).status(), v1::Finding::pass);
   plan::Pairwise azure;
   azure.min_fraction_of_line_rate = 0.9;
-  EXPECT_EQ(JudgePair(azure, Bandwidth(180)).status(), "pass");
-  EXPECT_EQ(JudgePair(azure, Bandwidth(179.9)).status(), "fail");
+  EXPECT_EQ(JudgePair(azure, Bandwidth(180)).status(), v1::Finding::pass);
+  EXPECT_EQ(JudgePair(azure, Bandwidth(179.9)).status(), v1::Finding::fail);
   EXPECT_THAT(JudgePair(azure, Bandwidth(179.9)).remedy(), HasSubstr("More than 10 % under"));
 }
 
 TEST(JudgePairTest, JustUnderEightyPercentFailsAndDoesNotReadAsEighty) {
   v1::Finding finding = JudgePair(plan::Pairwise{}, Bandwidth(159.98));
-  EXPECT_EQ(finding.status(), "fail");
+  EXPECT_EQ(finding.status(), v1::Finding::fail);
   EXPECT_THAT(finding.message(), HasSubstr("159.98 Gb/s, 79.9 % of 200 Gb/s"));
 }
 
 TEST(JudgePairTest, ZeroBytesMovedPointsAtPathMtu) {
   v1::Finding finding = JudgePair(plan::Pairwise{}, Bandwidth(0));
-  EXPECT_EQ(finding.status(), "fail");
+  EXPECT_EQ(finding.status(), v1::Finding::fail);
   EXPECT_THAT(finding.remedy(), HasSubstr("No data moved: a path MTU mismatch"));
 }
 
 TEST(JudgePairTest, NoLineRateIsSkipped) {
   v1::Finding finding = JudgePair(plan::Pairwise{}, Bandwidth(0.048726, 0));
-  EXPECT_EQ(finding.status(), "skipped");
+  EXPECT_EQ(finding.status(), v1::Finding::skipped);
   EXPECT_EQ(finding.observed(), "0.048726 Gb/s");
   EXPECT_THAT(finding.message(), HasSubstr("no line rate to compare with"));
 }
@@ -102,7 +102,7 @@ TEST(JudgePairTest, FailedMeasurementFailsWithItsError) {
   m.error = "node3 mlx5_0: RTR failed: Connection timed out";
   v1::Finding finding = JudgePair(plan::Pairwise{}, m);
   EXPECT_EQ(finding.id(), "pairwise.bandwidth");
-  EXPECT_EQ(finding.status(), "fail");
+  EXPECT_EQ(finding.status(), v1::Finding::fail);
   EXPECT_EQ(finding.observed(), "error: node3 mlx5_0: RTR failed: Connection timed out");
   EXPECT_THAT(finding.message(), HasSubstr("node1 mlx5_0 -> node3 mlx5_0 write_bw host: the "
                                            "bandwidth test failed: node3 mlx5_0: RTR failed"));
@@ -111,24 +111,24 @@ TEST(JudgePairTest, FailedMeasurementFailsWithItsError) {
   m.error.clear();
   v1::Finding latency = JudgePair(plan::Pairwise{}, m);
   EXPECT_EQ(latency.id(), "pairwise.latency");
-  EXPECT_EQ(latency.status(), "fail");
+  EXPECT_EQ(latency.status(), v1::Finding::fail);
   EXPECT_EQ(latency.observed(), "error: the test did not complete");
 }
 
 TEST(JudgePairTest, MissingFiguresAreUnknown) {
   PairMeasurement m = Bandwidth(100);
   m.result.clear_bandwidth();
-  EXPECT_EQ(JudgePair(plan::Pairwise{}, m).status(), "unknown");
+  EXPECT_EQ(JudgePair(plan::Pairwise{}, m).status(), v1::Finding::unknown);
   PairMeasurement lat = Latency(1, 1);
   lat.result.clear_latency();
-  EXPECT_EQ(JudgePair(plan::Pairwise{}, lat).status(), "unknown");
+  EXPECT_EQ(JudgePair(plan::Pairwise{}, lat).status(), v1::Finding::unknown);
 }
 
 TEST(JudgePairTest, TcpPairHasNoRail) {
   PairMeasurement m = Bandwidth(9.1, 10);
   m.rail.clear();
   v1::Finding finding = JudgePair(plan::Pairwise{}, m);
-  EXPECT_EQ(finding.status(), "pass");
+  EXPECT_EQ(finding.status(), v1::Finding::pass);
   EXPECT_EQ(finding.device(), "");
   EXPECT_EQ(finding.message(),
             "node1 -> node3 write_bw host: 9.1 Gb/s, 91 % of 10 Gb/s (plan "
@@ -138,30 +138,30 @@ TEST(JudgePairTest, TcpPairHasNoRail) {
 TEST(JudgePairTest, LatencyAtTheBoundPassesAndReportsP99) {
   v1::Finding finding = JudgePair(plan::Pairwise{}, Latency(5, 7.25));
   EXPECT_EQ(finding.id(), "pairwise.latency");
-  EXPECT_EQ(finding.status(), "pass");
+  EXPECT_EQ(finding.status(), v1::Finding::pass);
   EXPECT_EQ(finding.observed(), "typical 5 us, p99 7.25 us");
   EXPECT_EQ(finding.expected(), "typical <= 5 us");
   EXPECT_EQ(finding.message(),
             "node1 mlx5_0 -> node3 mlx5_0 write_lat host: typical 5 us (p99 7.25 us), plan max "
             "5 us.");
-  EXPECT_EQ(JudgePair(plan::Pairwise{}, Latency(1.8, 2.3)).status(), "pass");
+  EXPECT_EQ(JudgePair(plan::Pairwise{}, Latency(1.8, 2.3)).status(), v1::Finding::pass);
 }
 
 TEST(JudgePairTest, LatencyOverTheBoundFails) {
-  EXPECT_EQ(JudgePair(plan::Pairwise{}, Latency(5.01, 5.2)).status(), "fail");
+  EXPECT_EQ(JudgePair(plan::Pairwise{}, Latency(5.01, 5.2)).status(), v1::Finding::fail);
   // The rxe sample: t_typical 1011.28 us, 99 % 4211.33 us.
   v1::Finding rxe = JudgePair(plan::Pairwise{}, Latency(1011.28, 4211.33));
-  EXPECT_EQ(rxe.status(), "fail");
+  EXPECT_EQ(rxe.status(), v1::Finding::fail);
   EXPECT_EQ(rxe.observed(), "typical 1011.3 us, p99 4211.3 us");
   EXPECT_THAT(rxe.remedy(), HasSubstr("check in this order MTU, PFC"));
   // A low median with a bad tail still passes: the bound is on the typical value.
-  EXPECT_EQ(JudgePair(plan::Pairwise{}, Latency(1.9, 40)).status(), "pass");
+  EXPECT_EQ(JudgePair(plan::Pairwise{}, Latency(1.9, 40)).status(), v1::Finding::pass);
 }
 
 TEST(JudgePairTest, NoLatencyBoundIsSkipped) {
   plan::Pairwise plan;
   plan.max_latency_us = 0;
-  EXPECT_EQ(JudgePair(plan, Latency(3, 4)).status(), "skipped");
+  EXPECT_EQ(JudgePair(plan, Latency(3, 4)).status(), v1::Finding::skipped);
 }
 
 TEST(JudgePairTest, UnknownTestIsSkipped) {
@@ -169,7 +169,7 @@ TEST(JudgePairTest, UnknownTestIsSkipped) {
   m.test = "atomic";
   v1::Finding finding = JudgePair(plan::Pairwise{}, m);
   EXPECT_EQ(finding.id(), "pairwise.test");
-  EXPECT_EQ(finding.status(), "skipped");
+  EXPECT_EQ(finding.status(), v1::Finding::skipped);
 }
 
 // GPUDirect: the cuda-memory run at host / ratio.
@@ -183,21 +183,21 @@ v1::Finding GpuDirectAt(double slowdown) {
 TEST(JudgeGpuDirectTest, WithinAFewPercentPasses) {
   v1::Finding finding = GpuDirectAt(1.02);
   EXPECT_EQ(finding.id(), "pairwise.gpudirect");
-  EXPECT_EQ(finding.status(), "pass");
+  EXPECT_EQ(finding.status(), v1::Finding::pass);
   EXPECT_EQ(finding.node(), "node1");
   EXPECT_EQ(finding.device(), "mlx5_0");
   EXPECT_EQ(finding.expected(), "cuda >= 95 % of host bandwidth");
   EXPECT_THAT(finding.message(),
               HasSubstr("node1 mlx5_0 -> node3 mlx5_0 write_bw: cuda (cuda:0 via nvidia-peermem) "
                         "176.47 Gb/s is 98 % of host memory's 180 Gb/s"));
-  EXPECT_EQ(GpuDirectAt(1 / 0.95).status(), "pass");  // exactly 95 %
-  EXPECT_EQ(GpuDirectAt(0.9).status(), "pass");       // faster than host
+  EXPECT_EQ(GpuDirectAt(1 / 0.95).status(), v1::Finding::pass);  // exactly 95 %
+  EXPECT_EQ(GpuDirectAt(0.9).status(), v1::Finding::pass);       // faster than host
 }
 
 TEST(JudgeGpuDirectTest, OneAndAHalfTimesSlowerIsAWarning) {
   v1::Finding finding = GpuDirectAt(1.5);
-  EXPECT_EQ(finding.status(), "fail");
-  EXPECT_EQ(finding.severity(), "warning");
+  EXPECT_EQ(finding.status(), v1::Finding::fail);
+  EXPECT_EQ(finding.severity(), v1::Finding::warning);
   EXPECT_EQ(finding.observed(), "cuda 120 Gb/s, host 180 Gb/s (1.5x slower)");
   EXPECT_THAT(finding.remedy(), HasSubstr("nvidia-smi topo -m"));
 }
@@ -205,30 +205,30 @@ TEST(JudgeGpuDirectTest, OneAndAHalfTimesSlowerIsAWarning) {
 TEST(JudgeGpuDirectTest, TwiceSlowerMeansGpuDirectIsNotInThePath) {
   for (double slowdown : {2.0, 5.0}) {
     v1::Finding finding = GpuDirectAt(slowdown);
-    EXPECT_EQ(finding.status(), "fail") << slowdown;
-    EXPECT_EQ(finding.severity(), "error") << slowdown;
+    EXPECT_EQ(finding.status(), v1::Finding::fail) << slowdown;
+    EXPECT_EQ(finding.severity(), v1::Finding::error) << slowdown;
     EXPECT_THAT(finding.message(), HasSubstr("the data goes through host memory"));
     EXPECT_THAT(finding.remedy(), HasSubstr("GPUDirect not in the path: check nvidia_peermem"));
     EXPECT_THAT(finding.remedy(), HasSubstr("GPU/NIC NUMA placement"));
   }
   EXPECT_EQ(GpuDirectAt(2.0).observed(), "cuda 90 Gb/s, host 180 Gb/s (2x slower)");
   EXPECT_EQ(GpuDirectAt(5.0).observed(), "cuda 36 Gb/s, host 180 Gb/s (5x slower)");
-  EXPECT_EQ(GpuDirectAt(1.99).severity(), "warning");
+  EXPECT_EQ(GpuDirectAt(1.99).severity(), v1::Finding::warning);
 }
 
 TEST(JudgeGpuDirectTest, CudaTestThatFailsOrMovesNothingFails) {
   PairMeasurement host = Bandwidth(180);
   PairMeasurement cuda = Bandwidth(0, 200, "cuda");
   v1::Finding none = JudgeGpuDirect(host, cuda);
-  EXPECT_EQ(none.status(), "fail");
-  EXPECT_EQ(none.severity(), "error");
+  EXPECT_EQ(none.status(), v1::Finding::fail);
+  EXPECT_EQ(none.severity(), v1::Finding::error);
   EXPECT_EQ(none.observed(), "cuda 0 Gb/s, host 180 Gb/s (no cuda data moved)");
 
   cuda.ok = false;
   cuda.error = "ibv_reg_mr on cuda:0: Bad address";
   v1::Finding failed = JudgeGpuDirect(host, cuda);
-  EXPECT_EQ(failed.status(), "fail");
-  EXPECT_EQ(failed.severity(), "error");
+  EXPECT_EQ(failed.status(), v1::Finding::fail);
+  EXPECT_EQ(failed.severity(), v1::Finding::error);
   EXPECT_THAT(failed.message(), HasSubstr("the cuda-memory test failed (ibv_reg_mr on cuda:0: "
                                           "Bad address) while host memory ran at 180 Gb/s"));
   EXPECT_THAT(failed.remedy(), HasSubstr("nvidia_peermem"));
@@ -236,11 +236,11 @@ TEST(JudgeGpuDirectTest, CudaTestThatFailsOrMovesNothingFails) {
 
 TEST(JudgeGpuDirectTest, NoHostBaselineIsUnknown) {
   PairMeasurement host = Bandwidth(0);
-  EXPECT_EQ(JudgeGpuDirect(host, Bandwidth(100, 200, "cuda")).status(), "unknown");
+  EXPECT_EQ(JudgeGpuDirect(host, Bandwidth(100, 200, "cuda")).status(), v1::Finding::unknown);
   host.ok = false;
   host.error = "timed out";
   v1::Finding finding = JudgeGpuDirect(host, Bandwidth(100, 200, "cuda"));
-  EXPECT_EQ(finding.status(), "unknown");
+  EXPECT_EQ(finding.status(), v1::Finding::unknown);
   EXPECT_EQ(finding.observed(), "unknown: the host-memory test failed: timed out");
 }
 
@@ -248,7 +248,7 @@ TEST(JudgeGpuDirectTest, DifferentPairsAreNotCompared) {
   PairMeasurement host = Bandwidth(180);
   PairMeasurement cuda = Bandwidth(180, 200, "cuda");
   cuda.server = "node4";
-  EXPECT_EQ(JudgeGpuDirect(host, cuda).status(), "unknown");
+  EXPECT_EQ(JudgeGpuDirect(host, cuda).status(), v1::Finding::unknown);
 }
 
 // Counters judge the cell: a PairResult as the pairwise phase records it
@@ -294,7 +294,7 @@ v1::Finding Base(const plan::Pairwise& plan = {}) { return JudgePair(plan, Bandw
 
 TEST(CounterVerdictTest, NoCounterTroubleGivesTodaysFindingExactly) {
   const v1::Finding base = Base();
-  EXPECT_EQ(base.status(), "pass");
+  EXPECT_EQ(base.status(), v1::Finding::pass);
   v1::PairResult quiet = Cell();
   EXPECT_TRUE(MessageDifferencer::Equals(WithCounterVerdict({}, quiet, base), base));
 
@@ -317,8 +317,8 @@ TEST(CounterVerdictTest, LinkDownedAtLineRateFailsAsErrorNamingTheCounter) {
   AddDelta(pair.mutable_client_counters(), "counters", "link_downed", 1);
   v1::Finding finding = WithCounterVerdict({}, pair, Base());
   EXPECT_EQ(finding.id(), "pairwise.bandwidth");
-  EXPECT_EQ(finding.status(), "fail");
-  EXPECT_EQ(finding.severity(), "error");
+  EXPECT_EQ(finding.status(), v1::Finding::fail);
+  EXPECT_EQ(finding.severity(), v1::Finding::error);
   EXPECT_TRUE(checks::BlocksCertification(finding));
   EXPECT_EQ(finding.observed(), "195 Gb/s (97.5 % of 200 Gb/s); node1 mlx5_0 link_downed +1");
   EXPECT_EQ(finding.expected(), ">= 160 Gb/s (80 % of 200 Gb/s); no link error counter rises");
@@ -335,8 +335,8 @@ TEST(CounterVerdictTest, SymbolErrorsOnTheServerNameTheServer) {
   v1::PairResult pair = Cell();
   AddDelta(pair.mutable_server_counters(), "counters", "symbol_error", 3);
   v1::Finding finding = WithCounterVerdict({}, pair, Base());
-  EXPECT_EQ(finding.status(), "fail");
-  EXPECT_EQ(finding.severity(), "error");
+  EXPECT_EQ(finding.status(), v1::Finding::fail);
+  EXPECT_EQ(finding.severity(), v1::Finding::error);
   EXPECT_THAT(finding.message(), HasSubstr("node3 mlx5_0 symbol_error +3"));
   EXPECT_THAT(finding.message(), Not(HasSubstr("node1 mlx5_0 symbol_error")));
   EXPECT_THAT(finding.remedy(),
@@ -358,7 +358,8 @@ TEST(CounterVerdictTest, EveryJudgedLinkCounterFailsAndBothEndsAreNamed) {
            {"ethtool", "rx_crc_errors_phy"}}) {
     v1::PairResult pair = Cell();
     AddDelta(pair.mutable_server_counters(), source, name, 1);
-    EXPECT_EQ(WithCounterVerdict({}, pair, Base()).status(), "fail") << source << "/" << name;
+    EXPECT_EQ(WithCounterVerdict({}, pair, Base()).status(), v1::Finding::fail)
+        << source << "/" << name;
   }
   v1::PairResult both = Cell();
   AddDelta(both.mutable_client_counters(), "ethtool", "link_down_events_phy", 2);
@@ -380,8 +381,8 @@ TEST(CounterVerdictTest, OutOfSequenceHalfPerGbPassesFivePerGbWarns) {
   v1::PairResult five = Cell();
   AddDelta(five.mutable_server_counters(), "hw_counters", "out_of_sequence", 500);  // 5 / GB
   v1::Finding finding = WithCounterVerdict({}, five, Base());
-  EXPECT_EQ(finding.status(), "fail");
-  EXPECT_EQ(finding.severity(), "warning");
+  EXPECT_EQ(finding.status(), v1::Finding::fail);
+  EXPECT_EQ(finding.severity(), v1::Finding::warning);
   EXPECT_FALSE(checks::BlocksCertification(finding));
   EXPECT_EQ(finding.observed(),
             "195 Gb/s (97.5 % of 200 Gb/s); node3 mlx5_0 out_of_sequence +500 (5 per GB)");
@@ -399,18 +400,18 @@ TEST(CounterVerdictTest, RetryThresholdComesFromThePlan) {
   AddDelta(pair.mutable_client_counters(), "hw_counters", "roce_adp_retrans", 500);
   plan::Pairwise lenient;
   lenient.max_retries_per_gb = 10;
-  EXPECT_EQ(WithCounterVerdict(lenient, pair, Base(lenient)).status(), "pass");
+  EXPECT_EQ(WithCounterVerdict(lenient, pair, Base(lenient)).status(), v1::Finding::pass);
   plan::Pairwise strict;
   strict.max_retries_per_gb = 0;
   v1::PairResult one = Cell();
   AddDelta(one.mutable_client_counters(), "hw_counters", "packet_seq_err", 1);
   v1::Finding finding = WithCounterVerdict(strict, one, Base(strict));
-  EXPECT_EQ(finding.severity(), "warning");
+  EXPECT_EQ(finding.severity(), v1::Finding::warning);
   EXPECT_THAT(finding.message(), HasSubstr("over the plan's 0 per GB"));
   // Exactly at the threshold passes.
   v1::PairResult at = Cell();
   AddDelta(at.mutable_client_counters(), "hw_counters", "duplicate_request", 100);
-  EXPECT_EQ(WithCounterVerdict({}, at, Base()).status(), "pass");
+  EXPECT_EQ(WithCounterVerdict({}, at, Base()).status(), v1::Finding::pass);
 }
 
 TEST(CounterVerdictTest, EachRetryCounterIsJudgedOnItsOwn) {
@@ -419,7 +420,7 @@ TEST(CounterVerdictTest, EachRetryCounterIsJudgedOnItsOwn) {
   v1::PairResult pair = Cell();
   AddDelta(pair.mutable_client_counters(), "hw_counters", "packet_seq_err", 80);
   AddDelta(pair.mutable_server_counters(), "hw_counters", "out_of_sequence", 80);
-  EXPECT_EQ(WithCounterVerdict({}, pair, Base()).status(), "pass");
+  EXPECT_EQ(WithCounterVerdict({}, pair, Base()).status(), v1::Finding::pass);
   for (const auto& [source, name] :
        std::vector<std::pair<std::string, std::string>>{{"hw_counters", "out_of_sequence"},
                                                         {"hw_counters", "packet_seq_err"},
@@ -435,7 +436,8 @@ TEST(CounterVerdictTest, EachRetryCounterIsJudgedOnItsOwn) {
                                                         {"ethtool", "rx_discards_phy"}}) {
     v1::PairResult cell = Cell();
     AddDelta(cell.mutable_server_counters(), source, name, 101);
-    EXPECT_EQ(WithCounterVerdict({}, cell, Base()).severity(), "warning") << source << "/" << name;
+    EXPECT_EQ(WithCounterVerdict({}, cell, Base()).severity(), v1::Finding::warning)
+        << source << "/" << name;
   }
 }
 
@@ -444,10 +446,10 @@ TEST(CounterVerdictTest, BidirectionalCellsCountBothDirections) {
   plan.bidirectional = true;
   v1::PairResult pair = Cell();
   AddDelta(pair.mutable_server_counters(), "hw_counters", "out_of_sequence", 150);  // 0.75 / GB
-  EXPECT_EQ(WithCounterVerdict(plan, pair, Base(plan)).status(), "pass");
+  EXPECT_EQ(WithCounterVerdict(plan, pair, Base(plan)).status(), v1::Finding::pass);
   AddDelta(pair.mutable_client_counters(), "hw_counters", "out_of_sequence", 500);  // 2.5 / GB
   v1::Finding finding = WithCounterVerdict(plan, pair, Base(plan));
-  EXPECT_EQ(finding.severity(), "warning");
+  EXPECT_EQ(finding.severity(), v1::Finding::warning);
   EXPECT_THAT(finding.message(), HasSubstr("(200 GB moved): node1 mlx5_0 out_of_sequence +500 "
                                            "(2.5 per GB)."));
   AddDelta(pair.mutable_server_counters(), "hw_counters", "local_ack_timeout_err", 900);
@@ -459,7 +461,7 @@ TEST(CounterVerdictTest, BidirectionalCellsCountBothDirections) {
 TEST(CounterVerdictTest, LatencyCellsAreJudgedPerAtLeastOneGb) {
   const plan::Pairwise plan;
   const v1::Finding base = JudgePair(plan, Latency(1.8, 2.3));
-  ASSERT_EQ(base.status(), "pass");
+  ASSERT_EQ(base.status(), v1::Finding::pass);
   v1::PairResult one = Cell("write_lat");
   AddDelta(one.mutable_client_counters(), "hw_counters", "local_ack_timeout_err", 1);
   EXPECT_TRUE(MessageDifferencer::Equals(WithCounterVerdict(plan, one, base), base));
@@ -468,8 +470,8 @@ TEST(CounterVerdictTest, LatencyCellsAreJudgedPerAtLeastOneGb) {
   AddDelta(three.mutable_client_counters(), "hw_counters", "local_ack_timeout_err", 3);
   v1::Finding warned = WithCounterVerdict(plan, three, base);
   EXPECT_EQ(warned.id(), "pairwise.latency");
-  EXPECT_EQ(warned.status(), "fail");
-  EXPECT_EQ(warned.severity(), "warning");
+  EXPECT_EQ(warned.status(), v1::Finding::fail);
+  EXPECT_EQ(warned.severity(), v1::Finding::warning);
   EXPECT_THAT(warned.message(),
               HasSubstr("Retransmissions over the plan's 1 per GB (under 1 GB moved, judged per "
                         "1 GB): node1 mlx5_0 local_ack_timeout_err +3 (3 per GB)."));
@@ -477,8 +479,8 @@ TEST(CounterVerdictTest, LatencyCellsAreJudgedPerAtLeastOneGb) {
   v1::PairResult flap = Cell("write_lat");
   AddDelta(flap.mutable_server_counters(), "counters", "link_downed", 1);
   v1::Finding failed = WithCounterVerdict(plan, flap, base);
-  EXPECT_EQ(failed.status(), "fail");
-  EXPECT_EQ(failed.severity(), "error");
+  EXPECT_EQ(failed.status(), v1::Finding::fail);
+  EXPECT_EQ(failed.severity(), v1::Finding::error);
   EXPECT_EQ(failed.observed(), "typical 1.8 us, p99 2.3 us; node3 mlx5_0 link_downed +1");
 }
 
@@ -499,8 +501,8 @@ TEST(CounterVerdictTest, CounterGoneBackwardsPassesWithTheNote) {
   ASSERT_EQ(pair.server_counters(0).delta(), 0u);
   const v1::Finding base = Base();
   v1::Finding finding = WithCounterVerdict({}, pair, base);
-  EXPECT_EQ(finding.status(), "pass");
-  EXPECT_EQ(finding.severity(), "error");
+  EXPECT_EQ(finding.status(), v1::Finding::pass);
+  EXPECT_EQ(finding.severity(), v1::Finding::error);
   EXPECT_EQ(finding.observed(), base.observed());
   EXPECT_EQ(finding.expected(), base.expected());
   EXPECT_EQ(finding.remedy(), "");
@@ -516,7 +518,7 @@ TEST(CounterVerdictTest, CounterGoneBackwardsPassesWithTheNote) {
   d->set_before(4294967290);
   d->set_after(3);
   d->set_note("went backwards from 4294967290 to 3 (counter reset or wrap): no delta");
-  EXPECT_EQ(WithCounterVerdict({}, wrapped, base).status(), "pass");
+  EXPECT_EQ(WithCounterVerdict({}, wrapped, base).status(), v1::Finding::pass);
   EXPECT_THAT(WithCounterVerdict({}, wrapped, base).message(),
               HasSubstr("node1 mlx5_0 out_of_sequence: went backwards"));
 }
@@ -531,7 +533,7 @@ TEST(CounterVerdictTest, AFailedAfterReadIsOneSentencePerEnd) {
     d->set_note("not read after the test: no delta");
   }
   v1::Finding finding = WithCounterVerdict({}, pair, Base());
-  EXPECT_EQ(finding.status(), "pass");
+  EXPECT_EQ(finding.status(), v1::Finding::pass);
   EXPECT_THAT(finding.message(),
               HasSubstr("Counters not judged: node1 mlx5_0 link_downed, symbol_error: not read "
                         "after the test: no delta."));
@@ -542,8 +544,8 @@ TEST(CounterVerdictTest, CellsThatAlreadyFailKeepFailingWithBothRemedies) {
   AddDelta(slow.mutable_server_counters(), "hw_counters", "out_of_sequence", 5000);
   const v1::Finding base = JudgePair({}, Bandwidth(92.4));
   v1::Finding finding = WithCounterVerdict({}, slow, base);
-  EXPECT_EQ(finding.status(), "fail");
-  EXPECT_EQ(finding.severity(), "error");  // retries never soften a failing cell
+  EXPECT_EQ(finding.status(), v1::Finding::fail);
+  EXPECT_EQ(finding.severity(), v1::Finding::error);  // retries never soften a failing cell
   EXPECT_THAT(finding.remedy(), StartsWith("Check PFC on the RDMA priority for node3 mlx5_0"));
   EXPECT_THAT(finding.remedy(), HasSubstr(base.remedy()));
 
@@ -557,8 +559,8 @@ TEST(CounterVerdictTest, LinkErrorsFailCellsThatCouldNotBeJudgedOtherwise) {
   v1::PairResult pair = Cell();
   AddDelta(pair.mutable_client_counters(), "counters", "link_downed", 1);
   const v1::Finding skipped = JudgePair({}, Bandwidth(195, 0));
-  ASSERT_EQ(skipped.status(), "skipped");
-  EXPECT_EQ(WithCounterVerdict({}, pair, skipped).status(), "fail");
+  ASSERT_EQ(skipped.status(), v1::Finding::skipped);
+  EXPECT_EQ(WithCounterVerdict({}, pair, skipped).status(), v1::Finding::fail);
   // Retries alone leave an unknown cell unknown (still blocking).
   PairMeasurement no_figures = Bandwidth(195);
   no_figures.result.clear_bandwidth();
@@ -566,8 +568,8 @@ TEST(CounterVerdictTest, LinkErrorsFailCellsThatCouldNotBeJudgedOtherwise) {
   v1::PairResult retried = Cell();
   AddDelta(retried.mutable_client_counters(), "hw_counters", "out_of_sequence", 5000);
   v1::Finding finding = WithCounterVerdict({}, retried, unknown);
-  EXPECT_EQ(finding.status(), "unknown");
-  EXPECT_EQ(finding.severity(), "error");
+  EXPECT_EQ(finding.status(), v1::Finding::unknown);
+  EXPECT_EQ(finding.severity(), v1::Finding::error);
 }
 
 TEST(CounterVerdictTest, GarbageByteCountsDoNotOverflow) {
@@ -578,7 +580,7 @@ TEST(CounterVerdictTest, GarbageByteCountsDoNotOverflow) {
       std::numeric_limits<uint64_t>::max());
   AddDelta(pair.mutable_client_counters(), "hw_counters", "out_of_sequence",
            std::numeric_limits<uint64_t>::max());
-  EXPECT_EQ(WithCounterVerdict({}, pair, Base()).status(), "pass");
+  EXPECT_EQ(WithCounterVerdict({}, pair, Base()).status(), v1::Finding::pass);
   v1::PairResult none = Cell();
   none.clear_client_result();
   none.clear_server_result();

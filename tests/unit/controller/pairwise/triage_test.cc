@@ -17,7 +17,9 @@ v1::Finding Finding(const std::string& id, const std::string& status,
                     const std::string& node = "node3", const std::string& device = "mlx5_1") {
   v1::Finding finding;
   finding.set_id(id);
-  finding.set_status(status);
+  v1::Finding::Status parsed = v1::Finding::unset_status;
+  EXPECT_TRUE(v1::Finding::Status_Parse(status, &parsed)) << status;
+  finding.set_status(parsed);
   finding.set_node(node);
   finding.set_device(device);
   return finding;
@@ -25,7 +27,8 @@ v1::Finding Finding(const std::string& id, const std::string& status,
 
 std::vector<std::string> Ids(const std::vector<v1::Finding>& findings) {
   std::vector<std::string> ids;
-  for (const v1::Finding& f : findings) ids.push_back(absl::StrCat(f.id(), " ", f.status()));
+  for (const v1::Finding& f : findings)
+    ids.push_back(absl::StrCat(f.id(), " ", v1::Finding::Status_Name(f.status())));
   return ids;
 }
 

@@ -60,8 +60,8 @@ v1::Finding HostileFinding() {
   f.set_node(kNode);
   f.set_device(kDevice);
   f.set_port(1);
-  f.set_status("fail");
-  f.set_severity("error");
+  f.set_status(v1::Finding::fail);
+  f.set_severity(v1::Finding::error);
   f.set_observed(kModel);
   f.set_expected(kSerial);
   f.set_message(absl::StrCat(kSerial, " ", kError));
@@ -141,7 +141,7 @@ v1::Certificate Hostile() {
   sweep->mutable_nccl_transport()->add_channels(kError);
 
   v1::UplinkSizing* sizing = c.mutable_uplink()->mutable_sizing();
-  sizing->set_verdict("fits");
+  sizing->set_verdict(v1::UplinkSizing::fits);
   sizing->set_arithmetic(kModel);
   sizing->add_advice(kSerial);
   v1::UplinkThroughput* run = c.mutable_uplink()->add_throughput();
@@ -157,7 +157,7 @@ v1::Certificate Hostile() {
   skipped->set_reason(kSerial);
   v1::PhaseResult* phase = c.add_phases();
   phase->set_name("connect");
-  phase->set_status("fail");
+  phase->set_status(v1::PhaseResult::fail);
   phase->set_detail(kError);
   return c;
 }
@@ -375,7 +375,7 @@ TEST(HostileText, DiffTextAndJsonCarryNoTerminalControls) {
   const v1::Certificate old_cert = Hostile();
   v1::Certificate new_cert = Hostile();
   new_cert.set_cluster(kNode);
-  new_cert.mutable_checks(0)->set_status("unknown");
+  new_cert.mutable_checks(0)->set_status(v1::Finding::unknown);
   new_cert.mutable_checks(0)->set_observed(kError);
   new_cert.mutable_nodes(1)->mutable_inventory()->mutable_rdma_devices(0)->set_fw_ver(kError);
   const controller::CertificateDiff diff = controller::DiffCertificates(old_cert, new_cert, {});

@@ -237,7 +237,7 @@ v1::Certificate UplinkCertificate() {
   s.set_profile("image-video");
   s.set_required_gbps(128);
   s.set_required_gbytes_s(16);
-  s.set_verdict("undersized");
+  s.set_verdict(v1::UplinkSizing::undersized);
   s.set_headroom_gbps(-103);
   s.set_utilisation(5.12);
   s.set_checkpoint_gbytes(280);

@@ -142,8 +142,8 @@ TEST(JunitReport, UnknownIsAnErrorAndSkippedListEntriesAreCases) {
   v1::Finding* check = certificate.add_checks();
   check->set_id("clock.offset");
   check->set_node("node2");
-  check->set_status("unknown");
-  check->set_severity("error");
+  check->set_status(v1::Finding::unknown);
+  check->set_severity(v1::Finding::error);
   check->set_message("node2: the clock offset could not be measured & <so> is \"unknown\"\x01.");
   check->set_remedy("Check that the agent answers GetVersion.");
   v1::SkippedTest* skipped = certificate.add_skipped();
@@ -187,7 +187,7 @@ TEST(JunitReport, CaseNamesAreUniqueWithinASuite) {
     check->set_id("pairwise.bandwidth");
     check->set_node("node1");
     check->set_device("rxe0");
-    check->set_status("pass");
+    check->set_status(v1::Finding::pass);
     check->set_message(absl::StrCat("orphan ", i));
   }
   auto document = ParseAndCheckCounts(RenderJunitReport(certificate));

@@ -88,7 +88,7 @@ TEST(MarkdownReport, UplinkSectionHasTheSizingAndOneRowPerRun) {
   s.set_profile("llm-pretrain");
   s.set_required_gbps(4);
   s.set_required_gbytes_s(0.5);
-  s.set_verdict("fits");
+  s.set_verdict(v1::UplinkSizing::fits);
   s.set_headroom_gbps(21);
   s.set_arithmetic("cluster read rate 4 Gb/s = 0.5 GB/s (llm-pretrain)");
   for (int flows : {1, 4}) {

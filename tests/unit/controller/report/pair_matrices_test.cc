@@ -34,7 +34,7 @@ v1::PairResult Bandwidth(double gbps) {
   pair.set_ok(true);
   pair.set_value(gbps);
   pair.set_unit("Gb/s");
-  pair.mutable_verdict()->set_status("pass");
+  pair.mutable_verdict()->set_status(v1::Finding::pass);
   return pair;
 }
 
@@ -49,7 +49,7 @@ TEST(PairMatrices, GroupsTheFixtureByTestRailAndMemoryWithoutRetests) {
   EXPECT_EQ(matrices[1].kind, PairKind::kLatency);
   EXPECT_THAT(matrices[0].nodes, ElementsAre("node1", "node2", "node3", "node4"));
   EXPECT_EQ(Retests(certificate).size(), 4u);
-  EXPECT_EQ(CellStatus(certificate.pairs(3)), "fail");
+  EXPECT_EQ(CellStatus(certificate.pairs(3)), v1::Finding::fail);
 }
 
 TEST(PairMatrices, ScaleFromTheVerdictTextOfASchemaOneCertificate) {

@@ -4,7 +4,7 @@
 #include <vector>
 
 #include "absl/status/statusor.h"
-#include "controller/schedule/edge_colouring.h"
+#include "controller/pairwise/schedule/edge_colouring.h"
 
 namespace clustercert::schedule {
 

@@ -1,4 +1,4 @@
-#include "controller/phases/pairwise_phase.h"
+#include "controller/pairwise/phase/pairwise_phase.h"
 
 #include <algorithm>
 #include <atomic>
@@ -17,10 +17,10 @@
 #include "controller/pairwise/localisation.h"
 #include "controller/pairwise/pair_measurement.h"
 #include "controller/pairwise/pair_verdict.h"
-#include "controller/phases/matrix_judgement.h"
+#include "controller/pairwise/phase/matrix_judgement.h"
+#include "controller/pairwise/schedule/pair_schedule.h"
 #include "controller/phases/peer_broker.h"
 #include "controller/phases/sync_call.h"
-#include "controller/schedule/pair_schedule.h"
 
 namespace clustercert::controller {
 
@@ -474,11 +474,11 @@ std::vector<int> RetestPartners(const std::vector<NodeState>& nodes,
                                 const std::vector<v1::PairResult>& pairs) {
   std::map<std::string, std::pair<int, int>> record;  // node -> (passed, judged)
   for (const auto& pair : pairs) {
-    const std::string& status = pair.verdict().status();
-    if (status == "skipped" || status == "unknown") continue;
+    const auto status = pair.verdict().status();
+    if (status == v1::Finding::skipped || status == v1::Finding::unknown) continue;
     for (const std::string& end : {pair.client(), pair.server()}) {
       record[end].second += 1;
-      record[end].first += status == "pass" ? 1 : 0;
+      record[end].first += status == v1::Finding::pass ? 1 : 0;
     }
   }
   std::vector<int> partners;

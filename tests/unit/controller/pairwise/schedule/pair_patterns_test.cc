@@ -1,4 +1,4 @@
-#include "controller/schedule/pair_patterns.h"
+#include "controller/pairwise/schedule/pair_patterns.h"
 
 #include <algorithm>
 #include <set>
@@ -6,7 +6,7 @@
 #include <vector>
 
 #include "gtest/gtest.h"
-#include "tests/unit/controller/schedule/schedule_properties.h"
+#include "tests/unit/controller/pairwise/schedule/schedule_properties.h"
 
 namespace clustercert::schedule {
 namespace {

@@ -1,4 +1,4 @@
-#include "controller/schedule/pair_schedule.h"
+#include "controller/pairwise/schedule/pair_schedule.h"
 
 #include <algorithm>
 #include <string>
@@ -8,7 +8,7 @@
 #include "absl/status/status.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
-#include "controller/schedule/pair_patterns.h"
+#include "controller/pairwise/schedule/pair_patterns.h"
 
 namespace clustercert::schedule {
 namespace {

@@ -1,6 +1,6 @@
 // The pairwise phase against fake agents: scheduling, brokering order,
 // cleanup, verdicts, retests and localisation, without a network.
-#include "controller/phases/pairwise_phase.h"
+#include "controller/pairwise/phase/pairwise_phase.h"
 
 #include <chrono>
 #include <condition_variable>
@@ -199,7 +199,7 @@ TEST_F(PairwisePhaseTest, HealthyClusterPassesEveryPairOnceAndClosesEverything) 
   EXPECT_TRUE(outcome.suspects.empty());
   for (const auto& pair : outcome.pairs) {
     EXPECT_TRUE(pair.ok()) << pair.error();
-    EXPECT_EQ(pair.verdict().status(), "pass");
+    EXPECT_EQ(pair.verdict().status(), v1::Finding::pass);
     EXPECT_DOUBLE_EQ(pair.value(), 9.0);
     EXPECT_EQ(pair.unit(), "Gb/s");
   }
@@ -213,7 +213,7 @@ TEST_F(PairwisePhaseTest, SlowNodeFailsItsPairsIsRetestedAndLocalised) {
   int retests = 0;
   for (const auto& pair : outcome.pairs) {
     const bool touches = pair.client() == "node3" || pair.server() == "node3";
-    EXPECT_EQ(pair.verdict().status(), touches ? "fail" : "pass")
+    EXPECT_EQ(pair.verdict().status(), touches ? v1::Finding::fail : v1::Finding::pass)
         << pair.client() << "->" << pair.server() << " " << pair.retest_of();
     if (!pair.retest_of().empty()) {
       ++retests;
@@ -236,7 +236,7 @@ TEST_F(PairwisePhaseTest, UnreachableNodeGivesErrorCellsAndIsNeverCalled) {
     ++node4_cells;
     EXPECT_FALSE(pair.ok());
     EXPECT_EQ(pair.error(), "node4 is unreachable");
-    EXPECT_EQ(pair.verdict().status(), "fail");
+    EXPECT_EQ(pair.verdict().status(), v1::Finding::fail);
   }
   EXPECT_EQ(node4_cells, 6);
   EXPECT_EQ(ledger_.prepares["node4"], 0);
@@ -283,7 +283,7 @@ TEST_F(PairwisePhaseTest, StreamsAndBidirectionalReachTheEnginesAndTheValueIsThe
   EXPECT_TRUE(ledger_.last_spec.bidirectional());
   for (const auto& pair : outcome.pairs) {
     EXPECT_DOUBLE_EQ(pair.value(), 18.0);  // 9 Gb/s each way
-    EXPECT_EQ(pair.verdict().status(), "pass");
+    EXPECT_EQ(pair.verdict().status(), v1::Finding::pass);
   }
 }
 

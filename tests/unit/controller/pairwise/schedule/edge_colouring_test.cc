@@ -1,4 +1,4 @@
-#include "controller/schedule/edge_colouring.h"
+#include "controller/pairwise/schedule/edge_colouring.h"
 
 #include <algorithm>
 #include <random>
@@ -7,7 +7,7 @@
 #include <vector>
 
 #include "gtest/gtest.h"
-#include "tests/unit/controller/schedule/schedule_properties.h"
+#include "tests/unit/controller/pairwise/schedule/schedule_properties.h"
 
 namespace clustercert::schedule {
 namespace {

@@ -1,4 +1,4 @@
-#include "controller/schedule/pair_patterns.h"
+#include "controller/pairwise/schedule/pair_patterns.h"
 
 #include <algorithm>
 #include <cstdint>

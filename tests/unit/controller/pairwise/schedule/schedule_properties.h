@@ -8,8 +8,8 @@
 #include <vector>
 
 #include "absl/strings/str_cat.h"
-#include "controller/schedule/edge_colouring.h"
-#include "controller/schedule/pair_schedule.h"
+#include "controller/pairwise/schedule/edge_colouring.h"
+#include "controller/pairwise/schedule/pair_schedule.h"
 
 namespace clustercert::schedule::testing {
 

@@ -1,4 +1,4 @@
-#include "controller/schedule/edge_colouring.h"
+#include "controller/pairwise/schedule/edge_colouring.h"
 
 #include <algorithm>
 #include <cstdint>

@@ -1,4 +1,4 @@
-#include "controller/phases/matrix_judgement.h"
+#include "controller/pairwise/phase/matrix_judgement.h"
 
 #include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
@@ -41,7 +41,8 @@ v1::Finding JudgeCell(const plan::Plan& plan, const v1::PairResult& pair, uint32
   v1::PairResult keyed = pair;
   *keyed.mutable_verdict() = verdict;
   verdict.set_key(PairVerdictKey(keyed));
-  if (pair.ok() && (verdict.status() == "pass" || verdict.status() == "fail")) {
+  if (pair.ok() &&
+      (verdict.status() == v1::Finding::pass || verdict.status() == v1::Finding::fail)) {
     verdict.set_has_value(true);
     verdict.set_value(pair.value());
     verdict.set_unit(pair.unit());
@@ -51,7 +52,7 @@ v1::Finding JudgeCell(const plan::Plan& plan, const v1::PairResult& pair, uint32
 }
 
 bool CellFails(const v1::Finding& verdict) {
-  return verdict.status() == "fail" && verdict.severity() != "warning";
+  return verdict.status() == v1::Finding::fail && verdict.severity() != v1::Finding::warning;
 }
 
 MatrixJudgement JudgeMatrix(const plan::Plan& plan, std::vector<v1::PairResult>& pairs,
@@ -65,8 +66,8 @@ MatrixJudgement JudgeMatrix(const plan::Plan& plan, std::vector<v1::PairResult>&
     measurements.push_back(MeasurementOf(pair, plan.pairwise.bidirectional));
     // Localisation looks for what breaks pairs: a warning-only cell passed.
     v1::Finding for_localisation = pair.verdict();
-    if (for_localisation.status() == "fail" && !CellFails(for_localisation)) {
-      for_localisation.set_status("pass");
+    if (for_localisation.status() == v1::Finding::fail && !CellFails(for_localisation)) {
+      for_localisation.set_status(v1::Finding::pass);
     }
     verdicts.push_back(std::move(for_localisation));
     if (pair.retest_of().empty()) {

@@ -1,4 +1,4 @@
-#include "controller/schedule/pair_schedule.h"
+#include "controller/pairwise/schedule/pair_schedule.h"
 
 #include <algorithm>
 #include <map>
@@ -8,9 +8,9 @@
 #include <utility>
 #include <vector>
 
-#include "controller/schedule/pair_patterns.h"
+#include "controller/pairwise/schedule/pair_patterns.h"
 #include "gtest/gtest.h"
-#include "tests/unit/controller/schedule/schedule_properties.h"
+#include "tests/unit/controller/pairwise/schedule/schedule_properties.h"
 
 namespace clustercert::schedule {
 namespace {
