@@ -129,10 +129,11 @@ void Sweeps(const v1::Certificate& c, std::string& out) {
       if (f.id() == "collectives.busbw" && controller::FindingOfSweep(f, s)) {
         if (s.min_busbw_gbytes() <= 0 && !f.expected().empty())
           floor = MarkdownCellCode(f.expected());
-        status = absl::StrCat(s.ok() ? "" : status + "; ", "busbw ",
-                              f.status() == v1::Finding::fail
-                                  ? absl::StrCat(kCross, " fail")
-                                  : MarkdownCell(checks::StatusText(f.status())));
+        const std::string busbw =
+            absl::StrCat("busbw ", f.status() == v1::Finding::fail
+                                       ? absl::StrCat(kCross, " fail")
+                                       : MarkdownCell(checks::StatusText(f.status())));
+        status = s.ok() ? busbw : absl::StrCat(status, "; ", busbw);
       }
     }
     if (IsCarried(s.carried()))
