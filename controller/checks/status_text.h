@@ -17,11 +17,7 @@ inline const std::string& StatusText(v1::Finding::Severity severity) {
 inline const std::string& StatusText(v1::PhaseResult::Status status) {
   return v1::PhaseResult::Status_Name(status);
 }
-// An uplink never sized (no read rate or no capacity in the plan) reads
-// "unknown".
 inline const std::string& StatusText(v1::UplinkSizing::Verdict verdict) {
-  static const std::string* const unknown = new std::string("unknown");
-  if (verdict == v1::UplinkSizing::unset_verdict) return *unknown;
   return v1::UplinkSizing::Verdict_Name(verdict);
 }
 

@@ -28,7 +28,7 @@ std::string Figure(const v1::UplinkThroughput& run) {
 std::string RenderUplinkTables(const v1::Uplink& uplink) {
   const v1::UplinkSizing& sizing = uplink.sizing();
   std::string out = "\nuplink sizing: ";
-  if ((sizing.verdict() == v1::UplinkSizing::unset_verdict)) {
+  if (sizing.verdict() == v1::UplinkSizing::unknown) {
     absl::StrAppend(&out, "unknown (the plan gives no read rate or no capacity)\n");
   } else {
     absl::StrAppend(&out, absl::StrFormat("%.4g", sizing.required_gbps()), " Gb/s needed (",

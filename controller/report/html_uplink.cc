@@ -40,7 +40,7 @@ std::string SizingHtml(const v1::Certificate& c) {
                        : std::string()},
       {"capacity", s.capacity_gbps() > 0 ? Gbps(s.capacity_gbps()) : std::string("not given")},
       {"verdict", checks::StatusText(s.verdict())},
-      {"headroom", (s.verdict() == v1::UplinkSizing::unset_verdict)
+      {"headroom", s.verdict() == v1::UplinkSizing::unknown
                        ? std::string()
                        : absl::StrCat(Gbps(s.headroom_gbps()), " (",
                                       absl::StrFormat("%.0f", s.utilisation() * 100), " % used)")},

@@ -103,7 +103,7 @@ v1::Finding SizingFinding(const v1::UplinkSizing& sizing) {
   FindingBuilder builder("uplink.sizing", v1::Finding::error, "");
   const std::string expected =
       absl::StrCat("required ingest <= capacity ", GbpsText(sizing.capacity_gbps()));
-  if ((sizing.verdict() == v1::UplinkSizing::unset_verdict)) {
+  if (sizing.verdict() == v1::UplinkSizing::unknown) {
     const bool no_rate = sizing.required_gbps() <= 0;
     v1::Finding finding;
     finding.set_id("uplink.sizing");

@@ -53,7 +53,7 @@ TEST(CertificateFormatTest, AFormat4CertificateWithAnEmptyStatusLoadsThroughTheO
   auto parsed = ParseCertificateOfAnyFormat(json);
   ASSERT_TRUE(parsed.ok()) << parsed.status();
   EXPECT_EQ(parsed->checks(0).status(), v1::Finding::pass);
-  EXPECT_EQ(parsed->uplink().sizing().verdict(), v1::UplinkSizing::unset_verdict);
+  EXPECT_EQ(parsed->uplink().sizing().verdict(), v1::UplinkSizing::unknown);
   EXPECT_EQ(parsed->uplink().sizing().capacity_gbps(), 100);
 }
 
