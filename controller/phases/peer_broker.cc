@@ -1,11 +1,12 @@
 #include "controller/phases/peer_broker.h"
 
-#include <mutex>
+#include <memory>
+#include <optional>
+#include <utility>
 #include <vector>
 
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
-#include "controller/phases/sync_call.h"
 
 namespace clustercert::controller {
 namespace {
@@ -17,135 +18,194 @@ std::string Named(const BrokeredSide& side, const char* step, const absl::Status
   return absl::StrCat(side.name, " ", step, ": ", status.message());
 }
 
-absl::StatusOr<v1::PrepareEndpointResponse> Prepare(const BrokeredSide& side,
-                                                    const std::string& test_id) {
-  v1::PrepareEndpointRequest request;
-  *request.mutable_spec() = side.spec;
-  request.set_test_id(test_id);
-  request.set_lease_s(kLeaseSeconds);
-  return CallAndWait<v1::PrepareEndpointResponse>(
-      [&](auto done) { side.client->PrepareEndpoint(request, kCallSlack, std::move(done)); });
-}
+// One test's state machine; every method runs on the loop's thread. Each
+// step's continuation holds the test alive (shared_from_this) until its
+// answer has been handled.
+class BrokeredTest : public std::enable_shared_from_this<BrokeredTest> {
+ public:
+  BrokeredTest(CallLoop& loop, BrokeredSide server, BrokeredSide client, std::string test_id,
+               absl::Duration run_timeout, BrokerEvents events)
+      : loop_(loop),
+        ends_{End(std::move(server)), End(std::move(client))},
+        test_id_(std::move(test_id)),
+        run_timeout_(run_timeout),
+        events_(std::move(events)) {}
 
-void Close(const BrokeredSide& side, const std::string& id) {
-  v1::CloseEndpointRequest request;
-  request.set_endpoint_id(id);
-  (void)CallAndWait<v1::CloseEndpointResponse>(
-      [&](auto done) { side.client->CloseEndpoint(request, kCallSlack, std::move(done)); });
-}
+  void Start() { Prepare(kServer); }
 
-absl::StatusOr<v1::ConnectEndpointResponse> Connect(const BrokeredSide& side, const std::string& id,
-                                                    const v1::EndpointInfo& peer) {
-  v1::ConnectEndpointRequest request;
-  request.set_endpoint_id(id);
-  *request.mutable_peer() = peer;
-  request.set_timeout_ms(static_cast<uint32_t>(absl::ToInt64Milliseconds(kCallSlack)));
-  return CallAndWait<v1::ConnectEndpointResponse>([&](auto done) {
-    side.client->ConnectEndpoint(request, kCallSlack + absl::Seconds(2), std::move(done));
-  });
-}
-
-// Runs both ends at once; each answer arrives on a client thread. When one
-// end fails first, the other end is closed at once, which makes its agent
-// cancel the run: an RC QP that went to error on one side leaves the other
-// polling for a message that never comes until its own deadline (a lab cell
-// under CPU load waited 70 s for "ping 584"). Returns the end it closed
-// early, or nullptr.
-const BrokeredSide* RunBothEnds(const BrokeredSide& server, const std::string& server_id,
-                                const BrokeredSide& client, const std::string& client_id,
-                                absl::Duration run_timeout, const WhileRunning& while_running,
-                                BrokeredRun& run) {
-  absl::StatusOr<v1::RunEndpointResponse> client_run = absl::UnknownError("no answer");
-  absl::StatusOr<v1::RunEndpointResponse> server_run = absl::UnknownError("no answer");
-  Completion client_done, server_done, first_answer;
-  std::mutex mutex;
-  const BrokeredSide* first_failed = nullptr;  // guarded by mutex
-  auto start = [&](const BrokeredSide& side, const std::string& id,
-                   absl::StatusOr<v1::RunEndpointResponse>* out, Completion* done) {
-    v1::RunEndpointRequest request;
-    request.set_endpoint_id(id);
-    request.set_timeout_ms(static_cast<uint32_t>(absl::ToInt64Milliseconds(run_timeout)));
-    side.client->RunEndpoint(request, run_timeout + kCallSlack,
-                             [&, out, done, side_ptr = &side](
-                                 absl::StatusOr<v1::RunEndpointResponse> answer, CallTiming) {
-                               {
-                                 std::lock_guard<std::mutex> lock(mutex);
-                                 if (!answer.ok() && first_failed == nullptr) {
-                                   first_failed = side_ptr;
-                                 }
-                               }
-                               *out = std::move(answer);
-                               // done last: once both are notified, the
-                               // waiter's locals go away.
-                               first_answer.Notify();
-                               done->Notify();
-                             });
+ private:
+  enum Role { kServer = 0, kClient = 1 };
+  struct End {
+    explicit End(BrokeredSide end) : side(std::move(end)) {}
+    BrokeredSide side;
+    std::string endpoint;  // set once prepared
+    v1::EndpointInfo info;
+    bool open = false;  // prepared and its close not yet sent
+    std::optional<absl::StatusOr<v1::RunEndpointResponse>> run;
   };
-  start(server, server_id, &server_run, &server_done);
-  start(client, client_id, &client_run, &client_done);
-  if (while_running) while_running(client_id, server_id, first_answer);
-  first_answer.Wait();
-  const BrokeredSide* failed = nullptr;
-  {
-    std::lock_guard<std::mutex> lock(mutex);
-    failed = first_failed;
+
+  static Role Other(Role role) { return role == kServer ? kClient : kServer; }
+
+  // Prepare the server, then the client: a client endpoint never exists
+  // without the server it would connect to.
+  void Prepare(Role role) {
+    v1::PrepareEndpointRequest request;
+    *request.mutable_spec() = ends_[role].side.spec;
+    request.set_test_id(test_id_);
+    request.set_lease_s(kLeaseSeconds);
+    ends_[role].side.client->PrepareEndpoint(
+        request, kCallSlack,
+        loop_.Bind<v1::PrepareEndpointResponse>(
+            [self = shared_from_this(), role](absl::StatusOr<v1::PrepareEndpointResponse> answer) {
+              self->Prepared(role, std::move(answer));
+            }));
   }
-  const BrokeredSide* closed = nullptr;
-  if (failed == &client) closed = &server;
-  if (failed == &server) closed = &client;
-  if (closed != nullptr) Close(*closed, closed == &server ? server_id : client_id);
-  client_done.Wait();
-  server_done.Wait();
-  if (client_run.ok()) {
-    run.client_result = client_run->result();
-    run.has_client_result = true;
+
+  void Prepared(Role role, absl::StatusOr<v1::PrepareEndpointResponse> answer) {
+    End& end = ends_[role];
+    if (!answer.ok()) return Fail(Named(end.side, "prepare", answer.status()));
+    end.endpoint = answer->endpoint_id();
+    end.info = answer->info();
+    end.open = true;
+    if (role == kServer) return Prepare(kClient);
+    Connect(kServer);
   }
-  if (server_run.ok()) {
-    run.server_result = server_run->result();
-    run.has_server_result = true;
+
+  // Connect the server to the client's info, then the client to the server's.
+  void Connect(Role role) {
+    v1::ConnectEndpointRequest request;
+    request.set_endpoint_id(ends_[role].endpoint);
+    *request.mutable_peer() = ends_[Other(role)].info;
+    request.set_timeout_ms(static_cast<uint32_t>(absl::ToInt64Milliseconds(kCallSlack)));
+    ends_[role].side.client->ConnectEndpoint(
+        request, kCallSlack + absl::Seconds(2),
+        loop_.Bind<v1::ConnectEndpointResponse>(
+            [self = shared_from_this(), role](absl::StatusOr<v1::ConnectEndpointResponse> answer) {
+              self->Connected(role, answer.status());
+            }));
   }
+
+  void Connected(Role role, const absl::Status& status) {
+    if (!status.ok()) return Fail(Named(ends_[role].side, "connect", status));
+    if (role == kServer) return Connect(kClient);
+    Run(kServer);
+    Run(kClient);
+    if (events_.running) events_.running(ends_[kClient].endpoint, ends_[kServer].endpoint);
+  }
+
+  void Run(Role role) {
+    v1::RunEndpointRequest request;
+    request.set_endpoint_id(ends_[role].endpoint);
+    request.set_timeout_ms(static_cast<uint32_t>(absl::ToInt64Milliseconds(run_timeout_)));
+    ends_[role].side.client->RunEndpoint(
+        request, run_timeout_ + kCallSlack,
+        loop_.Bind<v1::RunEndpointResponse>(
+            [self = shared_from_this(), role](absl::StatusOr<v1::RunEndpointResponse> answer) {
+              self->RunAnswered(role, std::move(answer));
+            }));
+  }
+
+  // When one end fails first, the other is closed at once, which makes its
+  // agent cancel the run: an RC QP that went to error on one side leaves the
+  // other polling for a message that never comes until its own deadline (a
+  // lab cell under CPU load waited 70 s for "ping 584").
+  void RunAnswered(Role role, absl::StatusOr<v1::RunEndpointResponse> answer) {
+    const bool first = !ends_[Other(role)].run.has_value();
+    const bool failed = !answer.ok();
+    ends_[role].run = std::move(answer);
+    if (first) {
+      if (failed) Close(Other(role));
+      return;
+    }
+    if (events_.runs_answered) events_.runs_answered();
+    Collect();
+    CloseAndFinish();
+  }
+
   // Both ends' failures: the one that saw the peer vanish and the vanished
   // one itself ("node4 run: ... Socket closed").
-  std::vector<std::string> failures;
-  if (!client_run.ok()) failures.push_back(Named(client, "run", client_run.status()));
-  if (!server_run.ok()) failures.push_back(Named(server, "run", server_run.status()));
-  run.error = absl::StrJoin(failures, "; ");
-  return closed;
-}
+  void Collect() {
+    std::vector<std::string> failures;
+    for (Role role : {kClient, kServer}) {
+      const absl::StatusOr<v1::RunEndpointResponse>& run = *ends_[role].run;
+      if (!run.ok()) {
+        failures.push_back(Named(ends_[role].side, "run", run.status()));
+        continue;
+      }
+      if (role == kClient) {
+        result_.client_result = run->result();
+        result_.has_client_result = true;
+      } else {
+        result_.server_result = run->result();
+        result_.has_server_result = true;
+      }
+    }
+    result_.error = absl::StrJoin(failures, "; ");
+  }
+
+  void Fail(std::string error) {
+    result_.error = std::move(error);
+    CloseAndFinish();
+  }
+
+  void CloseAndFinish() {
+    closing_ = true;
+    Close(kClient);
+    Close(kServer);
+    FinishWhenClosed();
+  }
+
+  void Close(Role role) {
+    End& end = ends_[role];
+    if (!end.open) return;
+    end.open = false;
+    ++closes_out_;
+    v1::CloseEndpointRequest request;
+    request.set_endpoint_id(end.endpoint);
+    end.side.client->CloseEndpoint(
+        request, kCallSlack,
+        loop_.Bind<v1::CloseEndpointResponse>(
+            [self = shared_from_this()](const absl::StatusOr<v1::CloseEndpointResponse>&) {
+              --self->closes_out_;
+              self->FinishWhenClosed();
+            }));
+  }
+
+  void FinishWhenClosed() {
+    if (!closing_ || closes_out_ > 0 || finished_) return;
+    finished_ = true;
+    events_.finished(std::move(result_));
+  }
+
+  CallLoop& loop_;
+  End ends_[2];
+  const std::string test_id_;
+  const absl::Duration run_timeout_;
+  BrokerEvents events_;
+  BrokeredRun result_;
+  int closes_out_ = 0;
+  bool closing_ = false;  // both runs answered, or a step failed
+  bool finished_ = false;
+};
 
 }  // namespace
 
+void StartBrokeredTest(CallLoop& loop, const BrokeredSide& server, const BrokeredSide& client,
+                       const std::string& test_id, absl::Duration run_timeout,
+                       BrokerEvents events) {
+  std::make_shared<BrokeredTest>(loop, server, client, test_id, run_timeout, std::move(events))
+      ->Start();
+}
+
 BrokeredRun RunBrokeredTest(const BrokeredSide& server, const BrokeredSide& client,
-                            const std::string& test_id, absl::Duration run_timeout,
-                            const WhileRunning& while_running) {
-  BrokeredRun run;
-  auto server_endpoint = Prepare(server, test_id);
-  if (!server_endpoint.ok()) {
-    run.error = Named(server, "prepare", server_endpoint.status());
-    return run;
-  }
-  auto client_endpoint = Prepare(client, test_id);
-  if (!client_endpoint.ok()) {
-    Close(server, server_endpoint->endpoint_id());
-    run.error = Named(client, "prepare", client_endpoint.status());
-    return run;
-  }
-
-  auto server_connect = Connect(server, server_endpoint->endpoint_id(), client_endpoint->info());
-  if (!server_connect.ok()) run.error = Named(server, "connect", server_connect.status());
-  if (run.error.empty()) {
-    auto client_connect = Connect(client, client_endpoint->endpoint_id(), server_endpoint->info());
-    if (!client_connect.ok()) run.error = Named(client, "connect", client_connect.status());
-  }
-
-  const BrokeredSide* closed = nullptr;
-  if (run.error.empty()) {
-    closed = RunBothEnds(server, server_endpoint->endpoint_id(), client,
-                         client_endpoint->endpoint_id(), run_timeout, while_running, run);
-  }
-  if (closed != &client) Close(client, client_endpoint->endpoint_id());
-  if (closed != &server) Close(server, server_endpoint->endpoint_id());
-  return run;
+                            const std::string& test_id, absl::Duration run_timeout) {
+  CallLoop loop;
+  std::optional<BrokeredRun> run;
+  BrokerEvents events;
+  events.finished = [&run](BrokeredRun finished) { run = std::move(finished); };
+  StartBrokeredTest(loop, server, client, test_id, run_timeout, std::move(events));
+  loop.RunUntil([&run] { return run.has_value(); });
+  return std::move(*run);
 }
 
 }  // namespace clustercert::controller

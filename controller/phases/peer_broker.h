@@ -5,8 +5,8 @@
 
 #include "absl/time/time.h"
 #include "clustercert/v1/peer.pb.h"
-#include "common/completion.h"
 #include "controller/client/agent_client.h"
+#include "controller/phases/call_loop.h"
 
 namespace clustercert::controller {
 
@@ -27,22 +27,30 @@ struct BrokeredRun {
   bool has_server_result = false;
 };
 
-// Called while both ends run, on the caller's thread, with the endpoint ids;
-// returns when `first_done` is notified, at the first end's answer (live
-// progress polling).
-using WhileRunning =
-    std::function<void(const std::string& client_endpoint, const std::string& server_endpoint,
-                       Completion& first_done)>;
+// What the broker tells its caller along the way, on the loop's thread:
+// both ends' runs have started (with the endpoint ids, for live progress
+// polling), the runs have answered (stop polling), the test is over.
+struct BrokerEvents {
+  std::function<void(const std::string& client_endpoint, const std::string& server_endpoint)>
+      running;
+  std::function<void()> runs_answered;
+  std::function<void(BrokeredRun)> finished;  // required
+};
 
 // The controller's side of a peer test (node_agent.proto): prepare the
 // server end then the client end, connect each to the other's EndpointInfo,
 // run both at once (each bounded by `run_timeout`; when one end fails first,
 // the other is closed at once, which stops its run), close both whatever
-// happened. Agents never talk to each other except over the data plane the
-// test measures. Every call carries a deadline, so a dead data plane ends
-// in a connect or run error rather than a hang.
+// happened, then `finished`. Agents never talk to each other except over
+// the data plane the test measures. Every call carries a deadline, so a dead
+// data plane ends in a connect or run error rather than a hang. Starts the
+// first call now and continues on `loop`, which must outlive the test.
+void StartBrokeredTest(CallLoop& loop, const BrokeredSide& server, const BrokeredSide& client,
+                       const std::string& test_id, absl::Duration run_timeout,
+                       BrokerEvents events);
+
+// The same test, waited for on the calling thread (one test at a time).
 BrokeredRun RunBrokeredTest(const BrokeredSide& server, const BrokeredSide& client,
-                            const std::string& test_id, absl::Duration run_timeout,
-                            const WhileRunning& while_running = nullptr);
+                            const std::string& test_id, absl::Duration run_timeout);
 
 }  // namespace clustercert::controller

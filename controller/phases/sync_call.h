@@ -8,9 +8,9 @@
 
 namespace clustercert::controller {
 
-// Waits for one asynchronous agent call. For the pairwise phase, whose steps
-// for one pair are strictly sequential (prepare, connect, run, close) while
-// the pairs of a round proceed side by side on their own threads.
+// Waits for one asynchronous agent call, for code that makes one call at a
+// time (the connect phase's time exchanges, the uplink flows). Code that
+// drives many agents at once continues on a CallLoop instead.
 template <typename Response, typename Start>
 absl::StatusOr<Response> CallAndWait(Start start) {
   Completion done;

@@ -4,6 +4,8 @@
 #include <vector>
 
 #include "clustercert/v1/certificate.pb.h"
+#include "controller/pairwise/phase/cell_plan.h"  // CudaMemoryFor
+#include "controller/pairwise/phase/cell_run.h"   // ProgressFromClient
 #include "controller/phases/node_state.h"
 #include "controller/phases/progress.h"
 #include "controller/phases/rerun_scope.h"
@@ -27,18 +29,9 @@ struct PairwiseOutcome {
 // Judges each cell, retests every failing pair once against partners that
 // passed, and localises. A pair with an unreachable node is an error cell,
 // never a skipped one. Once `stop` is requested no new cell or retest
-// starts; the cells done so far are judged as usual.
-// The CUDA device nearest `rail` on `node` (the GPU whose PCIe relation to the
-// NIC is closest, by the inventory's gpu_nic_paths) as "cuda:N" in the CUDA
-// runtime's numbering, matched by PCI bus id; "cuda:0" when the inventory
-// cannot tell. Memory "cuda" in the plan means this device on each end.
-std::string CudaMemoryFor(const NodeState& node, const std::string& rail);
-
-// Whose byte counter shows a bandwidth test's live progress: the client's for
-// verbs RDMA writes and reads (it posts them; the passive server sees no
-// completions), the server's (the receiver) for sends and every tcp test.
-bool ProgressFromClient(plan::PairwiseEngine engine, const std::string& test);
-
+// starts; the cells done so far are judged as usual. Every agent call is
+// asynchronous and continues on one CallLoop on the caller's thread
+// (RunCellChains): no thread per pair.
 PairwiseOutcome RunPairwisePhase(std::vector<NodeState>& nodes, const plan::Plan& plan,
                                  const std::vector<v1::Finding>& inventory_checks,
                                  Progress& progress, const RerunScope* rerun = nullptr,
