@@ -89,8 +89,7 @@ class CallLoop::PendingCall {
 };
 
 template <typename Response>
-AgentCallback<Response> CallLoop::Bind(
-    std::function<void(absl::StatusOr<Response>)> continuation) {
+AgentCallback<Response> CallLoop::Bind(std::function<void(absl::StatusOr<Response>)> continuation) {
   {
     std::lock_guard<std::mutex> lock(mutex_);
     ++calls_out_;

@@ -46,8 +46,7 @@ struct BrokerEvents {
 // data plane ends in a connect or run error rather than a hang. Starts the
 // first call now and continues on `loop`, which must outlive the test.
 void StartBrokeredTest(CallLoop& loop, const BrokeredSide& server, const BrokeredSide& client,
-                       const std::string& test_id, absl::Duration run_timeout,
-                       BrokerEvents events);
+                       const std::string& test_id, absl::Duration run_timeout, BrokerEvents events);
 
 // The same test, waited for on the calling thread (one test at a time).
 BrokeredRun RunBrokeredTest(const BrokeredSide& server, const BrokeredSide& client,

@@ -165,8 +165,7 @@ void CellRun::PollProgress() {
       loop_.Bind<v1::GetEndpointProgressResponse>(
           [self = shared_from_this()](absl::StatusOr<v1::GetEndpointProgressResponse> answer) {
             self->poll_out_ = false;
-            if (answer.ok() && answer->progress().running() &&
-                !self->counting_endpoint_.empty()) {
+            if (answer.ok() && answer->progress().running() && !self->counting_endpoint_.empty()) {
               self->ShowProgress(answer->progress());
             }
           }));

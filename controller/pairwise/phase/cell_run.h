@@ -19,9 +19,9 @@ struct CellJob {
   Side server;
   TestItem item;
   double line_rate_gbps = 0;
-  int round = 0;           // 1-based; 0 for a retest
-  std::string label;       // "round 2/3 ", "retest ": starts its progress lines
-  std::string retest_of;   // for a retest, the failing cell's "client->server"
+  int round = 0;          // 1-based; 0 for a retest
+  std::string label;      // "round 2/3 ", "retest ": starts its progress lines
+  std::string retest_of;  // for a retest, the failing cell's "client->server"
 };
 
 // Whose byte counter shows a bandwidth test's live progress: the client's for

@@ -81,8 +81,7 @@ std::vector<v1::PairResult> RunCellChains(
   CallLoop loop;
   ChainRunner runner(loop, plan, progress, chains, stopping, cell_done);
   loop.Post([&runner] { runner.Start(); });
-  loop.RunUntil([&runner] { return runner.Done(); }, kProgressPeriod,
-                [&runner] { runner.Tick(); });
+  loop.RunUntil([&runner] { return runner.Done(); }, kProgressPeriod, [&runner] { runner.Tick(); });
   loop.Drain();  // late progress answers, before the runner they call goes
   return runner.Results();
 }

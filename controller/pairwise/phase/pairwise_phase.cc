@@ -5,11 +5,11 @@
 
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
+#include "controller/checks/status_text.h"
 #include "controller/pairwise/phase/cell_plan.h"
 #include "controller/pairwise/phase/matrix_judgement.h"
 #include "controller/pairwise/phase/pair_executor.h"
 #include "controller/pairwise/phase/retest_plan.h"
-#include "controller/checks/status_text.h"
 
 namespace clustercert::controller {
 namespace {

@@ -19,9 +19,9 @@ inline constexpr size_t kMaxRetests = 64;
 struct PlannedRetest {
   int node = -1;
   int partner = -1;
-  int rail = -1;           // -1 for tcp
-  TestItem item;           // server_gpu empty
-  std::string retest_of;   // "client->server" of the failing cell
+  int rail = -1;          // -1 for tcp
+  TestItem item;          // server_gpu empty
+  std::string retest_of;  // "client->server" of the failing cell
 };
 
 // The nodes a failing cell's ends are retested against: reachable, still

@@ -146,8 +146,8 @@ TEST_F(PairExecutorTest, AStopStartsNoFurtherCellAndLetsTheCellsUnderWayFinish) 
 TEST_F(PairExecutorTest, AnUnreachableEndIsAnErrorCellThatCallsNoAgent) {
   MakeNodes(2);
   nodes_[1].reachable = false;
-  std::vector<v1::PairResult> cells =
-      RunCellChains(plan_, quiet_, {{Job(0, 1)}}, [] { return false; }, nullptr);
+  std::vector<v1::PairResult> cells = RunCellChains(
+      plan_, quiet_, {{Job(0, 1)}}, [] { return false; }, nullptr);
   ASSERT_EQ(cells.size(), 1u);
   EXPECT_EQ(cells[0].error(), "node2 is unreachable");
   EXPECT_EQ(cells[0].verdict().status(), v1::Finding::fail);

@@ -3,6 +3,8 @@
 #include "controller/pairwise/phase/pairwise_phase.h"
 
 #include <chrono>
+#include <cstdio>
+#include <cstdlib>
 #include <condition_variable>
 #include <map>
 #include <mutex>
@@ -204,6 +206,25 @@ TEST_F(PairwisePhaseTest, HealthyClusterPassesEveryPairOnceAndClosesEverything) 
     EXPECT_EQ(pair.unit(), "Gb/s");
   }
   for (const auto& [node, open] : ledger_.open) EXPECT_EQ(open, 0) << node;
+}
+
+// Each cell's progress line ends in its verdict's text (a proto enum once
+// printed as its number here).
+TEST_F(PairwisePhaseTest, EachCellsProgressLineNamesItsVerdict) {
+  ledger_.slow.insert("node3");
+  char* text = nullptr;
+  size_t size = 0;
+  std::FILE* out = open_memstream(&text, &size);
+  {
+    Progress progress(out, /*quiet=*/false, /*tty=*/false, nullptr);
+    RunPairwisePhase(nodes_, plan_, {}, progress);
+  }
+  std::fclose(out);
+  const std::string lines(text, size);
+  std::free(text);
+  EXPECT_THAT(lines, ::testing::HasSubstr("node1 -> node2 write_bw host: 9.00 Gb/s (pass)"));
+  EXPECT_THAT(lines, ::testing::HasSubstr("node1 -> node3 write_bw host: 0.10 Gb/s (fail)"));
+  EXPECT_THAT(lines, ::testing::HasSubstr("retest node3 -> "));
 }
 
 TEST_F(PairwisePhaseTest, SlowNodeFailsItsPairsIsRetestedAndLocalised) {

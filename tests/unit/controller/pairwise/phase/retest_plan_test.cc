@@ -96,7 +96,7 @@ TEST(RetestPlanTest, ARailThePartnerLacksIsNotRetestedOnIt) {
   failing.set_rail("mlx5_1");
   std::vector<v1::PairResult> pairs = {failing, Cell("node1", "node3", true),
                                        Cell("node2", "node3", true), Cell("node3", "node1", true)};
-  EXPECT_TRUE(PlanRetests(nodes, false, pairs).empty());  // node3 has one rail
+  EXPECT_TRUE(PlanRetests(nodes, false, pairs).empty());          // node3 has one rail
   EXPECT_EQ(PlanRetests(nodes, /*tcp=*/true, pairs).size(), 2u);  // tcp has no rails
 }
 
