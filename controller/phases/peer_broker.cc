@@ -80,7 +80,8 @@ class BrokeredTest : public std::enable_shared_from_this<BrokeredTest> {
     ends_[role].side.client->ConnectEndpoint(
         request, kCallSlack + absl::Seconds(2),
         loop_.Bind<v1::ConnectEndpointResponse>(
-            [self = shared_from_this(), role](absl::StatusOr<v1::ConnectEndpointResponse> answer) {
+            [self = shared_from_this(),
+             role](const absl::StatusOr<v1::ConnectEndpointResponse>& answer) {
               self->Connected(role, answer.status());
             }));
   }
