@@ -52,6 +52,7 @@ start=$(date +%s.%N)
 ip netns exec "$prefix-ctl" "$bin/controller" run "$tmp/plan.yaml" --quiet --color=never >"$tmp/out.txt" || true
 end=$(date +%s.%N)
 cert=$(sed -n 's/^certificate: //p' "$tmp/out.txt")
+[ -s "$cert" ] || { echo "the run wrote no certificate; its output:" >&2; cat "$tmp/out.txt" >&2; exit 1; }
 phase_ms=$(grep -A4 '"name": "pairwise"' "$cert" | sed -n 's/.*"duration_ms": "\{0,1\}\([0-9]*\)"\{0,1\}.*/\1/p')
 # The schedule's rounds as run (all-pairs on 4 nodes: 3 per direction, both
 # directions by default), the highest round a cell names.

@@ -21,10 +21,18 @@ void CallLoop::Answered(std::function<void()> continuation) {
 
 void CallLoop::RunUntil(const std::function<bool()>& done, absl::Duration tick_period,
                         const std::function<void()>& tick) {
+  using SteadyClock = std::chrono::steady_clock;
   const bool ticking = tick != nullptr && tick_period < absl::InfiniteDuration();
   const auto period = ticking ? absl::ToChronoNanoseconds(tick_period) : std::chrono::nanoseconds();
-  auto next_tick = std::chrono::steady_clock::now() + period;
+  auto next_tick = SteadyClock::now() + period;
   while (!done()) {
+    // Checked before waiting, so a steady stream of answers (a thousand
+    // pairs) cannot hold the tick off.
+    if (ticking && SteadyClock::now() >= next_tick) {
+      next_tick = SteadyClock::now() + period;
+      tick();
+      continue;
+    }
     std::function<void()> task;
     {
       std::unique_lock<std::mutex> lock(mutex_);
@@ -32,10 +40,7 @@ void CallLoop::RunUntil(const std::function<bool()>& done, absl::Duration tick_p
       if (!ticking) {
         wake_.wait(lock, ready);
       } else if (!wake_.wait_until(lock, next_tick, ready)) {
-        lock.unlock();
-        next_tick = std::chrono::steady_clock::now() + period;
-        tick();
-        continue;
+        continue;  // time to tick
       }
       task = std::move(queue_.front());
       queue_.pop_front();

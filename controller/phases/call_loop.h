@@ -71,11 +71,16 @@ class CallLoop::PendingCall {
   PendingCall& operator=(const PendingCall&) = delete;
   ~PendingCall() {
     if (!answered_) {
-      Answer(absl::InternalError("the agent client dropped the call without an answer"));
+      Answer(absl::InternalError(
+          "the controller's agent client dropped the call without an answer (a controller bug: "
+          "report it with the run's output)"));
     }
   }
 
+  // A second answer (a client must not give one) is ignored: the call was
+  // counted in once.
   void Answer(absl::StatusOr<Response> answer) {
+    if (answered_) return;
     answered_ = true;
     loop_.Answered([continuation = std::move(continuation_), answer = std::move(answer)]() mutable {
       continuation(std::move(answer));

@@ -116,7 +116,7 @@ absl::Duration CellRun::RunTimeout() const {
 void CellRun::ReadCounters(v1::PortCounters* client_out, v1::PortCounters* server_out,
                            std::function<void()> then) {
   counters_out_ = 2;
-  auto shared_then = std::make_shared<std::function<void()>>(std::move(then));
+  counters_read_ = std::move(then);
   for (auto [side, out] : {std::pair{&job_.client, client_out}, {&job_.server, server_out}}) {
     v1::ReadPortCountersRequest request;
     request.set_device(side->device);
@@ -125,10 +125,10 @@ void CellRun::ReadCounters(v1::PortCounters* client_out, v1::PortCounters* serve
     side->state->client->ReadPortCounters(
         request, kCallSlack,
         loop_.Bind<v1::ReadPortCountersResponse>(
-            [self = shared_from_this(), out = out,
-             shared_then](absl::StatusOr<v1::ReadPortCountersResponse> answer) {
+            [self = shared_from_this(),
+             out = out](absl::StatusOr<v1::ReadPortCountersResponse> answer) {
               if (answer.ok()) *out = answer->counters();
-              if (--self->counters_out_ == 0) (*shared_then)();
+              if (--self->counters_out_ == 0) self->counters_read_();
             }));
   }
 }
@@ -143,6 +143,7 @@ void CellRun::RunTest() {
     const bool from_client = ProgressFromClient(plan_.pairwise.engine, job_.item.test);
     events.running = [self = shared_from_this(), from_client](const std::string& client_id,
                                                               const std::string& server_id) {
+      self->counting_ = from_client ? &self->job_.client : &self->job_.server;
       self->counting_endpoint_ = from_client ? client_id : server_id;
     };
     events.runs_answered = [self = shared_from_this()] { self->counting_endpoint_.clear(); };
@@ -155,12 +156,10 @@ void CellRun::RunTest() {
 
 void CellRun::PollProgress() {
   if (counting_endpoint_.empty() || poll_out_) return;
-  const bool from_client = ProgressFromClient(plan_.pairwise.engine, job_.item.test);
-  const Side& counting = from_client ? job_.client : job_.server;
   v1::GetEndpointProgressRequest request;
   request.set_endpoint_id(counting_endpoint_);
   poll_out_ = true;
-  counting.state->client->GetEndpointProgress(
+  counting_->state->client->GetEndpointProgress(
       request, kProgressCallTimeout,
       loop_.Bind<v1::GetEndpointProgressResponse>(
           [self = shared_from_this()](absl::StatusOr<v1::GetEndpointProgressResponse> answer) {

@@ -67,7 +67,10 @@ class CellRun : public std::enable_shared_from_this<CellRun> {
   std::string test_id_;  // "node1 -> node2 mlx5_0 write_bw host"
   v1::PortCounters client_before_, server_before_, client_after_, server_after_;
   int counters_out_ = 0;
-  // Live progress: the counting end's endpoint while both runs are out.
+  std::function<void()> counters_read_;  // what follows once both reads answered
+  // Live progress: the end that counts the bytes (ProgressFromClient) and
+  // its endpoint, set while both runs are out.
+  const Side* counting_ = nullptr;
   std::string counting_endpoint_;
   bool poll_out_ = false;
   uint64_t last_bytes_ = 0;

@@ -45,17 +45,15 @@ std::vector<CellChain> RoundChains(const schedule::Round& round, const CellPlann
 }
 
 // Runs the rounds in order, the pairs of a round side by side, until done
-// or stopped; appends the cells to `pairs`.
+// or stopped; appends the cells to `pairs`. Each round's cells are planned
+// just before it runs, so a large cluster's matrix is never held as jobs.
 void RunRounds(const std::vector<schedule::Round>& rounds, const CellPlanner& cells,
                const plan::Plan& plan, Progress& progress, const std::function<bool()>& stopping,
                std::vector<v1::PairResult>& pairs) {
-  std::vector<std::vector<CellChain>> chains_by_round;
   int total_cells = 0;
-  for (size_t r = 0; r < rounds.size(); ++r) {
-    const std::string label = absl::StrCat("round ", r + 1, "/", rounds.size(), " ");
-    chains_by_round.push_back(RoundChains(rounds[r], cells, static_cast<int>(r + 1), label));
-    for (const CellChain& chain : chains_by_round.back()) {
-      total_cells += static_cast<int>(chain.size());
+  for (const auto& round : rounds) {
+    for (const auto& test : round.tests) {
+      total_cells += static_cast<int>(cells.Cells(test.client, test.server, test.rail).size());
     }
   }
   int finished_cells = 0;
@@ -69,8 +67,9 @@ void RunRounds(const std::vector<schedule::Round>& rounds, const CellPlanner& ce
       progress.Advance("pairwise", ++finished_cells, total_cells,
                        absl::StrCat(pair.client(), "->", pair.server(), " ", pair.test()));
     };
-    for (v1::PairResult& pair :
-         RunCellChains(plan, progress, chains_by_round[r], stopping, cell_done)) {
+    const std::vector<CellChain> chains =
+        RoundChains(rounds[r], cells, static_cast<int>(r + 1), label);
+    for (v1::PairResult& pair : RunCellChains(plan, progress, chains, stopping, cell_done)) {
       pairs.push_back(std::move(pair));
     }
   }
