@@ -3,9 +3,9 @@
 #include "controller/pairwise/phase/pairwise_phase.h"
 
 #include <chrono>
+#include <condition_variable>
 #include <cstdio>
 #include <cstdlib>
-#include <condition_variable>
 #include <map>
 #include <mutex>
 #include <set>
