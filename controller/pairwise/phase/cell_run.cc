@@ -128,7 +128,9 @@ void CellRun::ReadCounters(v1::PortCounters* client_out, v1::PortCounters* serve
             [self = shared_from_this(),
              out = out](absl::StatusOr<v1::ReadPortCountersResponse> answer) {
               if (answer.ok()) *out = answer->counters();
-              if (--self->counters_out_ == 0) self->counters_read_();
+              // Moved out before it runs: the continuation holds the cell,
+              // so keeping it would make the cell own itself (a leak).
+              if (--self->counters_out_ == 0) std::exchange(self->counters_read_, nullptr)();
             }));
   }
 }
