@@ -1,5 +1,8 @@
 #include "sweep/worker_main.h"
 
+#include <fcntl.h>
+#include <unistd.h>
+
 #include <exception>
 #include <optional>
 #include <string>
@@ -8,6 +11,24 @@ namespace clustercert::sweep {
 
 std::string RankText(const WorkerOptions& options) {
   return "rank " + std::to_string(options.rank) + " of " + std::to_string(options.ranks);
+}
+
+std::FILE* ReserveStdoutForProtocol() {
+  std::fflush(stdout);
+  // Above the standard three, and closed on exec: NCCL's and CUDA's helper
+  // processes must not hold the agent's pipe open.
+  const int protocol_fd = ::fcntl(STDOUT_FILENO, F_DUPFD_CLOEXEC, 3);
+  if (protocol_fd < 0) return stdout;
+  std::FILE* protocol = ::fdopen(protocol_fd, "w");
+  if (protocol == nullptr) {
+    ::close(protocol_fd);
+    return stdout;
+  }
+  if (::dup2(STDERR_FILENO, STDOUT_FILENO) < 0) {
+    std::fclose(protocol);
+    return stdout;
+  }
+  return protocol;
 }
 
 int RunWorkerMain(int argc, char** argv, const std::string& program, const std::string& backend,

@@ -4,6 +4,7 @@
 // the command line, the sweep with its rows reported, and the last word on
 // an exception the backend let through.
 
+#include <cstdio>
 #include <functional>
 #include <string>
 
@@ -18,6 +19,13 @@ namespace clustercert::sweep {
 
 // What one backend does with a parsed command line; returns the exit code.
 using WorkerBody = std::function<int(const WorkerOptions&, WorkerOutput&, WorkerChannel&)>;
+
+// Keeps the process's stdout for the worker protocol (or --print-table's
+// table) on a descriptor of its own and points descriptor 1 at stderr, so
+// what a library prints to stdout cannot break a protocol line: NCCL writes
+// its NCCL_DEBUG log to stdout unless told otherwise. Returns the stream to
+// give WorkerChannel; plain stdout, unchanged, if a descriptor call fails.
+std::FILE* ReserveStdoutForProtocol();
 
 // Parses argv (reporting a bad line both ways: ParseWorkerArgs also refuses
 // --print-table with more than one rank), then runs `body`. What `body`

@@ -11,16 +11,17 @@ WorkerOutput::WorkerOutput(WorkerChannel& channel, bool print_table, std::string
 
 void WorkerOutput::Note(const std::string& text) {
   if (!print_table_) return channel_.Note(text);
-  std::printf("# %s\n", text.c_str());
-  std::fflush(stdout);
+  std::fprintf(channel_.to_agent(), "# %s\n", text.c_str());
+  std::fflush(channel_.to_agent());
 }
 
 void WorkerOutput::Row(const SweepRow& row) {
   if (!print_table_) return channel_.Row(EncodeRowLine(row));
-  if (!header_printed_) std::fputs(NcclTestsHeader().c_str(), stdout);
+  std::FILE* table = channel_.to_agent();
+  if (!header_printed_) std::fputs(NcclTestsHeader().c_str(), table);
   header_printed_ = true;
-  std::fputs(NcclTestsRowLine(row).c_str(), stdout);
-  std::fflush(stdout);
+  std::fputs(NcclTestsRowLine(row).c_str(), table);
+  std::fflush(table);
 }
 
 int WorkerOutput::Fail(const std::string& sentence, int exit_code) {

@@ -55,6 +55,8 @@ class WorkerChannel {
   void Note(const std::string& text);
   void Done();
   void Fail(const std::string& sentence);
+  // Where the lines go: --print-table prints nccl-tests' table there too.
+  std::FILE* to_agent() const { return to_agent_; }
 
  private:
   void WriteLine(const std::string& line);

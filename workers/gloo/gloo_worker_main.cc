@@ -54,7 +54,7 @@ int RunWorker(const sweep::WorkerOptions& options, WorkerOutput& output,
 }  // namespace clustercert::workers::gloo_worker
 
 int main(int argc, char** argv) {
-  clustercert::sweep::WorkerChannel channel(stdout, stdin);
+  clustercert::sweep::WorkerChannel channel(clustercert::sweep::ReserveStdoutForProtocol(), stdin);
   return clustercert::sweep::RunWorkerMain(argc, argv, "collective-worker-gloo", "gloo", channel,
                                            clustercert::workers::gloo_worker::RunWorker);
 }

@@ -5,6 +5,7 @@
 #include <cstring>
 #include <optional>
 #include <sstream>
+#include <thread>
 #include <utility>
 
 namespace clustercert::workers::nccl_worker {
@@ -18,6 +19,35 @@ std::string NcclCallFailed(const std::string& call, ncclResult_t result, ncclCom
   const char* last = ncclGetLastError(comm);
   if (last != nullptr && last[0] != '\0') text += std::string(" (") + last + ")";
   return text;
+}
+
+using SteadyClock = std::chrono::steady_clock;
+
+// How long the destructor lets a healthy communicator flush before it gives
+// up and aborts it: the sweep already waited for its work.
+constexpr std::chrono::seconds kFinalizeWait{10};
+// Polling period while a non-blocking call settles: fine enough for an init
+// of a few hundred milliseconds, coarse enough not to spin a core.
+constexpr std::chrono::milliseconds kSettlePoll{1};
+
+SteadyClock::time_point DeadlineAfter(double seconds) {
+  return SteadyClock::now() +
+         std::chrono::duration_cast<SteadyClock::duration>(std::chrono::duration<double>(seconds));
+}
+
+// The communicators are non-blocking (config.blocking = 0), so init,
+// collectives and finalize may answer ncclInProgress; this polls
+// ncclCommGetAsyncError until the call settled and returns its outcome:
+// ncclSuccess, NCCL's error, or ncclInProgress when `deadline` came first.
+ncclResult_t AwaitCommunicator(ncclComm_t comm, SteadyClock::time_point deadline) {
+  while (true) {
+    ncclResult_t state = ncclInProgress;
+    const ncclResult_t result = ncclCommGetAsyncError(comm, &state);
+    if (result != ncclSuccess) return result;
+    if (state != ncclInProgress) return state;
+    if (SteadyClock::now() >= deadline) return ncclInProgress;
+    std::this_thread::sleep_for(kSettlePoll);
+  }
 }
 
 std::string FormatSeconds(double seconds) {
@@ -34,13 +64,28 @@ int64_t DeviceBufferCapBytes(int64_t requested_cap_bytes, int64_t free_bytes) {
   return cap;
 }
 
-NcclCommunicator::~NcclCommunicator() {
-  if (comm_ != nullptr) ncclCommDestroy(comm_);
-}
+NcclCommunicator::~NcclCommunicator() { Release(); }
 
 void NcclCommunicator::Adopt(ncclComm_t comm) {
-  if (comm_ != nullptr) ncclCommDestroy(comm_);
+  Release();
   comm_ = comm;
+}
+
+// A non-blocking communicator is finalized (its last operations flushed)
+// before it is destroyed; one that will not settle is aborted instead, so
+// the worker exits rather than hangs in its destructor.
+void NcclCommunicator::Release() {
+  if (comm_ == nullptr) return;
+  ncclResult_t result = ncclCommFinalize(comm_);
+  if (result == ncclSuccess || result == ncclInProgress) {
+    result = AwaitCommunicator(comm_, SteadyClock::now() + kFinalizeWait);
+  }
+  if (result == ncclSuccess) {
+    ncclCommDestroy(comm_);
+  } else {
+    ncclCommAbort(comm_);
+  }
+  comm_ = nullptr;
 }
 
 void NcclCommunicator::Abort() {
@@ -130,17 +175,52 @@ std::string NcclAllreduceBackend::ReadUniqueId(sweep::WorkerChannel* channel,
   return "";
 }
 
+// Non-blocking creation polled against our own deadline: a rank whose peers
+// never join fails with NCCL's state and our sentence after --timeout-s,
+// before the agent has to kill it at the job's deadline.
 std::string NcclAllreduceBackend::JoinCommunicator(const ncclUniqueId& unique_id) {
+  ncclConfig_t config = NCCL_CONFIG_INITIALIZER;
+  config.blocking = 0;
   ncclComm_t comm = nullptr;
-  ncclResult_t result = ncclCommInitRank(&comm, ranks_, unique_id, rank_);
-  if (result != ncclSuccess) {
-    return FailureSentence(
-        NcclCallFailed("ncclCommInitRank of " + std::to_string(ranks_) + " ranks", result, comm),
-        "NCCL's INFO lines on stderr name the step; check that every rank started and that the "
-        "nodes reach each other on NCCL_SOCKET_IFNAME");
+  const std::string call = "ncclCommInitRankConfig of " + std::to_string(ranks_) + " ranks";
+  ncclResult_t result = ncclCommInitRankConfig(&comm, ranks_, unique_id, rank_, &config);
+  if (comm != nullptr) communicator_.Adopt(comm);
+  if (comm != nullptr && (result == ncclSuccess || result == ncclInProgress)) {
+    result = AwaitCommunicator(comm, DeadlineAfter(timeout_s_));
   }
-  communicator_.Adopt(comm);
+  if (result == ncclInProgress) {
+    communicator_.Abort();
+    return FailureSentence(call + " not complete after --timeout-s " + FormatSeconds(timeout_s_),
+                           "a rank never joined; check that every rank started (the other "
+                           "nodes' fail lines) and that the nodes reach each other on "
+                           "NCCL_SOCKET_IFNAME");
+  }
+  if (result != ncclSuccess) {
+    std::string failed = NcclCallFailed(call, result, comm);
+    communicator_.Abort();
+    return FailureSentence(failed,
+                           "NCCL's INFO lines on stderr name the step; check that every rank "
+                           "started and that the nodes reach each other on NCCL_SOCKET_IFNAME");
+  }
   return "";
+}
+
+// "" once a call on the communicator settled successfully; otherwise the
+// communicator is aborted and the sentence says why.
+std::string NcclAllreduceBackend::Settle(ncclResult_t result, const std::string& during) {
+  if (result == ncclInProgress) {
+    result = AwaitCommunicator(communicator_.get(), DeadlineAfter(timeout_s_));
+  }
+  if (result == ncclSuccess) return "";
+  if (result == ncclInProgress) {
+    communicator_.Abort();
+    return FailureSentence(during + ": not settled after --timeout-s " + FormatSeconds(timeout_s_),
+                           "a peer rank stopped or the network between the GPUs is stalled; "
+                           "read the other ranks' fail lines and NCCL's WARN lines on stderr");
+  }
+  std::string call = NcclCallFailed(during, result, communicator_.get());
+  communicator_.Abort();
+  return FailureSentence(call, "NCCL's WARN lines on stderr say why");
 }
 
 std::string NcclAllreduceBackend::SizeBuffers() {
@@ -167,8 +247,15 @@ void NcclAllreduceBackend::Prepare(const std::vector<float>& host_data) {
     if (!failed.empty()) throw NcclFailure(FailureSentence(failed, fix));
     count_ = host_data.size();
   }
-  cudaError_t result = cudaMemcpy(send_.get(), host_data.data(), bytes, cudaMemcpyHostToDevice);
-  if (result == cudaSuccess) result = cudaMemset(receive_.get(), 0, bytes);
+  // On the sweep's own stream, then waited for: the stream is non-blocking,
+  // so a plain cudaMemset (legacy default stream, asynchronous for device
+  // memory) could land after the in-place copy Run queues on it. On the
+  // first H200 it did, and 1-rank in-place rows came back all zeros
+  // (#wrong = the element count) from a healthy GPU.
+  cudaError_t result = cudaMemcpyAsync(send_.get(), host_data.data(), bytes,
+                                       cudaMemcpyHostToDevice, stream_.get());
+  if (result == cudaSuccess) result = cudaMemsetAsync(receive_.get(), 0, bytes, stream_.get());
+  if (result == cudaSuccess) result = cudaStreamSynchronize(stream_.get());
   if (result != cudaSuccess) {
     throw NcclFailure(FailureSentence(
         CudaCallFailed("filling the send buffer of " + std::to_string(bytes) + " bytes", device_,
@@ -178,9 +265,7 @@ void NcclAllreduceBackend::Prepare(const std::vector<float>& host_data) {
 }
 
 std::string NcclAllreduceBackend::WaitForStream(const std::string& during) {
-  using Clock = std::chrono::steady_clock;
-  const Clock::time_point deadline = Clock::now() + std::chrono::duration_cast<Clock::duration>(
-                                                        std::chrono::duration<double>(timeout_s_));
+  const SteadyClock::time_point deadline = DeadlineAfter(timeout_s_);
   while (true) {
     cudaError_t query = cudaStreamQuery(stream_.get());
     if (query == cudaSuccess) return "";
@@ -200,7 +285,7 @@ std::string NcclAllreduceBackend::WaitForStream(const std::string& during) {
                              "a peer rank died or the network between the GPUs broke; read the "
                              "other ranks' fail lines and NCCL's WARN lines on stderr");
     }
-    if (Clock::now() > deadline) {
+    if (SteadyClock::now() > deadline) {
       communicator_.Abort();
       return FailureSentence(
           during + ": not complete after --timeout-s " + FormatSeconds(timeout_s_),
@@ -227,21 +312,19 @@ std::string NcclAllreduceBackend::Run(int n, bool in_place) {
   }
   const void* input = in_place ? receive_.get() : send_.get();
   for (int i = 0; i < n; ++i) {
-    ncclResult_t result = ncclAllReduce(input, receive_.get(), count_, ncclFloat, ncclSum,
-                                        communicator_.get(), stream_.get());
-    if (result != ncclSuccess) {
-      std::string call = NcclCallFailed("ncclAllReduce", result, communicator_.get());
-      communicator_.Abort();
-      return FailureSentence(call, "NCCL's WARN lines on stderr say why");
-    }
+    const ncclResult_t result = ncclAllReduce(input, receive_.get(), count_, ncclFloat, ncclSum,
+                                              communicator_.get(), stream_.get());
+    if (std::string failed = Settle(result, "ncclAllReduce"); !failed.empty()) return failed;
   }
   return WaitForStream(during);
 }
 
 std::vector<float> NcclAllreduceBackend::Result() {
   std::vector<float> host(count_);
-  cudaError_t result =
-      cudaMemcpy(host.data(), receive_.get(), count_ * sizeof(float), cudaMemcpyDeviceToHost);
+  // Stream-ordered like Prepare: after every operation Run queued.
+  cudaError_t result = cudaMemcpyAsync(host.data(), receive_.get(), count_ * sizeof(float),
+                                       cudaMemcpyDeviceToHost, stream_.get());
+  if (result == cudaSuccess) result = cudaStreamSynchronize(stream_.get());
   if (result != cudaSuccess) {
     throw NcclFailure(
         FailureSentence(CudaCallFailed("copying the result back to the host", device_, result),
@@ -259,12 +342,9 @@ void NcclAllreduceBackend::Barrier() {
   float* word = static_cast<float*>(barrier_word_.get());
   ncclResult_t result =
       ncclAllReduce(word, word, 1, ncclFloat, ncclSum, communicator_.get(), stream_.get());
-  if (result != ncclSuccess) {
-    std::string call = NcclCallFailed("ncclAllReduce", result, communicator_.get());
-    communicator_.Abort();
-    throw NcclFailure(FailureSentence(during + ": " + call, "NCCL's WARN lines on stderr say why"));
-  }
-  std::string failed = WaitForStream(during);
+  std::string failed = Settle(result, during + ": ncclAllReduce");
+  if (!failed.empty()) throw NcclFailure(failed);
+  failed = WaitForStream(during);
   if (!failed.empty()) throw NcclFailure(failed);
 }
 

@@ -3,8 +3,9 @@
 // NcclAllreduceBackend: the allreduce of collective-worker-nccl, one GPU per
 // rank. Rank 0 makes the NCCL unique id and publishes it as "nccl-unique-id"
 // in the job's store (sweep/worker_protocol.h); the others read it, and
-// every rank joins the communicator with ncclCommInitRank. Buffers live on
-// the GPU; RunAllreduceSweep does the timing and checking.
+// every rank joins a non-blocking communicator (ncclCommInitRankConfig with
+// blocking = 0, polled against --timeout-s). Buffers live on the GPU;
+// RunAllreduceSweep does the timing and checking.
 //
 // Waiting for the stream polls cudaStreamQuery and ncclCommGetAsyncError
 // (as nccl-tests does) so a dead peer ends in a sentence after --timeout-s
@@ -49,11 +50,14 @@ class NcclCommunicator {
   NcclCommunicator& operator=(const NcclCommunicator&) = delete;
   ~NcclCommunicator();
   ncclComm_t get() const { return comm_; }
-  // Takes ownership of a communicator ncclCommInitRank made.
+  // Takes ownership of a communicator ncclCommInitRankConfig made.
   void Adopt(ncclComm_t comm);
   void Abort();
 
  private:
+  // Finalizes and destroys, or aborts one that does not settle.
+  void Release();
+
   ncclComm_t comm_ = nullptr;
 };
 
@@ -94,6 +98,9 @@ class NcclAllreduceBackend : public sweep::AllreduceBackend {
   // "" once every operation queued on the stream finished, else a sentence
   // (and the communicator aborted) on an error or after the timeout.
   std::string WaitForStream(const std::string& during);
+  // "" once a call that answered `result` settled; else a sentence, with
+  // the communicator aborted (NCCL's error, or not settled in time).
+  std::string Settle(ncclResult_t result, const std::string& during);
 
   int rank_;
   int ranks_;

@@ -1,7 +1,8 @@
 // collective-worker-nccl: one rank of an allreduce sweep over NCCL on one
 // GPU, launched by the node-agent with the command line of
 // sweep/worker_options.h and speaking sweep/worker_protocol.h on
-// stdin/stdout; NCCL's own log goes to stderr. --copy-check runs the
+// stdin/stdout (its own copy of stdout: descriptor 1 is pointed at stderr,
+// where NCCL's log, which NCCL prints to stdout, then goes). --copy-check runs the
 // host<->device copy check instead; --print-table --ranks 1 runs alone and
 // prints nccl-tests' table (bench/gpu_check.sh). Exit 0 after `done`, 3 when
 // the host has no CUDA device, 1 after any other `fail`.
@@ -93,7 +94,7 @@ int RunWorker(const sweep::WorkerOptions& options, WorkerOutput& output,
 }  // namespace clustercert::workers::nccl_worker
 
 int main(int argc, char** argv) {
-  clustercert::sweep::WorkerChannel channel(stdout, stdin);
+  clustercert::sweep::WorkerChannel channel(clustercert::sweep::ReserveStdoutForProtocol(), stdin);
   return clustercert::sweep::RunWorkerMain(argc, argv, "collective-worker-nccl", "nccl", channel,
                                            clustercert::workers::nccl_worker::RunWorker);
 }
