@@ -46,10 +46,10 @@ bool ParseOptions(int argc, char** argv, ProbeOptions& options) {
       return false;
     }
     const char* value = argv[++i];
-    bool ok = flag == "--cuda-device" ? absl::SimpleAtoi(value, &options.cuda_device) &&
-                                            options.cuda_device >= 0
-                                      : absl::SimpleAtoi(value, &options.bytes) &&
-                                            options.bytes > 0 && options.bytes <= kMaxBytes;
+    bool ok = flag == "--cuda-device"
+                  ? absl::SimpleAtoi(value, &options.cuda_device) && options.cuda_device >= 0
+                  : absl::SimpleAtoi(value, &options.bytes) && options.bytes > 0 &&
+                        options.bytes <= kMaxBytes;
     if (!ok) {
       std::fprintf(stderr,
                    "gpu-memory-probe: %s is '%s': give a whole number (bytes 1 to 2^34, "
@@ -74,8 +74,8 @@ bool RegisterOn(const std::string& name, Buffer& buffer, const MemoryProvider& p
     std::printf("register %s: %s\n", name.c_str(), std::string(domain.status().message()).c_str());
     return false;
   }
-  auto region = buffer.Register(domain->get(), IBV_ACCESS_LOCAL_WRITE | IBV_ACCESS_REMOTE_WRITE |
-                                                   IBV_ACCESS_REMOTE_READ);
+  auto region = buffer.Register(
+      domain->get(), IBV_ACCESS_LOCAL_WRITE | IBV_ACCESS_REMOTE_WRITE | IBV_ACCESS_REMOTE_READ);
   if (!region.ok()) {
     std::printf("register %s: failed: %s\n", name.c_str(),
                 std::string(region.status().message()).c_str());
@@ -92,7 +92,8 @@ int main(int argc, char** argv) {
   if (!ParseOptions(argc, argv, options)) return 1;
   auto provider = MakeCudaMemory(options.cuda_device);
   if (!provider.ok()) {
-    std::fprintf(stderr, "gpu-memory-probe: %s\n", std::string(provider.status().message()).c_str());
+    std::fprintf(stderr, "gpu-memory-probe: %s\n",
+                 std::string(provider.status().message()).c_str());
     return kExitNoDevice;
   }
   auto buffer = (*provider)->Allocate(options.bytes);
@@ -110,6 +111,7 @@ int main(int argc, char** argv) {
     return 0;
   }
   bool all = true;
-  for (const std::string& name : devices->names()) all = RegisterOn(name, **buffer, **provider) && all;
+  for (const std::string& name : devices->names())
+    all = RegisterOn(name, **buffer, **provider) && all;
   return all ? 0 : 1;
 }

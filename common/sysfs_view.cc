@@ -149,11 +149,16 @@ absl::Status Escapes(const std::filesystem::path& root, absl::string_view path) 
 
 // Resolves `parts` beneath `root_fd` one component at a time, opening each
 // with O_NOFOLLOW and reading links with readlinkat, so nothing is followed
-// that was not checked: an absolute link or a ".." above the root is refused
-// (Escapes). The last component is followed only when `follow_last`.
+// that was not checked: a ".." above the root is refused (Escapes), and so
+// is an absolute link, except on the live root outside /proc (`live`): there
+// the walk starts again at "/" with the link's target, as the kernel would,
+// because package managers make such links (/usr/local/cuda ->
+// /etc/alternatives/cuda -> /usr/local/cuda-13.0 on every host with NVIDIA's
+// CUDA packages). /proc's magic links (root, cwd, exe, fd/N) stay refused.
+// The last component is followed only when `follow_last`.
 absl::StatusOr<Walk> WalkBeneath(int root_fd, const std::filesystem::path& root,
                                  absl::string_view path, const std::vector<std::string>& parts,
-                                 bool follow_last) {
+                                 bool follow_last, bool live) {
   Walk walk;
   std::vector<std::string> pending(parts.rbegin(), parts.rend());
   int hops = 0;
@@ -197,7 +202,13 @@ absl::StatusOr<Walk> WalkBeneath(int root_fd, const std::filesystem::path& root,
       if (text.empty()) return ErrnoStatus(ENOENT, path);
       // Magic links read as absolute paths or "pipe:[N]" names, so they end
       // here or as a missing name.
-      if (text.front() == '/') return Escapes(root, path);
+      if (text.front() == '/') {
+        if (!live || (!walk.names.empty() && walk.names.front() == "proc")) {
+          return Escapes(root, path);
+        }
+        walk.names.clear();
+        walk.fds.clear();
+      }
       std::vector<absl::string_view> target_parts = absl::StrSplit(text, '/', absl::SkipEmpty());
       for (auto it = target_parts.rbegin(); it != target_parts.rend(); ++it) {
         pending.emplace_back(*it);
@@ -222,6 +233,9 @@ absl::StatusOr<UniqueFd> SysfsView::Open(absl::string_view path, int flags) cons
   if (!openat2_) return OpenByWalk(path, *parts, flags);
   const int fd = Openat2Beneath(root_fd_->get(), JoinRelative(*parts), flags);
   if (fd < 0) {
+    // openat2 refuses every absolute link; the walk knows which the live
+    // root may follow.
+    if (errno == EXDEV && live_) return OpenByWalk(path, *parts, flags);
     if (errno == EXDEV) return Escapes(root_, path);
     return ErrnoStatus(errno, path);
   }
@@ -233,7 +247,7 @@ absl::StatusOr<UniqueFd> SysfsView::OpenByWalk(absl::string_view path,
                                                int flags) const {
   const int root_fd = root_fd_->get();
   absl::StatusOr<Walk> walk =
-      WalkBeneath(root_fd, root_, path, parts, /*follow_last=*/(flags & O_NOFOLLOW) == 0);
+      WalkBeneath(root_fd, root_, path, parts, /*follow_last=*/(flags & O_NOFOLLOW) == 0, live_);
   if (!walk.ok()) return walk.status();
   if (!walk->missing.empty()) return ErrnoStatus(walk->missing_errno, path);
   int fd;
@@ -337,7 +351,7 @@ absl::StatusOr<std::string> SysfsView::Resolve(absl::string_view path) const {
         root_errno_, absl::StrCat(root_.string(), " (the view's root, for ", Printable(path), ")"));
   }
   absl::StatusOr<Walk> walk =
-      WalkBeneath(root_fd_->get(), root_, path, *parts, /*follow_last=*/true);
+      WalkBeneath(root_fd_->get(), root_, path, *parts, /*follow_last=*/true, live_);
   if (!walk.ok()) return walk.status();
   std::vector<std::string> names = std::move(walk->names);
   names.insert(names.end(), walk->missing.begin(), walk->missing.end());

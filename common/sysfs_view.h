@@ -29,7 +29,11 @@ namespace clustercert {
 // RESOLVE_NO_MAGICLINKS, so an absolute symlink, a relative one that climbs
 // above the root, or a /proc magic link (/proc/self/root, /proc/PID/fd/N) is
 // refused (PermissionDenied; a magic link reads as a symlink loop), never
-// followed. Relative symlinks that stay beneath the root (sysfs is made of
+// followed. One exception, on the live root only: an absolute symlink
+// outside /proc is followed from "/", as the kernel would, because the
+// host's own packages make them (/usr/local/cuda -> /etc/alternatives/cuda
+// -> /usr/local/cuda-13.0); a fixture or capture must use relative links.
+// Relative symlinks that stay beneath the root (sysfs is made of
 // them: /sys/class/net/eth0 -> ../../devices/...) work as before. Where the
 // kernel has no openat2 (before 5.6, or a seccomp filter answering ENOSYS or
 // EPERM) the same rules hold through a walk of one component at a time with

@@ -5,7 +5,7 @@
 #      check (seconds each);
 #   2. the normal build: unit suites, clang-tidy on the changed lines, then
 #      the integration tests, the soft-RoCE lab beside a CPU hog, the
-#      perftest parity bench, the GPU check's build;
+#      perftest parity bench, the GPU check's dry run;
 #   3. the clang ASan+UBSan build: its unit and integration suites, and every
 #      libFuzzer target for CLUSTERCERT_FUZZ_SECONDS (default 20) from its
 #      seed corpus (fuzz/corpus/);
@@ -64,7 +64,10 @@ fi
 
 # The GPU check must at least build here (CUDA + NCCL only, on its own):
 # on a host without a GPU it stops after the build.
-stage gpu-check-build bash bench/gpu_check.sh --build-only
+# The GPU check up to the first CUDA call (no GPU here): the worker's build,
+# the agent's inventory and capture of this host, the memory probe and the
+# worker's "no CUDA device"; bench/gpu_check.sh runs the rest on a GPU host.
+stage gpu-check-dry-run bash bench/gpu_check.sh --dry-run --bin build/bin --out build/gpu-check-dry-run
 
 # The sweep harness's own overhead against a bare gloo loop (prints ratios).
 if [ "${CI:-}" = true ] || [ "${CLUSTERCERT_PARITY:-0}" = 1 ]; then

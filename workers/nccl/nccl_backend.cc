@@ -252,8 +252,8 @@ void NcclAllreduceBackend::Prepare(const std::vector<float>& host_data) {
   // memory) could land after the in-place copy Run queues on it. On the
   // first H200 it did, and 1-rank in-place rows came back all zeros
   // (#wrong = the element count) from a healthy GPU.
-  cudaError_t result = cudaMemcpyAsync(send_.get(), host_data.data(), bytes,
-                                       cudaMemcpyHostToDevice, stream_.get());
+  cudaError_t result =
+      cudaMemcpyAsync(send_.get(), host_data.data(), bytes, cudaMemcpyHostToDevice, stream_.get());
   if (result == cudaSuccess) result = cudaMemsetAsync(receive_.get(), 0, bytes, stream_.get());
   if (result == cudaSuccess) result = cudaStreamSynchronize(stream_.get());
   if (result != cudaSuccess) {

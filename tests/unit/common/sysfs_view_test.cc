@@ -7,6 +7,7 @@
 
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
+#include "tests/support/temp_tree.h"
 
 namespace clustercert {
 namespace {
@@ -196,6 +197,29 @@ TEST_P(SysfsViewLiveTest, ProcMagicLinksAreNotFollowed) {
   EXPECT_FALSE(view.ReadText("/proc/self/root/proc/self/status").ok());
   EXPECT_FALSE(view.ListDir("/proc/self/cwd").ok());
   EXPECT_FALSE(view.ReadBytes("/proc/self/exe", 16).ok());
+}
+
+// Found by the GPU check's dry run: on a host with NVIDIA's CUDA packages
+// /usr/local/cuda is an absolute link (through /etc/alternatives), and the
+// NCCL beside it went unread. On the live root such links are followed from
+// "/", as the kernel does; on any other root they stay refused (above).
+TEST_P(SysfsViewLiveTest, AbsoluteLinksOutsideProcAreFollowedOnTheLiveRoot) {
+  testing::TempTree tree;
+  tree.Write("cuda-13.0/lib64/libnccl.so.2.28.9", "");
+  tree.Write("cuda-13.0/version.json", "13.0\n");
+  const std::string base = tree.root().string();
+  ASSERT_EQ(::symlink((base + "/cuda-13.0").c_str(), (base + "/alternatives-cuda").c_str()), 0);
+  ASSERT_EQ(::symlink((base + "/alternatives-cuda").c_str(), (base + "/cuda").c_str()), 0);
+  SysfsView view("/", GetParam());
+  auto read = view.ReadText(base + "/cuda/version.json");
+  ASSERT_TRUE(read.ok()) << read.status();
+  EXPECT_EQ(*read, "13.0");
+  auto listed = view.ListDir(base + "/cuda/lib64");
+  ASSERT_TRUE(listed.ok()) << listed.status();
+  EXPECT_THAT(*listed, ::testing::ElementsAre("libnccl.so.2.28.9"));
+  auto resolved = view.Resolve(base + "/cuda/lib64");
+  ASSERT_TRUE(resolved.ok()) << resolved.status();
+  EXPECT_EQ(*resolved, base + "/cuda-13.0/lib64");
 }
 
 TEST_P(SysfsViewLiveTest, DotDotOnTheLiveRootIsRefused) {

@@ -118,5 +118,47 @@ TEST(NcclTestsOutputTest, EmptyTextIsAnEmptyRun) {
   EXPECT_TRUE(run.errors.empty());
 }
 
+// The NCCL worker's own table on the first H200 (bench/gpu_check.sh, one
+// rank, 8 B .. 8 GiB): one rank has no bus, so busbw is 0 throughout, and
+// the out-of-place allreduce is a device copy at ~2.15 TB/s (read + write
+// ~4.3 TB/s, the HBM3e copy rate).
+TEST(NcclTestsOutputTest, RealH200OneRankWorkerTable) {
+  const NcclTestsRun run = ParseNcclTestsOutput(Fixture("worker-table-h200-1rank.txt"));
+  EXPECT_TRUE(run.errors.empty()) << run.errors.front();
+  ASSERT_EQ(run.rows.size(), 31u);
+  for (const SweepRow& row : run.rows) {
+    EXPECT_EQ(row.out_of_place.wrong, 0) << row.bytes;
+    EXPECT_EQ(row.in_place.wrong, 0) << row.bytes;
+    EXPECT_DOUBLE_EQ(row.out_of_place.busbw_gbps, 0) << row.bytes;
+  }
+  const SweepRow& last = run.rows.back();
+  EXPECT_EQ(last.bytes, int64_t{8} << 30);
+  EXPECT_DOUBLE_EQ(last.out_of_place.time_us, 3983.6);
+  EXPECT_DOUBLE_EQ(last.out_of_place.algbw_gbps, 2156.33);
+}
+
+// The same sweep before the worker filled its buffers on its own stream: a
+// default-stream memset of the receive buffer raced the in-place copy, and
+// whole in-place buffers came back zero (#wrong = the element count, printed
+// "%g" above a million) from a healthy GPU. The table must read exactly so,
+// since collectives.correctness judges from it.
+TEST(NcclTestsOutputTest, RealH200InPlaceRaceIsReadAsWrongElements) {
+  const NcclTestsRun run = ParseNcclTestsOutput(Fixture("worker-table-h200-inplace-race.txt"));
+  EXPECT_TRUE(run.errors.empty()) << run.errors.front();
+  ASSERT_EQ(run.rows.size(), 31u);
+  std::vector<int64_t> wrong_sizes;
+  for (const SweepRow& row : run.rows) {
+    EXPECT_EQ(row.out_of_place.wrong, 0) << row.bytes;
+    if (row.in_place.wrong == 0) continue;
+    wrong_sizes.push_back(row.bytes);
+    // "%g" keeps six digits: 1048576 wrong elements print as 1.04858e+06.
+    if (row.bytes <= (int64_t{4} << 20)) {
+      EXPECT_NEAR(row.in_place.wrong, row.count, 5) << row.bytes;
+    }
+  }
+  EXPECT_EQ(wrong_sizes,
+            (std::vector<int64_t>{262144, 524288, 1048576, 2097152, 4194304, 16777216}));
+}
+
 }  // namespace
 }  // namespace clustercert::sweep

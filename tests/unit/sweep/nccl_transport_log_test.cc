@@ -163,5 +163,18 @@ TEST(SummariseTransportLogTest, MixedGdrAndEmptyLog) {
   EXPECT_TRUE(empty.channels.empty());
 }
 
+// Captured on the first H200 (bench/gpu_check.sh, NCCL 2.28.3, one rank):
+// NCCL 2.28 adds "NET/IB : Using [RO]; OOB eth0" when it finds no HCA, then
+// "Failed to initialize NET plugin IB" and the Socket plugin; the 64
+// "Channel NN/64 : 0" lines are a one-rank ring listing, not connections.
+TEST(SummariseTransportLogTest, RealH200OneRankLogHasSocketNetworkAndNoConnection) {
+  const TransportSummary summary = SummariseTransportLog(FixtureLines("info-log-h200-1rank.txt"));
+  EXPECT_EQ(summary.network, "Socket");
+  EXPECT_TRUE(summary.channels.empty());
+  EXPECT_EQ(summary.net_ib, 0);
+  EXPECT_EQ(summary.net_socket, 0);
+  EXPECT_EQ(summary.intra_node, 0);
+}
+
 }  // namespace
 }  // namespace clustercert::sweep
