@@ -150,6 +150,10 @@ have_bin() { [[ -x $BIN/$1 ]] || { say "skipped $2: no $1 in $BIN (build it with
 # One node on loopback; the agent finds the worker just built (--worker-dir).
 write_plan() {
   local port=$1 collectives=$2
+  # The N-rank sweep goes to 8 GiB as the 1-rank one does; on one GPU it
+  # repeats that sweep through the agent, so 1 GiB shows the path is sound.
+  local RUN_MAX_SIZE=1G
+  [[ $GPU_COUNT -le 1 ]] || RUN_MAX_SIZE=8G
   cat <<EOF
 cluster: gpu-check
 fabric: {type: ethernet, link_rate_gbps: 1, min_netdev_mtu: 1500}
@@ -163,7 +167,7 @@ EOF
 collectives:
   backend: nccl
   ranks_per_node: 0
-  sizes: {min: 8, max: 1G, factor: 2}
+  sizes: {min: 8, max: $RUN_MAX_SIZE, factor: 2}
   warmup_iters: 2
   iters: 10
   min_busbw_gbytes: 0
@@ -323,7 +327,20 @@ run_agent_sweep() {
   "$BIN/controller" run "$WORK/run.yaml" --out "$WORK/run" --color never >"$WORK/run.txt" 2>&1 || rc=$?
   cp "$WORK/run.txt" "$WORK/agent.log" "$WORK/run/" 2>/dev/null || true
   tar -C "$WORK" -czf "$OUT_DIR/run.tar.gz" run
-  grep -E 'collectives|busbw|Avg bus|transport|NET/|P2P|verdict|certified' "$WORK/run.txt" | head -n 40 | sed 's/^/run: /' | tee -a "$SUMMARY"
+  grep -E '^verdict|^certificate|collectives\.' "$WORK/run.txt" | sed 's/^/run: /' | tee -a "$SUMMARY"
+  # Each scope's nccl-tests table and transport, from the certificate.
+  local certificate
+  certificate=$(find "$WORK/run" -name certificate.json | head -n 1)
+  if [[ -n $certificate ]]; then
+    python3 - "$certificate" <<'PY' | tee -a "$SUMMARY"
+import json, sys
+for sweep in json.load(open(sys.argv[1])).get("collectives", []):
+    transport = sweep.get("nccl_transport", {})
+    print(f"run: {sweep.get('scope')} {sweep.get('ranks')} rank(s), network "
+          f"{transport.get('network') or '-'}, {len(transport.get('channels', []))} channel(s)")
+    print(sweep.get("table", ""), end="")
+PY
+  fi
   say "run: controller exit $rc over $GPU_COUNT GPU(s) ($(elapsed) s)"
   # 0 certified, 1 not certified (a 1-GPU host has no bus to judge): both ran.
   [[ $rc -le 1 ]] || fail_step agent-sweep "controller run exited $rc; run.tar.gz holds its output"
