@@ -341,13 +341,34 @@ std::vector<v1::Finding> JudgeIntraNode(const plan::Plan& plan,
   return checks;
 }
 
+namespace {
+
+bool GlooOverTcp(const plan::Plan& plan, const v1::CollectiveSweep* two_node) {
+  return !IsNccl(plan) && two_node != nullptr && two_node->transport() == "tcp";
+}
+
+}  // namespace
+
+FindingBuilder ScalingFindingBuilder(const plan::Plan& plan, const v1::CollectiveSweep* two_node) {
+  return FindingBuilder("collectives.scaling",
+                        GlooOverTcp(plan, two_node) ? v1::Finding::warning : v1::Finding::error, "",
+                        "1-node -> 2-node");
+}
+
+std::string ScalingCollapseRemedy(const plan::Plan& plan, const v1::CollectiveSweep* two_node) {
+  if (GlooOverTcp(plan, two_node)) {
+    return "gloo over tcp moves inter-node data through the kernel's TCP stack; expect the fall "
+           "on a plain Ethernet data plane, and use transport ibverbs where the nodes have RDMA "
+           "devices.";
+  }
+  return "Check the transport line (NET/Socket means TCP), NCCL_IB_HCA and NCCL_IB_GID_INDEX in "
+         "the plan's env, the RDMA ports' state and nvidia_peermem.";
+}
+
 v1::Finding JudgeScaling(const plan::Plan& plan,
                          const std::vector<const v1::CollectiveSweep*>& one_node,
                          const v1::CollectiveSweep* two_node) {
-  const bool gloo_tcp = !IsNccl(plan) && two_node != nullptr && two_node->transport() == "tcp";
-  FindingBuilder builder("collectives.scaling",
-                         gloo_tcp ? v1::Finding::warning : v1::Finding::error, "",
-                         "1-node -> 2-node");
+  FindingBuilder builder = ScalingFindingBuilder(plan, two_node);
   if (two_node == nullptr) return builder.Skipped("the 2-node sweep did not run");
   // What the rails can carry: the plan's floor when it sets one, else the
   // rails' line rate. NVLink makes the 1-node figure many times larger than
@@ -387,18 +408,13 @@ v1::Finding JudgeScaling(const plan::Plan& plan,
                      GBps(capacity), " (", basis, "): RDMA carries the traffic between nodes (",
                      intra_text, ", reported apart)."));
   }
-  return builder.Fail(
-      observed, expected,
-      absl::StrCat(builder.subject(), ": the 2-node busbw ", GBps(two), " is ",
-                   absl::StrFormat("%.1f", two > 0 ? capacity / two : 0.0), "x below ",
-                   GBps(capacity), " (", basis,
-                   "): a fall of 3x or more means RDMA is not used between nodes (", intra_text,
-                   ")."),
-      gloo_tcp ? "gloo over tcp moves inter-node data through the kernel's TCP stack; expect the "
-                 "fall on a plain Ethernet data plane, and use transport ibverbs where the "
-                 "nodes have RDMA devices."
-               : "Check the transport line (NET/Socket means TCP), NCCL_IB_HCA and "
-                 "NCCL_IB_GID_INDEX in the plan's env, the RDMA ports' state and nvidia_peermem.");
+  return builder.Fail(observed, expected,
+                      absl::StrCat(builder.subject(), ": the 2-node busbw ", GBps(two), " is ",
+                                   absl::StrFormat("%.1f", two > 0 ? capacity / two : 0.0),
+                                   "x below ", GBps(capacity), " (", basis,
+                                   "): a fall of 3x or more means RDMA is not used between nodes (",
+                                   intra_text, ")."),
+                      ScalingCollapseRemedy(plan, two_node));
 }
 
 }  // namespace clustercert::controller

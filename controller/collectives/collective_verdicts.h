@@ -5,6 +5,7 @@
 #include <vector>
 
 #include "clustercert/v1/certificate.pb.h"
+#include "controller/checks/finding_builder.h"
 #include "controller/plan/plan.h"
 
 namespace clustercert::controller {
@@ -61,6 +62,14 @@ std::vector<v1::Finding> JudgeIntraNode(const plan::Plan& plan,
 v1::Finding JudgeScaling(const plan::Plan& plan,
                          const std::vector<const v1::CollectiveSweep*>& one_node,
                          const v1::CollectiveSweep* two_node);
+
+// collectives.scaling's builder, shared by every certificate format's rule:
+// a warning for gloo over tcp between nodes (no RDMA is expected there), an
+// error otherwise.
+checks::FindingBuilder ScalingFindingBuilder(const plan::Plan& plan,
+                                             const v1::CollectiveSweep* two_node);
+// What a collapsed 2-node busbw asks of the operator, by the same split.
+std::string ScalingCollapseRemedy(const plan::Plan& plan, const v1::CollectiveSweep* two_node);
 
 // How reports and diff name a sweep: its scope, and for a 1-node sweep (one
 // per node) the node too ("1-node node3").

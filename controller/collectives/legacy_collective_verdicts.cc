@@ -3,6 +3,7 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
 #include "controller/checks/finding_builder.h"
+#include "controller/collectives/collective_verdicts.h"
 
 namespace clustercert::controller {
 namespace {
@@ -16,10 +17,6 @@ constexpr double kCollapseFactorFormat3 = 3.0;
 std::string GBps(double value) {
   if (value >= 0.1 || value == 0) return absl::StrFormat("%.2f GB/s", value);
   return absl::StrFormat("%.4f GB/s", value);
-}
-
-bool IsNccl(const plan::Plan& plan) {
-  return plan.collectives.backend == plan::CollectiveBackend::kNccl;
 }
 
 }  // namespace
@@ -58,10 +55,7 @@ v1::Finding JudgeBusbwFormat3(const plan::Plan& plan, const v1::CollectiveSweep&
 
 v1::Finding JudgeScalingFormat3(const plan::Plan& plan, const v1::CollectiveSweep* one_node,
                                 const v1::CollectiveSweep* two_node) {
-  const bool gloo_tcp = !IsNccl(plan) && two_node != nullptr && two_node->transport() == "tcp";
-  FindingBuilder builder("collectives.scaling",
-                         gloo_tcp ? v1::Finding::warning : v1::Finding::error, "",
-                         "1-node -> 2-node");
+  FindingBuilder builder = ScalingFindingBuilder(plan, two_node);
   if (one_node == nullptr || two_node == nullptr) {
     return builder.Skipped("the 1-node and 2-node sweeps did not both run");
   }
@@ -89,11 +83,7 @@ v1::Finding JudgeScalingFormat3(const plan::Plan& plan, const v1::CollectiveSwee
       absl::StrCat(builder.subject(), " busbw fell from ", GBps(one), " to ", GBps(two), " (",
                    absl::StrFormat("%.1f", two > 0 ? one / two : 0.0),
                    "x): a fall of 3x or more means RDMA is not used between nodes."),
-      gloo_tcp ? "gloo over tcp moves inter-node data through the kernel's TCP stack; expect the "
-                 "fall on a plain Ethernet data plane, and use transport ibverbs where the "
-                 "nodes have RDMA devices."
-               : "Check the transport line (NET/Socket means TCP), NCCL_IB_HCA and "
-                 "NCCL_IB_GID_INDEX in the plan's env, the RDMA ports' state and nvidia_peermem.");
+      ScalingCollapseRemedy(plan, two_node));
 }
 
 }  // namespace clustercert::controller
