@@ -10,7 +10,8 @@
 #   bench/gpu_check.sh [--build-only] [--dry-run] [--allow-skip]
 #                      [--bin DIR] [--out DIR]
 #
-#   --build-only   build the worker, then stop (exit 0 when it built)
+#   --build-only   build the worker, then stop (exit 0 when it built, 2 when
+#                  a dry run found no CUDA or NCCL to build it with)
 #   --dry-run      every step up to the first CUDA call, on a host without a
 #                  GPU (CI): the build, the inventory (which must say "no GPU
 #                  driver" or "no CUDA device"), the probe and the worker's
@@ -87,11 +88,28 @@ BUILD_DIR=$WORK/build
 mkdir -p "$BUILD_DIR"
 
 # ---- 1. What this host has: CUDA, the driver, NCCL -------------------------
+# Without CUDA or NCCL the worker cannot be built: a GPU host fails, the dry
+# run (CI machines differ in what toolkit they carry) says so and skips the
+# worker's steps.
+WORKER_MISSING=
+no_worker() {
+  [[ $DRY_RUN -eq 1 ]] || die "$1"
+  WORKER_MISSING=$1
+  say "skipped worker build: $1"
+}
 NVCC=$(command -v nvcc || true)
 [[ -n $NVCC || ! -x /usr/local/cuda/bin/nvcc ]] || NVCC=/usr/local/cuda/bin/nvcc
-[[ -n $NVCC ]] || die "the CUDA toolkit is missing (no nvcc on PATH or in /usr/local/cuda/bin): install it, or put its bin/ on PATH"
-CUDA_ROOT=$(dirname "$(dirname "$(readlink -f "$NVCC")")")
-say "cuda: $("$NVCC" --version | grep -m1 -o 'release [0-9.]*, V[0-9.]*') at $CUDA_ROOT"
+CUDA_ROOT=
+if [[ -n $NVCC ]]; then
+  CUDA_ROOT=$(dirname "$(dirname "$(readlink -f "$NVCC")")")
+  # An nvcc linked or copied into /usr/local/bin leaves the toolkit elsewhere.
+  if [[ ! -f $CUDA_ROOT/include/cuda_runtime.h && -f /usr/local/cuda/include/cuda_runtime.h ]]; then
+    CUDA_ROOT=$(readlink -f /usr/local/cuda)
+  fi
+  say "cuda: $("$NVCC" --version | grep -m1 -o 'release [0-9.]*, V[0-9.]*') at $CUDA_ROOT"
+else
+  no_worker "the CUDA toolkit is missing (no nvcc on PATH or in /usr/local/cuda/bin): install it, or put its bin/ on PATH"
+fi
 GPU_COUNT=0
 if command -v nvidia-smi >/dev/null && nvidia-smi -L >/dev/null 2>&1; then
   GPU_COUNT=$(nvidia-smi -L | grep -c '^GPU ' || true)
@@ -106,7 +124,8 @@ fi
 find_nccl() {
   local dirs=() py
   [[ -z ${NCCL_HOME:-} ]] || dirs+=("$NCCL_HOME")
-  dirs+=("$CUDA_ROOT" "$CUDA_ROOT/targets/x86_64-linux" /usr /usr/local)
+  [[ -z $CUDA_ROOT ]] || dirs+=("$CUDA_ROOT" "$CUDA_ROOT/targets/x86_64-linux")
+  dirs+=(/usr/local/cuda /usr /usr/local)
   py=$(python3 -c 'import nvidia.nccl as n; print(list(n.__path__)[0])' 2>/dev/null || true)
   [[ -z $py ]] || dirs+=("$py")
   local d lib
@@ -123,26 +142,33 @@ find_nccl() {
   return 1
 }
 NCCL_INCLUDE= NCCL_LIB=
-find_nccl || die "NCCL is missing: no include/nccl.h with libnccl beside CUDA ($CUDA_ROOT), in /usr, in NCCL_HOME or in Python's nvidia.nccl; install NCCL or set NCCL_HOME"
-NCCL_HEADER_VERSION=$(awk '/#define NCCL_(MAJOR|MINOR|PATCH) /{v = v (v ? "." : "") $3} END {print v}' "$NCCL_INCLUDE/nccl.h")
-say "nccl: $NCCL_HEADER_VERSION (header $NCCL_INCLUDE/nccl.h, library $(readlink -f "$NCCL_LIB"))"
+if find_nccl; then
+  NCCL_HEADER_VERSION=$(awk '/#define NCCL_(MAJOR|MINOR|PATCH) /{v = v (v ? "." : "") $3} END {print v}' "$NCCL_INCLUDE/nccl.h")
+  say "nccl: $NCCL_HEADER_VERSION (header $NCCL_INCLUDE/nccl.h, library $(readlink -f "$NCCL_LIB"))"
+elif [[ -z $WORKER_MISSING ]]; then
+  no_worker "NCCL is missing: no include/nccl.h with libnccl beside CUDA (${CUDA_ROOT:-none}), in /usr/local/cuda, /usr, /usr/local, NCCL_HOME or Python's nvidia.nccl; install NCCL or set NCCL_HOME"
+fi
 
 # ---- 2. The worker, built from the tree ------------------------------------
-say "build: workers/nccl into $BUILD_DIR ($(elapsed) s)"
-if ! cmake -S workers/nccl -B "$BUILD_DIR" -DCMAKE_BUILD_TYPE=Release \
-    "-DCUDAToolkit_ROOT=$CUDA_ROOT" "-DNCCL_INCLUDE_DIR=$NCCL_INCLUDE" "-DNCCL_LIBRARY=$NCCL_LIB" \
-    >"$BUILD_DIR/configure.log" 2>&1; then
-  cat "$BUILD_DIR/configure.log" >&2
-  die "cmake could not configure workers/nccl (the CMake error above says what is missing: CUDA or NCCL)"
-fi
-if ! cmake --build "$BUILD_DIR" -j"$(nproc)" >"$BUILD_DIR/build.log" 2>&1; then
-  cat "$BUILD_DIR/build.log" >&2
-  die "workers/nccl did not build (compiler errors above)"
-fi
-WORKER=$BUILD_DIR/collective-worker-nccl
-[[ -x $WORKER ]] || die "the build finished but $WORKER is missing"
-say "build: ok, $WORKER ($(elapsed) s)"
-[[ $BUILD_ONLY -eq 0 ]] || exit 0
+build_worker() {
+  say "build: workers/nccl into $BUILD_DIR ($(elapsed) s)"
+  if ! cmake -S workers/nccl -B "$BUILD_DIR" -DCMAKE_BUILD_TYPE=Release \
+      "-DCUDAToolkit_ROOT=$CUDA_ROOT" "-DNCCL_INCLUDE_DIR=$NCCL_INCLUDE" "-DNCCL_LIBRARY=$NCCL_LIB" \
+      >"$BUILD_DIR/configure.log" 2>&1; then
+    cat "$BUILD_DIR/configure.log" >&2
+    die "cmake could not configure workers/nccl (the CMake error above says what is missing: CUDA or NCCL)"
+  fi
+  if ! cmake --build "$BUILD_DIR" -j"$(nproc)" >"$BUILD_DIR/build.log" 2>&1; then
+    cat "$BUILD_DIR/build.log" >&2
+    die "workers/nccl did not build (compiler errors above)"
+  fi
+  WORKER=$BUILD_DIR/collective-worker-nccl
+  [[ -x $WORKER ]] || die "the build finished but $WORKER is missing"
+  say "build: ok, $WORKER ($(elapsed) s)"
+}
+WORKER=
+[[ -n $WORKER_MISSING ]] || build_worker
+[[ $BUILD_ONLY -eq 0 ]] || { [[ -n $WORKER ]] && exit 0; exit 2; }
 
 have_bin() { [[ -x $BIN/$1 ]] || { say "skipped $2: no $1 in $BIN (build it with scripts/build.sh, or pass --bin DIR)"; return 1; }; }
 
@@ -265,6 +291,10 @@ run_worker() {
 
 run_sweep() {
   local rc=0 start
+  if [[ -z $WORKER ]]; then
+    NO_GPU_REASON="no worker: $WORKER_MISSING"
+    return 3
+  fi
   start=$(elapsed)
   run_worker --rank 0 --ranks 1 --print-table --sizes "$SIZES" || rc=$?
   cp "$WORK/out" "$OUT_DIR/sweep.txt"
