@@ -14,7 +14,7 @@ namespace {
 std::string g_agent = "127.0.0.1:17071";
 
 void BM_GetInventory(benchmark::State& state) {
-  clustercert::plan::AgentSettings settings;
+  clustercert::controller::plan::AgentSettings settings;
   settings.insecure = true;
   auto factory = clustercert::controller::GrpcAgentClientFactory::Create(settings);
   auto client = factory->Connect(g_agent);

@@ -11,7 +11,7 @@
 
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   const absl::string_view text(reinterpret_cast<const char*>(data), size);
-  const auto plan = clustercert::plan::ParsePlan(text, "fuzz.yaml");
+  const auto plan = clustercert::controller::plan::ParsePlan(text, "fuzz.yaml");
   // ParsePlan promises InvalidArgument for every bad file; any other code
   // means an error escaped the file:line:col reporting.
   if (!plan.ok() && plan.status().code() != absl::StatusCode::kInvalidArgument) std::abort();

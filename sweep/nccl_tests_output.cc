@@ -1,11 +1,11 @@
 #include "sweep/nccl_tests_output.h"
 
 #include <cctype>
-#include <charconv>
 #include <cmath>
 #include <set>
-#include <system_error>
 #include <utility>
+
+#include "sweep/numbers.h"
 
 namespace clustercert::sweep {
 namespace {
@@ -34,18 +34,6 @@ bool AllDigits(const std::string& token) {
   return true;
 }
 
-bool ParseInt64(const std::string& token, int64_t& out) {
-  const char* last = token.data() + token.size();
-  auto [end, ec] = std::from_chars(token.data(), last, out);
-  return ec == std::errc() && end == last && !token.empty();
-}
-
-bool ParseDouble(const std::string& token, double& out) {
-  const char* last = token.data() + token.size();
-  auto [end, ec] = std::from_chars(token.data(), last, out);
-  return ec == std::errc() && end == last && !token.empty() && std::isfinite(out);
-}
-
 // The text after the first ':' of a "# Name : value" footer line, tokenised.
 std::vector<std::string> FooterValue(const std::string& line) {
   const size_t colon = line.find(':');
@@ -72,9 +60,9 @@ struct TableLayout {
 
 bool ParseVariant(const std::vector<std::string>& tokens, size_t first, const TableLayout& layout,
                   const std::string& type, TimedVariant& variant, std::string& why) {
-  if (!ParseDouble(tokens[first], variant.time_us) ||
-      !ParseDouble(tokens[first + 1], variant.algbw_gbps) ||
-      !ParseDouble(tokens[first + 2], variant.busbw_gbps)) {
+  if (!ParseFinite(tokens[first], variant.time_us) ||
+      !ParseFinite(tokens[first + 1], variant.algbw_gbps) ||
+      !ParseFinite(tokens[first + 2], variant.busbw_gbps)) {
     why = "time, algbw or busbw is not a number";
     return false;
   }
@@ -84,7 +72,7 @@ bool ParseVariant(const std::vector<std::string>& tokens, size_t first, const Ta
     return true;
   }
   double value = 0;
-  if (!ParseDouble(wrong, value) || value < 0) {
+  if (!ParseFinite(wrong, value) || value < 0) {
     why = "the " + std::string(layout.wrong_is_delta ? "error" : "#wrong") + " column is '" +
           wrong + "'";
     return false;
@@ -134,15 +122,15 @@ void ReadCommentLine(std::vector<std::string> tokens, const std::string& line, T
     layout = LayoutFromHeader(tokens);
   } else if (tokens.size() >= 2 && tokens[0] == "Rank" && AllDigits(tokens[1])) {
     int64_t rank = 0;
-    if (ParseInt64(tokens[1], rank)) ranks_seen.insert(rank);
+    if (ParseWhole(tokens[1], rank)) ranks_seen.insert(rank);
   } else if (line.find("Out of bounds values") != std::string::npos) {
     std::vector<std::string> value = FooterValue(line);
     int64_t count = 0;
-    if (!value.empty() && ParseInt64(value[0], count)) run.out_of_bounds = count;
+    if (!value.empty() && ParseWhole(value[0], count)) run.out_of_bounds = count;
   } else if (line.find("Avg bus bandwidth") != std::string::npos) {
     std::vector<std::string> value = FooterValue(line);
     double busbw = 0;
-    if (!value.empty() && ParseDouble(value[0], busbw)) run.average_busbw_gbps = busbw;
+    if (!value.empty() && ParseFinite(value[0], busbw)) run.average_busbw_gbps = busbw;
   }
 }
 
@@ -157,11 +145,11 @@ bool ParseRow(const std::vector<std::string>& tokens, const TableLayout& layout,
     return false;
   }
   int64_t root = -1;
-  if (!ParseInt64(tokens[0], row.bytes) || !ParseInt64(tokens[1], row.count)) {
+  if (!ParseWhole(tokens[0], row.bytes) || !ParseWhole(tokens[1], row.count)) {
     why = "size or count is not a whole number";
     return false;
   }
-  if (layout.has_root && (!ParseInt64(tokens[4], root) || root < -1)) {
+  if (layout.has_root && (!ParseWhole(tokens[4], root) || root < -1)) {
     why = "root is '" + tokens[4] + "'";
     return false;
   }

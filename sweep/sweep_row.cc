@@ -1,43 +1,18 @@
 #include "sweep/sweep_row.h"
 
-#include <charconv>
 #include <cstdio>
 #include <map>
-#include <system_error>
+
+#include "sweep/numbers.h"
 
 namespace clustercert::sweep {
 namespace {
 
-std::string FormatDouble(double value) {
-  // Shortest text that reads back to the same double: the agent must see the
-  // worker's exact figures, not a rounded copy.
-  char buffer[64];
-  auto [end, ec] = std::to_chars(buffer, buffer + sizeof(buffer), value);
-  if (ec != std::errc()) return "nan";
-  return std::string(buffer, end);
-}
-
-bool ParseWholeInt64(const std::string& text, int64_t& out) {
-  if (text.empty()) return false;
-  const char* first = text.data();
-  const char* last = first + text.size();
-  auto [end, ec] = std::from_chars(first, last, out);
-  return ec == std::errc() && end == last;
-}
-
-bool ParseWholeDouble(const std::string& text, double& out) {
-  if (text.empty()) return false;
-  const char* first = text.data();
-  const char* last = first + text.size();
-  auto [end, ec] = std::from_chars(first, last, out);
-  return ec == std::errc() && end == last;
-}
-
 void AppendVariant(std::string& line, const char* prefix, const TimedVariant& variant) {
   const std::string p(prefix);
-  line += " " + p + "_us=" + FormatDouble(variant.time_us);
-  line += " " + p + "_algbw=" + FormatDouble(variant.algbw_gbps);
-  line += " " + p + "_busbw=" + FormatDouble(variant.busbw_gbps);
+  line += " " + p + "_us=" + ShortestText(variant.time_us);
+  line += " " + p + "_algbw=" + ShortestText(variant.algbw_gbps);
+  line += " " + p + "_busbw=" + ShortestText(variant.busbw_gbps);
   line += " " + p + "_wrong=" + std::to_string(variant.wrong);
 }
 
@@ -52,10 +27,8 @@ bool TakeVariant(const std::map<std::string, std::string>& fields, const std::st
       wrong == fields.end()) {
     return false;
   }
-  return ParseWholeDouble(us->second, variant.time_us) &&
-         ParseWholeDouble(algbw->second, variant.algbw_gbps) &&
-         ParseWholeDouble(busbw->second, variant.busbw_gbps) &&
-         ParseWholeInt64(wrong->second, variant.wrong);
+  return ParseWhole(us->second, variant.time_us) && ParseWhole(algbw->second, variant.algbw_gbps) &&
+         ParseWhole(busbw->second, variant.busbw_gbps) && ParseWhole(wrong->second, variant.wrong);
 }
 
 bool HasAnyVariantField(const std::map<std::string, std::string>& fields,
@@ -138,8 +111,8 @@ std::optional<SweepRow> DecodeRowLine(const std::string& line) {
     return std::nullopt;
   }
   int64_t root_value = 0;
-  if (!ParseWholeInt64(bytes->second, row.bytes) || !ParseWholeInt64(count->second, row.count) ||
-      !ParseWholeInt64(root->second, root_value) || type->second.empty() || redop->second.empty()) {
+  if (!ParseWhole(bytes->second, row.bytes) || !ParseWhole(count->second, row.count) ||
+      !ParseWhole(root->second, root_value) || type->second.empty() || redop->second.empty()) {
     return std::nullopt;
   }
   if (root_value < -1 || root_value > 1'000'000'000) return std::nullopt;

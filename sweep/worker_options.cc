@@ -2,38 +2,13 @@
 
 #include <arpa/inet.h>
 
-#include <charconv>
-#include <cmath>
 #include <cstdlib>
 #include <limits>
-#include <system_error>
+
+#include "sweep/numbers.h"
 
 namespace clustercert::sweep {
 namespace {
-
-std::string FormatDouble(double value) {
-  char buffer[64];
-  auto [end, ec] = std::to_chars(buffer, buffer + sizeof(buffer), value);
-  if (ec != std::errc()) return "0";
-  return std::string(buffer, end);
-}
-
-template <typename Int>
-bool ParseWhole(const std::string& text, Int& out) {
-  if (text.empty()) return false;
-  const char* first = text.data();
-  const char* last = first + text.size();
-  auto [end, ec] = std::from_chars(first, last, out);
-  return ec == std::errc() && end == last;
-}
-
-bool ParseReal(const std::string& text, double& out) {
-  if (text.empty()) return false;
-  const char* first = text.data();
-  const char* last = first + text.size();
-  auto [end, ec] = std::from_chars(first, last, out);
-  return ec == std::errc() && end == last && std::isfinite(out);
-}
 
 // A value as an error quotes it: printable bytes only and at most 80 of them,
 // since the value may come from a caller on the network.
@@ -155,7 +130,7 @@ std::string ValidateWorkerOptions(const WorkerOptions& options) {
                       "a CUDA ordinal, -1 for the local rank");
   }
   if (!(options.timeout_s > 0 && options.timeout_s <= kMaxTimeoutS)) {
-    return "timeout_s is " + FormatDouble(options.timeout_s) +
+    return "timeout_s is " + ShortestText(options.timeout_s) +
            ": it must be above 0 and at most 86400 seconds (collectives.timeout_s)";
   }
   return "";
@@ -187,7 +162,7 @@ std::vector<std::string> FormatWorkerArgs(const WorkerOptions& options) {
       "--cuda-device",
       std::to_string(options.cuda_device),
       "--timeout-s",
-      FormatDouble(options.timeout_s),
+      ShortestText(options.timeout_s),
   };
   if (!options.sweep.in_place) args.push_back("--no-in-place");
   // Empty strings are the defaults; leaving them out keeps argv free of
@@ -264,7 +239,7 @@ bool ApplyValueFlag(const std::string& flag, const std::string& value, WorkerOpt
                           "a CUDA device ordinal, or -1 for the local rank");
   }
   if (flag == "--timeout-s") {
-    if (!ParseReal(value, options.timeout_s) || options.timeout_s <= 0) {
+    if (!ParseFinite(value, options.timeout_s) || options.timeout_s <= 0) {
       error = "--timeout-s is " + Quoted(value) + ": it must be a number of seconds above 0";
       return false;
     }

@@ -6,7 +6,7 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/string_view.h"
 
-namespace clustercert::checks {
+namespace clustercert::controller::checks {
 
 CheckContext::CheckContext(const plan::Plan& plan, const plan::Node& node,
                            const v1::Inventory& inventory)
@@ -105,4 +105,4 @@ std::string CheckContext::PortNetdev(const RailPort& rail_port) {
   return rail_port.device->parent_netdev();
 }
 
-}  // namespace clustercert::checks
+}  // namespace clustercert::controller::checks

@@ -10,7 +10,7 @@
 #include "controller/checks/finding_builder.h"
 #include "controller/plan/plan.h"
 
-namespace clustercert::checks {
+namespace clustercert::controller::checks {
 
 // One port of a rail that the inventory reports.
 struct RailPort {
@@ -70,4 +70,4 @@ class CheckContext {
   const v1::Inventory& inventory_;
 };
 
-}  // namespace clustercert::checks
+}  // namespace clustercert::controller::checks

@@ -5,7 +5,7 @@
 
 #include "absl/strings/str_cat.h"
 
-namespace clustercert::checks {
+namespace clustercert::controller::checks {
 
 void AppendClockChecks(const CheckContext& context, std::vector<v1::Finding>& findings) {
   FindingBuilder builder = context.Builder("clock.ntp", v1::Finding::error);
@@ -43,4 +43,4 @@ void AppendClockChecks(const CheckContext& context, std::vector<v1::Finding>& fi
       "is invisible until the distributed framework starts producing wrong gradients."));
 }
 
-}  // namespace clustercert::checks
+}  // namespace clustercert::controller::checks

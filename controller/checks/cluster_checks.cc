@@ -5,7 +5,7 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
 
-namespace clustercert::checks {
+namespace clustercert::controller::checks {
 namespace {
 
 v1::Finding Base(const std::string& id, const std::string& node) {
@@ -101,4 +101,4 @@ v1::Finding ClockOffsetFinding(const plan::Plan& plan,
   return finding;
 }
 
-}  // namespace clustercert::checks
+}  // namespace clustercert::controller::checks

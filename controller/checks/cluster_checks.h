@@ -8,7 +8,7 @@
 #include "clustercert/v1/certificate.pb.h"
 #include "controller/plan/plan.h"
 
-namespace clustercert::checks {
+namespace clustercert::controller::checks {
 
 // Checks that need more than one node's inventory, or the controller's own
 // view of a node: reachability and the clock offset between nodes.
@@ -31,4 +31,4 @@ struct NodeClockOffset {
 // skipped for a one-node plan and unknown when fewer than two nodes answered.
 v1::Finding ClockOffsetFinding(const plan::Plan& plan, const std::vector<NodeClockOffset>& samples);
 
-}  // namespace clustercert::checks
+}  // namespace clustercert::controller::checks

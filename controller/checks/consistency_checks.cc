@@ -10,7 +10,7 @@
 #include "absl/strings/string_view.h"
 #include "controller/checks/finding_builder.h"
 
-namespace clustercert::checks {
+namespace clustercert::controller::checks {
 namespace {
 
 // How many holders a message names before it says "and N more".
@@ -351,4 +351,4 @@ v1::NodeVersions NodeVersionsOf(const v1::Inventory& inventory, const plan::Node
   return versions;
 }
 
-}  // namespace clustercert::checks
+}  // namespace clustercert::controller::checks

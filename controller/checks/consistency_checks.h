@@ -7,7 +7,7 @@
 #include "controller/checks/inventory_evaluation.h"
 #include "controller/plan/plan.h"
 
-namespace clustercert::checks {
+namespace clustercert::controller::checks {
 
 // Checks that the nodes run the same software and firmware. A node that runs
 // a different NCCL, GPU driver or NIC firmware from its peers passes every
@@ -36,4 +36,4 @@ std::vector<v1::Finding> EvaluateConsistency(const plan::Plan& plan,
 // "mlx5_0 MT4129 28.39.1002".
 v1::NodeVersions NodeVersionsOf(const v1::Inventory& inventory, const plan::Node& node);
 
-}  // namespace clustercert::checks
+}  // namespace clustercert::controller::checks

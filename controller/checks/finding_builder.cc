@@ -6,7 +6,7 @@
 #include "absl/strings/str_format.h"
 #include "absl/strings/string_view.h"
 
-namespace clustercert::checks {
+namespace clustercert::controller::checks {
 
 MissingFact ExplainMissing(const google::protobuf::RepeatedPtrField<v1::Unknown>& unknowns,
                            std::initializer_list<absl::string_view> fields) {
@@ -117,4 +117,4 @@ v1::Finding FindingBuilder::Skipped(absl::string_view reason) const {
 
 std::string FormatNumber(double value) { return absl::StrFormat("%g", value); }
 
-}  // namespace clustercert::checks
+}  // namespace clustercert::controller::checks

@@ -9,7 +9,7 @@
 #include "clustercert/v1/certificate.pb.h"
 #include "clustercert/v1/inventory.pb.h"
 
-namespace clustercert::checks {
+namespace clustercert::controller::checks {
 
 // Finding.status values, by the names the checks use.
 inline constexpr v1::Finding::Status kPass = v1::Finding::pass;
@@ -93,4 +93,4 @@ class FindingBuilder {
 // Number formatting shared by observed/expected values: 200 -> "200", 2.5 -> "2.5".
 std::string FormatNumber(double value);
 
-}  // namespace clustercert::checks
+}  // namespace clustercert::controller::checks

@@ -8,7 +8,7 @@
 #include "absl/strings/str_replace.h"
 #include "absl/strings/string_view.h"
 
-namespace clustercert::checks {
+namespace clustercert::controller::checks {
 namespace {
 
 constexpr char kModulesRemedy[] =
@@ -213,4 +213,4 @@ void AppendGpuChecks(const CheckContext& context, std::vector<v1::Finding>& find
   findings.push_back(CheckGpuCount(context));
 }
 
-}  // namespace clustercert::checks
+}  // namespace clustercert::controller::checks

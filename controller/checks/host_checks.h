@@ -5,7 +5,7 @@
 #include "clustercert/v1/certificate.pb.h"
 #include "controller/checks/check_context.h"
 
-namespace clustercert::checks {
+namespace clustercert::controller::checks {
 
 // The host software stack, first in the seed's triage order:
 //   stack.modules (error, roce/infiniband): ib_core and ib_uverbs loaded.
@@ -21,4 +21,4 @@ void AppendStackChecks(const CheckContext& context, std::vector<v1::Finding>& fi
 //     equals node.gpus; fewer is an error, more a warning (the plan is stale).
 void AppendGpuChecks(const CheckContext& context, std::vector<v1::Finding>& findings);
 
-}  // namespace clustercert::checks
+}  // namespace clustercert::controller::checks

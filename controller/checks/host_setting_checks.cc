@@ -11,7 +11,7 @@
 #include "absl/strings/str_join.h"
 #include "absl/strings/string_view.h"
 
-namespace clustercert::checks {
+namespace clustercert::controller::checks {
 namespace {
 
 // ACS Control bits (PCIe base spec 7.7.11.3) that redirect peer-to-peer.
@@ -413,4 +413,4 @@ void AppendHostSettingChecks(const CheckContext& context, std::vector<v1::Findin
   AppendLinkTypeChecks(context, findings);
 }
 
-}  // namespace clustercert::checks
+}  // namespace clustercert::controller::checks

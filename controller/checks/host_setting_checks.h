@@ -5,7 +5,7 @@
 #include "clustercert/v1/certificate.pb.h"
 #include "controller/checks/check_context.h"
 
-namespace clustercert::checks {
+namespace clustercert::controller::checks {
 
 // Host settings that break or slow the GPU<->NIC data path while every link
 // and port reads healthy (docs/checks.md).
@@ -31,4 +31,4 @@ namespace clustercert::checks {
 //     redirect is on a GPU<->rail path or the configuration was not read.
 void AppendHostSettingChecks(const CheckContext& context, std::vector<v1::Finding>& findings);
 
-}  // namespace clustercert::checks
+}  // namespace clustercert::controller::checks

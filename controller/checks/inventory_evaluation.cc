@@ -3,7 +3,7 @@
 #include "controller/checks/consistency_checks.h"
 #include "controller/checks/node_checks.h"
 
-namespace clustercert::checks {
+namespace clustercert::controller::checks {
 
 std::vector<v1::Finding> EvaluateInventoryChecks(const plan::Plan& plan,
                                                  const std::vector<NodeEvidence>& nodes) {
@@ -28,4 +28,4 @@ std::vector<v1::Finding> EvaluateInventoryChecks(const plan::Plan& plan,
   return checks;
 }
 
-}  // namespace clustercert::checks
+}  // namespace clustercert::controller::checks

@@ -9,7 +9,7 @@
 #include "controller/checks/cluster_checks.h"
 #include "controller/plan/plan.h"
 
-namespace clustercert::checks {
+namespace clustercert::controller::checks {
 
 // What the connect and inventory phases learnt about one plan node: all the
 // inventory checks need. The run builds it from its live state and
@@ -28,4 +28,4 @@ struct NodeEvidence {
 std::vector<v1::Finding> EvaluateInventoryChecks(const plan::Plan& plan,
                                                  const std::vector<NodeEvidence>& nodes);
 
-}  // namespace clustercert::checks
+}  // namespace clustercert::controller::checks

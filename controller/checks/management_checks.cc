@@ -9,7 +9,7 @@
 #include "absl/strings/str_join.h"
 #include "common/ip_subnet.h"
 
-namespace clustercert::checks {
+namespace clustercert::controller::checks {
 namespace {
 
 // Every netdev that carries the data plane, with what makes it one.
@@ -129,4 +129,4 @@ void AppendManagementChecks(const CheckContext& context, std::vector<v1::Finding
                    "storm over the link that is storming is a mistake made exactly once.")));
 }
 
-}  // namespace clustercert::checks
+}  // namespace clustercert::controller::checks

@@ -5,7 +5,7 @@
 #include "clustercert/v1/certificate.pb.h"
 #include "controller/checks/check_context.h"
 
-namespace clustercert::checks {
+namespace clustercert::controller::checks {
 
 // mgmt.separate (error, every fabric): the netdev carrying the agent's
 // management address is not the netdev of any RDMA port (any device, rail or
@@ -16,4 +16,4 @@ namespace clustercert::checks {
 // subnet. Both skipped when the plan sets expect.management_separate false.
 void AppendManagementChecks(const CheckContext& context, std::vector<v1::Finding>& findings);
 
-}  // namespace clustercert::checks
+}  // namespace clustercert::controller::checks

@@ -7,7 +7,7 @@
 #include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
 
-namespace clustercert::checks {
+namespace clustercert::controller::checks {
 namespace {
 
 std::string NetdevMtuRemedy(const CheckContext& context, const std::string& netdev) {
@@ -137,4 +137,4 @@ void AppendMtuChecks(const CheckContext& context, std::vector<v1::Finding>& find
   }
 }
 
-}  // namespace clustercert::checks
+}  // namespace clustercert::controller::checks

@@ -5,7 +5,7 @@
 #include "clustercert/v1/certificate.pb.h"
 #include "controller/checks/check_context.h"
 
-namespace clustercert::checks {
+namespace clustercert::controller::checks {
 
 // MTU, the seed's first suspect when bandwidth is low. Per rail port:
 //   mtu.netdev (error, roce): the port's netdev MTU >= fabric.min_netdev_mtu.
@@ -15,4 +15,4 @@ namespace clustercert::checks {
 //     fabric.active_mtu.
 void AppendMtuChecks(const CheckContext& context, std::vector<v1::Finding>& findings);
 
-}  // namespace clustercert::checks
+}  // namespace clustercert::controller::checks

@@ -8,7 +8,7 @@
 #include "absl/strings/str_split.h"
 #include "absl/strings/strip.h"
 
-namespace clustercert::checks {
+namespace clustercert::controller::checks {
 namespace {
 
 // NCCL_IB_HCA's device names: "=" (exact) and ":port" suffixes dropped.
@@ -109,4 +109,4 @@ void AppendNcclEnvChecks(const CheckContext& context, std::vector<v1::Finding>& 
       absl::StrCat(builder.subject(), " NCCL ranks run with ", absl::StrJoin(pairs, " "), ".")));
 }
 
-}  // namespace clustercert::checks
+}  // namespace clustercert::controller::checks

@@ -9,7 +9,7 @@
 #include "controller/checks/check_context.h"
 #include "controller/plan/plan.h"
 
-namespace clustercert::checks {
+namespace clustercert::controller::checks {
 
 // The NCCL environment that follows from the plan for one node, so that a
 // hand-written env cannot silently leave a rail out or pick the wrong GID:
@@ -32,4 +32,4 @@ std::map<std::string, std::string> DerivedNcclEnv(const plan::Plan& plan, const 
 // env agrees or leaves them to the derivation.
 void AppendNcclEnvChecks(const CheckContext& context, std::vector<v1::Finding>& findings);
 
-}  // namespace clustercert::checks
+}  // namespace clustercert::controller::checks

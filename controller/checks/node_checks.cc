@@ -19,7 +19,7 @@
 #include "controller/checks/status_text.h"
 #include "controller/checks/topology_checks.h"
 
-namespace clustercert::checks {
+namespace clustercert::controller::checks {
 
 std::vector<v1::Finding> EvaluateNode(const plan::Plan& plan, const plan::Node& node,
                                       const v1::Inventory& inventory) {
@@ -65,4 +65,4 @@ std::string FindingSentence(const v1::Finding& finding) {
   return sentence;
 }
 
-}  // namespace clustercert::checks
+}  // namespace clustercert::controller::checks

@@ -7,7 +7,7 @@
 #include "clustercert/v1/inventory.pb.h"
 #include "controller/plan/plan.h"
 
-namespace clustercert::checks {
+namespace clustercert::controller::checks {
 
 // Evaluates every inventory check of one plan node against that node's
 // inventory and returns every finding, passes and skips included, in the
@@ -31,4 +31,4 @@ int CountBlocking(const std::vector<v1::Finding>& findings);
 // "PASS port.rate: <message>", "SKIP pcie.nic: <message>".
 std::string FindingSentence(const v1::Finding& finding);
 
-}  // namespace clustercert::checks
+}  // namespace clustercert::controller::checks

@@ -5,7 +5,7 @@
 
 #include "absl/strings/str_cat.h"
 
-namespace clustercert::checks {
+namespace clustercert::controller::checks {
 namespace {
 
 // "Gen4 x16", "Gen4", "x16" for the parts that are set.
@@ -115,4 +115,4 @@ void AppendPcieChecks(const CheckContext& context, std::vector<v1::Finding>& fin
   }
 }
 
-}  // namespace clustercert::checks
+}  // namespace clustercert::controller::checks

@@ -5,7 +5,7 @@
 #include "clustercert/v1/certificate.pb.h"
 #include "controller/checks/check_context.h"
 
-namespace clustercert::checks {
+namespace clustercert::controller::checks {
 
 // PCIe link of each rail NIC and each GPU, the seed's fourth suspect (gen and
 // lanes). Both are skipped when the plan sets neither expect.pcie.gen nor width.
@@ -17,4 +17,4 @@ namespace clustercert::checks {
 //     speed when idle, so only a check under load can tell.
 void AppendPcieChecks(const CheckContext& context, std::vector<v1::Finding>& findings);
 
-}  // namespace clustercert::checks
+}  // namespace clustercert::controller::checks

@@ -8,7 +8,7 @@
 #include "absl/strings/str_join.h"
 #include "absl/strings/string_view.h"
 
-namespace clustercert::checks {
+namespace clustercert::controller::checks {
 
 const char kNoSubnetManagerRemedy[] =
     "No subnet manager is running: InfiniBand forwards nothing until an SM assigns LIDs. In a lab "
@@ -280,4 +280,4 @@ void AppendSubnetManagerChecks(const CheckContext& context, std::vector<v1::Find
   }
 }
 
-}  // namespace clustercert::checks
+}  // namespace clustercert::controller::checks

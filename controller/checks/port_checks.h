@@ -5,7 +5,7 @@
 #include "clustercert/v1/certificate.pb.h"
 #include "controller/checks/check_context.h"
 
-namespace clustercert::checks {
+namespace clustercert::controller::checks {
 
 // Rails and the link state of each rail port (roce and infiniband; skipped on
 // an ethernet fabric). Per rail, in plan order:
@@ -25,4 +25,4 @@ void AppendSubnetManagerChecks(const CheckContext& context, std::vector<v1::Find
 // The seed's advice when an InfiniBand port has no subnet manager.
 extern const char kNoSubnetManagerRemedy[];
 
-}  // namespace clustercert::checks
+}  // namespace clustercert::controller::checks

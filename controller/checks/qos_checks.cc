@@ -8,7 +8,7 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
 
-namespace clustercert::checks {
+namespace clustercert::controller::checks {
 namespace {
 
 // What every QoS check of one rail port starts from.
@@ -266,4 +266,4 @@ void AppendQosChecks(const CheckContext& context, std::vector<v1::Finding>& find
   }
 }
 
-}  // namespace clustercert::checks
+}  // namespace clustercert::controller::checks

@@ -5,7 +5,7 @@
 #include "clustercert/v1/certificate.pb.h"
 #include "controller/checks/check_context.h"
 
-namespace clustercert::checks {
+namespace clustercert::controller::checks {
 
 // RoCE QoS on each rail port's netdev (roce only), where the seed says RoCE
 // clusters live or die. The netdev's entry is the Inventory.qos element with
@@ -24,4 +24,4 @@ namespace clustercert::checks {
 // them is skipped with that reason.
 void AppendQosChecks(const CheckContext& context, std::vector<v1::Finding>& findings);
 
-}  // namespace clustercert::checks
+}  // namespace clustercert::controller::checks

@@ -6,7 +6,7 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
 
-namespace clustercert::checks {
+namespace clustercert::controller::checks {
 namespace {
 
 constexpr char kRoceV2[] = "RoCE v2";
@@ -75,4 +75,4 @@ void AppendRoceGidChecks(const CheckContext& context, std::vector<v1::Finding>& 
   }
 }
 
-}  // namespace clustercert::checks
+}  // namespace clustercert::controller::checks

@@ -4,7 +4,7 @@
 
 #include "clustercert/v1/certificate.pb.h"
 
-namespace clustercert::checks {
+namespace clustercert::controller::checks {
 
 // The text of each certificate enum, as the JSON spells it ("pass",
 // "warning", "interrupted", "undersized"): for tables, reports and messages.
@@ -21,4 +21,4 @@ inline const std::string& StatusText(v1::UplinkSizing::Verdict verdict) {
   return v1::UplinkSizing::Verdict_Name(verdict);
 }
 
-}  // namespace clustercert::checks
+}  // namespace clustercert::controller::checks

@@ -7,7 +7,7 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/string_view.h"
 
-namespace clustercert::checks {
+namespace clustercert::controller::checks {
 
 std::optional<int> RelationRank(absl::string_view relation) {
   static constexpr absl::string_view kOrder[] = {"PIX", "PXB", "PHB", "NODE", "SYS"};
@@ -97,4 +97,4 @@ void AppendTopologyChecks(const CheckContext& context, std::vector<v1::Finding>&
   for (const v1::PciFunction* gpu : gpus) findings.push_back(CheckGpu(context, *gpu, rails));
 }
 
-}  // namespace clustercert::checks
+}  // namespace clustercert::controller::checks

@@ -7,7 +7,7 @@
 #include "clustercert/v1/certificate.pb.h"
 #include "controller/checks/check_context.h"
 
-namespace clustercert::checks {
+namespace clustercert::controller::checks {
 
 // topology.gpu_nic (error, roce/infiniband, when the plan lists GPUs and
 // rails), per GPU function: its nearest rail NIC by gpu_nic_paths relation
@@ -18,4 +18,4 @@ void AppendTopologyChecks(const CheckContext& context, std::vector<v1::Finding>&
 // 0 for PIX up to 4 for SYS; nullopt for anything else.
 std::optional<int> RelationRank(absl::string_view relation);
 
-}  // namespace clustercert::checks
+}  // namespace clustercert::controller::checks

@@ -3,7 +3,7 @@
 #include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
 
-namespace clustercert::pairwise {
+namespace clustercert::controller::pairwise {
 namespace {
 
 int RelationRank(const std::string& relation) {
@@ -53,4 +53,4 @@ std::vector<std::string> GpusOnRail(const std::vector<v1::GpuRail>& map, const s
   return gpus;
 }
 
-}  // namespace clustercert::pairwise
+}  // namespace clustercert::controller::pairwise

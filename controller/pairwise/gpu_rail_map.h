@@ -6,7 +6,7 @@
 #include "clustercert/v1/certificate.pb.h"
 #include "clustercert/v1/inventory.pb.h"
 
-namespace clustercert::pairwise {
+namespace clustercert::controller::pairwise {
 
 // Each GPU of a node with the plan rail nearest it (nvidia-smi topo's
 // relation: PIX < PXB < PHB < NODE < SYS, ties to the earlier rail), in GPU
@@ -20,4 +20,4 @@ std::vector<v1::GpuRail> MapGpusToRails(const v1::Inventory& inventory,
 // The tested GPUs of `map` on `rail`, as "cuda:N", in index order.
 std::vector<std::string> GpusOnRail(const std::vector<v1::GpuRail>& map, const std::string& rail);
 
-}  // namespace clustercert::pairwise
+}  // namespace clustercert::controller::pairwise

@@ -14,7 +14,7 @@
 #include "absl/strings/str_join.h"
 #include "controller/checks/finding_builder.h"
 
-namespace clustercert::pairwise {
+namespace clustercert::controller::pairwise {
 namespace {
 
 constexpr char kCheckOrder[] =
@@ -381,4 +381,4 @@ std::vector<v1::Finding> TriageFindings(const std::vector<v1::Finding>& node_inv
   return result;
 }
 
-}  // namespace clustercert::pairwise
+}  // namespace clustercert::controller::pairwise

@@ -6,7 +6,7 @@
 #include "clustercert/v1/certificate.pb.h"
 #include "controller/pairwise/pair_measurement.h"
 
-namespace clustercert::pairwise {
+namespace clustercert::controller::pairwise {
 
 // What the failing pairs have in common.
 //   node "node3", rail "mlx5_1": every pair touching node3 on that rail fails
@@ -49,4 +49,4 @@ std::vector<Suspect> Localise(const std::vector<PairMeasurement>& measurements,
 std::vector<v1::Finding> TriageFindings(const std::vector<v1::Finding>& node_inventory_findings,
                                         const std::string& node);
 
-}  // namespace clustercert::pairwise
+}  // namespace clustercert::controller::pairwise

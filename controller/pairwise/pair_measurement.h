@@ -4,7 +4,7 @@
 
 #include "clustercert/v1/peer.pb.h"
 
-namespace clustercert::pairwise {
+namespace clustercert::controller::pairwise {
 
 // One peer test between two nodes as the pairwise phase ran it: who measured
 // (the client), against whom, on which rail and memory, and what came back.
@@ -22,4 +22,4 @@ struct PairMeasurement {
   double line_rate_gbps = 0;  // the slower end's port rate (or the plan's); 0: unknown
 };
 
-}  // namespace clustercert::pairwise
+}  // namespace clustercert::controller::pairwise

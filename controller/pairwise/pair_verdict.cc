@@ -17,7 +17,7 @@
 #include "common/counter_deltas.h"
 #include "controller/checks/finding_builder.h"
 
-namespace clustercert::pairwise {
+namespace clustercert::controller::pairwise {
 namespace {
 
 // A threshold compared at "exactly 80 %" must not flip on the last bit of a
@@ -501,4 +501,4 @@ v1::Finding JudgeGpuDirect(const PairMeasurement& host, const PairMeasurement& c
   return JudgeCudaBandwidth(cuda, host_gbps, host_text, subject, expected);
 }
 
-}  // namespace clustercert::pairwise
+}  // namespace clustercert::controller::pairwise

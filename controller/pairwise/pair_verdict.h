@@ -4,7 +4,7 @@
 #include "controller/pairwise/pair_measurement.h"
 #include "controller/plan/plan.h"
 
-namespace clustercert::pairwise {
+namespace clustercert::controller::pairwise {
 
 // GPUDirect: cuda-memory bandwidth at or above this fraction of host-memory
 // bandwidth on the same pair passes ("within a few %").
@@ -55,4 +55,4 @@ v1::Finding WithCounterVerdict(const plan::Pairwise& plan, const v1::PairResult&
 //   no usable host baseline, or the two are not the same pair -> unknown
 v1::Finding JudgeGpuDirect(const PairMeasurement& host, const PairMeasurement& cuda);
 
-}  // namespace clustercert::pairwise
+}  // namespace clustercert::controller::pairwise

@@ -6,7 +6,7 @@
 #include "absl/strings/ascii.h"
 #include "absl/strings/str_cat.h"
 
-namespace clustercert::plan {
+namespace clustercert::controller::plan {
 namespace {
 
 constexpr absl::string_view kSuffixes = "KMG";
@@ -81,4 +81,4 @@ absl::StatusOr<int64_t> ParseByteSize(absl::string_view text) {
   return count * multiplier;
 }
 
-}  // namespace clustercert::plan
+}  // namespace clustercert::controller::plan

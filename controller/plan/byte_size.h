@@ -6,7 +6,7 @@
 #include "absl/status/statusor.h"
 #include "absl/strings/string_view.h"
 
-namespace clustercert::plan {
+namespace clustercert::controller::plan {
 
 // Parses a byte count as the plan writes it: a whole number with an optional
 // binary suffix, K = 2^10, M = 2^20, G = 2^30 ("8", "64K", "8M", "8G";
@@ -19,4 +19,4 @@ absl::StatusOr<int64_t> ParseByteSize(absl::string_view text);
 // the next smaller unit ("1536M"), or "" when there is none ("1.3G").
 std::string WholeByteSpelling(absl::string_view text);
 
-}  // namespace clustercert::plan
+}  // namespace clustercert::controller::plan

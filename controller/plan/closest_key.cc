@@ -4,7 +4,7 @@
 
 #include "absl/strings/ascii.h"
 
-namespace clustercert::plan {
+namespace clustercert::controller::plan {
 namespace {
 
 // Edits a typo may plausibly contain: one in a short word, two in a word of
@@ -55,4 +55,4 @@ std::string ClosestKey(absl::string_view typed, const std::vector<std::string>& 
   return best;
 }
 
-}  // namespace clustercert::plan
+}  // namespace clustercert::controller::plan

@@ -5,7 +5,7 @@
 
 #include "absl/strings/string_view.h"
 
-namespace clustercert::plan {
+namespace clustercert::controller::plan {
 
 // The candidate that `typed` most likely misspells, for "did you mean ...?"
 // hints on unknown keys and enum values: the smallest edit distance
@@ -17,4 +17,4 @@ std::string ClosestKey(absl::string_view typed, const std::vector<std::string>& 
 // The optimal-string-alignment distance between `a` and `b`, ignoring case.
 int TypoDistance(absl::string_view a, absl::string_view b);
 
-}  // namespace clustercert::plan
+}  // namespace clustercert::controller::plan

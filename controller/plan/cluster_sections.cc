@@ -8,7 +8,7 @@
 #include "absl/strings/str_cat.h"
 #include "common/host_port.h"
 
-namespace clustercert::plan {
+namespace clustercert::controller::plan {
 namespace {
 
 constexpr absl::string_view kNameRule = "a name of letters, digits, '.', '_' and '-' (e.g. node1)";
@@ -211,4 +211,4 @@ void ParseCertificateSection(MapReader& top, CertificateSettings* certificate) {
   section->Finish();
 }
 
-}  // namespace clustercert::plan
+}  // namespace clustercert::controller::plan

@@ -3,7 +3,7 @@
 #include "controller/plan/map_reader.h"
 #include "controller/plan/plan.h"
 
-namespace clustercert::plan {
+namespace clustercert::controller::plan {
 
 // Parsers for the sections that describe the cluster and how to reach it:
 // fabric, nodes, expect, agents and certificate. Each reads its section from
@@ -17,4 +17,4 @@ void ParseExpectSection(MapReader& top, Expectations* expect);
 void ParseAgentsSection(MapReader& top, AgentSettings* agents);
 void ParseCertificateSection(MapReader& top, CertificateSettings* certificate);
 
-}  // namespace clustercert::plan
+}  // namespace clustercert::controller::plan

@@ -11,7 +11,7 @@
 #include "controller/plan/closest_key.h"
 #include "controller/plan/yaml_scalar.h"
 
-namespace clustercert::plan {
+namespace clustercert::controller::plan {
 namespace {
 
 constexpr absl::string_view kUnquoteHint = "Write it without quotes.";
@@ -227,4 +227,4 @@ std::optional<std::vector<YamlField>> FieldReader::Items(const YamlField& field,
   return items;
 }
 
-}  // namespace clustercert::plan
+}  // namespace clustercert::controller::plan

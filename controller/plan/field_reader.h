@@ -13,7 +13,7 @@
 #include "controller/plan/plan_limits.h"
 #include "controller/plan/yaml_document.h"
 
-namespace clustercert::plan {
+namespace clustercert::controller::plan {
 
 // What every reader of one plan file shares: where errors go and where the
 // positions of the keys that were read are recorded (Plan::locations).
@@ -109,4 +109,4 @@ class FieldReader {
 // "the port is missing" -> "The port is missing."
 std::string Sentence(absl::string_view clause);
 
-}  // namespace clustercert::plan
+}  // namespace clustercert::controller::plan

@@ -9,7 +9,7 @@
 #include "absl/strings/str_join.h"
 #include "controller/plan/closest_key.h"
 
-namespace clustercert::plan {
+namespace clustercert::controller::plan {
 
 MapReader::MapReader(FieldReader* reader, YamlField map) : reader_(reader), map_(std::move(map)) {
   if (!map_.value.IsMap()) return;
@@ -189,4 +189,4 @@ void MapReader::Finish() {
   }
 }
 
-}  // namespace clustercert::plan
+}  // namespace clustercert::controller::plan

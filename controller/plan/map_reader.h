@@ -9,7 +9,7 @@
 #include "absl/time/time.h"
 #include "controller/plan/field_reader.h"
 
-namespace clustercert::plan {
+namespace clustercert::controller::plan {
 
 // Reads one YAML map of the plan (the top level, a section, a node, a
 // target). Every Get/Require/typed call declares its key as allowed, so the
@@ -83,4 +83,4 @@ class MapReader {
   std::vector<std::string> declared_;
 };
 
-}  // namespace clustercert::plan
+}  // namespace clustercert::controller::plan

@@ -1,6 +1,6 @@
 #include "controller/plan/plan.h"
 
-namespace clustercert::plan {
+namespace clustercert::controller::plan {
 
 const char* FabricTypeName(FabricType type) {
   switch (type) {
@@ -14,4 +14,4 @@ const char* FabricTypeName(FabricType type) {
   return "unknown";
 }
 
-}  // namespace clustercert::plan
+}  // namespace clustercert::controller::plan

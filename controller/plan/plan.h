@@ -8,7 +8,7 @@
 
 #include "absl/time/time.h"
 
-namespace clustercert::plan {
+namespace clustercert::controller::plan {
 
 // Where a value came from in the plan file (Plan::path), for
 // "file:line:col: message". No file name here: a plan is one file, and a copy
@@ -210,4 +210,4 @@ struct Plan {
 
 const char* FabricTypeName(FabricType type);  // "roce" | "infiniband" | "ethernet"
 
-}  // namespace clustercert::plan
+}  // namespace clustercert::controller::plan

@@ -7,7 +7,7 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
 
-namespace clustercert::plan {
+namespace clustercert::controller::plan {
 
 PlanErrorList::PlanErrorList(std::string file_name, size_t max_listed)
     : file_name_(std::move(file_name)), max_listed_(std::max<size_t>(max_listed, 1)) {}
@@ -72,4 +72,4 @@ absl::Status PlanErrorList::ToStatus() const {
   return absl::InvalidArgumentError(absl::StrJoin(lines, "\n"));
 }
 
-}  // namespace clustercert::plan
+}  // namespace clustercert::controller::plan

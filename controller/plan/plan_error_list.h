@@ -10,7 +10,7 @@
 #include "absl/strings/string_view.h"
 #include "controller/plan/plan.h"
 
-namespace clustercert::plan {
+namespace clustercert::controller::plan {
 
 // Collects every mistake found in one plan file so that a single run of the
 // parser reports them all. Each error becomes a "file:line:col: message"
@@ -65,4 +65,4 @@ class PlanErrorList {
   absl::flat_hash_map<std::string, bool> covered_;
 };
 
-}  // namespace clustercert::plan
+}  // namespace clustercert::controller::plan

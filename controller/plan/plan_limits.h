@@ -4,7 +4,7 @@
 
 #include "controller/plan/yaml_document.h"
 
-namespace clustercert::plan {
+namespace clustercert::controller::plan {
 
 // What one plan file may cost to check (docs/plan.md, "Limits"). Each bound
 // is far above a real cluster's plan and keeps a hostile or mistaken file
@@ -17,4 +17,4 @@ struct PlanLimits {
   YamlLimits yaml;               // values after alias expansion, keys in one map
 };
 
-}  // namespace clustercert::plan
+}  // namespace clustercert::controller::plan

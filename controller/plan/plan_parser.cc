@@ -21,7 +21,7 @@
 #include "controller/plan/yaml_document.h"
 #include "controller/plan/yaml_scalar.h"
 
-namespace clustercert::plan {
+namespace clustercert::controller::plan {
 namespace {
 
 constexpr absl::string_view kTopLevelRule =
@@ -140,4 +140,4 @@ absl::StatusOr<Plan> LoadPlan(const std::string& path, const PlanLimits& limits)
   return ParsePlan(bytes, path, limits);
 }
 
-}  // namespace clustercert::plan
+}  // namespace clustercert::controller::plan

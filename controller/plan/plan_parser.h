@@ -7,7 +7,7 @@
 #include "controller/plan/plan.h"
 #include "controller/plan/plan_limits.h"
 
-namespace clustercert::plan {
+namespace clustercert::controller::plan {
 
 // Parses a plan (docs/plan.md is the reference for every key). Every mistake
 // in the file is collected: the result is either a Plan with no error, or an
@@ -29,4 +29,4 @@ absl::StatusOr<Plan> ParsePlan(absl::string_view yaml_text, absl::string_view fi
 // A file over limits.max_bytes is refused without being read in full.
 absl::StatusOr<Plan> LoadPlan(const std::string& path, const PlanLimits& limits = PlanLimits());
 
-}  // namespace clustercert::plan
+}  // namespace clustercert::controller::plan

@@ -14,7 +14,7 @@
 #include "common/host_port.h"
 #include "controller/plan/closest_key.h"
 
-namespace clustercert::plan {
+namespace clustercert::controller::plan {
 namespace {
 
 std::string NodePath(size_t index) { return absl::StrCat("nodes[", index, "]"); }
@@ -348,4 +348,4 @@ void ValidatePlan(const Plan& plan, PlanErrorList* errors) {
   CheckUplink(plan, errors);
 }
 
-}  // namespace clustercert::plan
+}  // namespace clustercert::controller::plan

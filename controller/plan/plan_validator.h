@@ -3,7 +3,7 @@
 #include "controller/plan/plan.h"
 #include "controller/plan/plan_error_list.h"
 
-namespace clustercert::plan {
+namespace clustercert::controller::plan {
 
 // Checks the rules that tie one section of a parsed plan to another: unique
 // node names and agents, rails wherever the fabric is RDMA, GPUs wherever the
@@ -13,4 +13,4 @@ namespace clustercert::plan {
 // `errors`, so one mistake yields one message.
 void ValidatePlan(const Plan& plan, PlanErrorList* errors);
 
-}  // namespace clustercert::plan
+}  // namespace clustercert::controller::plan

@@ -15,7 +15,7 @@
 #include "common/worker_env.h"
 #include "sweep/worker_options.h"
 
-namespace clustercert::plan {
+namespace clustercert::controller::plan {
 namespace {
 
 constexpr absl::string_view kSizeRule =
@@ -499,4 +499,4 @@ void ParseUplinkSection(MapReader& top, Uplink* uplink) {
   section->Finish();
 }
 
-}  // namespace clustercert::plan
+}  // namespace clustercert::controller::plan

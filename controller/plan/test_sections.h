@@ -3,7 +3,7 @@
 #include "controller/plan/map_reader.h"
 #include "controller/plan/plan.h"
 
-namespace clustercert::plan {
+namespace clustercert::controller::plan {
 
 // Parsers for the sections that choose the measurements: pairwise,
 // collectives and uplink. A section that is present (even empty) enables its
@@ -15,4 +15,4 @@ void ParsePairwiseSection(MapReader& top, Pairwise* pairwise);
 void ParseCollectivesSection(MapReader& top, Collectives* collectives);
 void ParseUplinkSection(MapReader& top, Uplink* uplink);
 
-}  // namespace clustercert::plan
+}  // namespace clustercert::controller::plan

@@ -7,7 +7,7 @@
 
 #include "absl/strings/str_cat.h"
 
-namespace clustercert::plan {
+namespace clustercert::controller::plan {
 namespace {
 
 const std::string& EmptyText() {
@@ -244,4 +244,4 @@ YamlEntry YamlNode::MapEntry(size_t i) const {
                    YamlNode(document_, document_->children_[at + 1])};
 }
 
-}  // namespace clustercert::plan
+}  // namespace clustercert::controller::plan

@@ -9,7 +9,7 @@
 #include "absl/status/statusor.h"
 #include "absl/strings/string_view.h"
 
-namespace clustercert::plan {
+namespace clustercert::controller::plan {
 
 // A position in the plan file, 0-based (as the YAML parser reports it).
 struct YamlMark {
@@ -141,4 +141,4 @@ class YamlDocument {
   std::vector<YamlNode> documents_;
 };
 
-}  // namespace clustercert::plan
+}  // namespace clustercert::controller::plan

@@ -6,7 +6,7 @@
 #include "absl/strings/ascii.h"
 #include "absl/strings/str_cat.h"
 
-namespace clustercert::plan {
+namespace clustercert::controller::plan {
 namespace {
 
 constexpr size_t kMaxShownLength = 60;
@@ -96,4 +96,4 @@ std::string DescribeValue(const YamlNode& node) {
   return Quote(text);
 }
 
-}  // namespace clustercert::plan
+}  // namespace clustercert::controller::plan

@@ -7,7 +7,7 @@
 #include "absl/strings/string_view.h"
 #include "controller/plan/yaml_document.h"
 
-namespace clustercert::plan {
+namespace clustercert::controller::plan {
 
 // Plain-text views of YAML scalars, with the plan's typing rules: numbers and
 // booleans must be written plain (unquoted); "200" in quotes is a string.
@@ -31,4 +31,4 @@ std::optional<bool> ParseBoolText(absl::string_view text);
 // "a map", "an empty map", "a list" or "an empty list"; long text is cut.
 std::string DescribeValue(const YamlNode& node);
 
-}  // namespace clustercert::plan
+}  // namespace clustercert::controller::plan

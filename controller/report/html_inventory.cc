@@ -10,7 +10,7 @@
 #include "controller/report/html_parts.h"
 #include "controller/report/report_text.h"
 
-namespace clustercert::report {
+namespace clustercert::controller::report {
 namespace {
 
 template <typename T>
@@ -285,4 +285,4 @@ std::string NodeInventoryHtml(const v1::NodeResult& node) {
   return out;
 }
 
-}  // namespace clustercert::report
+}  // namespace clustercert::controller::report

@@ -4,7 +4,7 @@
 
 #include "clustercert/v1/certificate.pb.h"
 
-namespace clustercert::report {
+namespace clustercert::controller::report {
 
 // The per-node part of the HTML report: reachability, the software stack and
 // clock, then one compact table each for RDMA ports, netdevs, PCIe links,
@@ -12,4 +12,4 @@ namespace clustercert::report {
 // with its reason. A node without an inventory says why.
 std::string NodeInventoryHtml(const v1::NodeResult& node);
 
-}  // namespace clustercert::report
+}  // namespace clustercert::controller::report

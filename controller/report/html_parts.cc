@@ -6,7 +6,7 @@
 #include "absl/strings/str_cat.h"
 #include "controller/report/report_text.h"
 
-namespace clustercert::report {
+namespace clustercert::controller::report {
 
 HtmlCell Text(absl::string_view text, absl::string_view css_class) {
   return {HtmlEscape(text), std::string(css_class)};
@@ -76,4 +76,4 @@ std::string Anchor(absl::string_view text) {
   return out;
 }
 
-}  // namespace clustercert::report
+}  // namespace clustercert::controller::report

@@ -6,7 +6,7 @@
 #include "absl/strings/string_view.h"
 #include "clustercert/v1/certificate.pb.h"
 
-namespace clustercert::report {
+namespace clustercert::controller::report {
 
 // Small builders for the HTML report's markup. Text goes in through Text()
 // and is always escaped; Html() is only for markup these builders made.
@@ -41,4 +41,4 @@ std::string FindingBadge(v1::Finding::Status status, v1::Finding::Severity sever
 // replaced by '-'.
 std::string Anchor(absl::string_view text);
 
-}  // namespace clustercert::report
+}  // namespace clustercert::controller::report

@@ -17,7 +17,7 @@
 #include "controller/report/report_text.h"
 #include "controller/report/svg_charts.h"
 
-namespace clustercert::report {
+namespace clustercert::controller::report {
 namespace {
 
 bool Certified(const v1::Certificate& c) { return c.verdict() == "certified"; }
@@ -539,4 +539,4 @@ std::string RenderHtmlReport(const v1::Certificate& c) {
   return out;
 }
 
-}  // namespace clustercert::report
+}  // namespace clustercert::controller::report

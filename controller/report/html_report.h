@@ -4,7 +4,7 @@
 
 #include "clustercert/v1/certificate.pb.h"
 
-namespace clustercert::report {
+namespace clustercert::controller::report {
 
 // The certificate as one self-contained HTML5 page for people: the verdict
 // and why, the run's provenance (plan, times, tool, signature, baseline), the
@@ -16,4 +16,4 @@ namespace clustercert::report {
 // an air-gapped host. Every text from the certificate is HTML-escaped.
 std::string RenderHtmlReport(const v1::Certificate& certificate);
 
-}  // namespace clustercert::report
+}  // namespace clustercert::controller::report

@@ -1,6 +1,6 @@
 #include "controller/report/html_style.h"
 
-namespace clustercert::report {
+namespace clustercert::controller::report {
 
 // One CSS string literal, not logic: its length is the style sheet's, not a function's.
 const char* ReportStyleSheet() {
@@ -86,4 +86,4 @@ footer { margin-top: 40px; color: var(--muted); font-size: 12px; }
 )css";
 }
 
-}  // namespace clustercert::report
+}  // namespace clustercert::controller::report

@@ -12,7 +12,7 @@
 #include "controller/report/html_parts.h"
 #include "controller/report/report_text.h"
 
-namespace clustercert::report {
+namespace clustercert::controller::report {
 namespace {
 
 std::string Gbps(double value) { return absl::StrCat(FormatNumber(value), " Gb/s"); }
@@ -140,4 +140,4 @@ std::string UplinkSectionHtml(const v1::Certificate& c) {
   return out;
 }
 
-}  // namespace clustercert::report
+}  // namespace clustercert::controller::report

@@ -4,7 +4,7 @@
 
 #include "clustercert/v1/certificate.pb.h"
 
-namespace clustercert::report {
+namespace clustercert::controller::report {
 
 // The report's uplink section: the sizing against the workload (the
 // arithmetic, verdict, headroom, checkpoint time, the seed's advice), one
@@ -13,4 +13,4 @@ namespace clustercert::report {
 // with the findings that judge them. "No uplink phase ran" when absent.
 std::string UplinkSectionHtml(const v1::Certificate& certificate);
 
-}  // namespace clustercert::report
+}  // namespace clustercert::controller::report

@@ -14,7 +14,7 @@
 #include "controller/report/pair_matrices.h"
 #include "controller/report/report_text.h"
 
-namespace clustercert::report {
+namespace clustercert::controller::report {
 namespace {
 
 enum class Outcome { kPass, kFailure, kError, kSkipped };
@@ -341,4 +341,4 @@ std::string RenderJunitReport(const v1::Certificate& certificate) {
                       CountAttributes(total), ">\n", body, "</testsuites>\n");
 }
 
-}  // namespace clustercert::report
+}  // namespace clustercert::controller::report

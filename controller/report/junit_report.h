@@ -4,7 +4,7 @@
 
 #include "clustercert/v1/certificate.pb.h"
 
-namespace clustercert::report {
+namespace clustercert::controller::report {
 
 // The certificate as JUnit XML for CI dashboards. One <testsuite> per area —
 // the phases themselves, connect, inventory, pairwise, collectives (and any
@@ -20,4 +20,4 @@ namespace clustercert::report {
 // bandwidth tests' own, where the certificate has them.
 std::string RenderJunitReport(const v1::Certificate& certificate);
 
-}  // namespace clustercert::report
+}  // namespace clustercert::controller::report

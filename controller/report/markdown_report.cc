@@ -14,7 +14,7 @@
 #include "controller/report/pair_matrices.h"
 #include "controller/report/report_text.h"
 
-namespace clustercert::report {
+namespace clustercert::controller::report {
 namespace {
 
 constexpr char kCross[] = "\xE2\x9C\x97";  // ✗
@@ -287,4 +287,4 @@ std::string RenderMarkdownReport(const v1::Certificate& c) {
   return out;
 }
 
-}  // namespace clustercert::report
+}  // namespace clustercert::controller::report

@@ -4,7 +4,7 @@
 
 #include "clustercert/v1/certificate.pb.h"
 
-namespace clustercert::report {
+namespace clustercert::controller::report {
 
 // The certificate as Markdown for a ticket: the verdict and its reasons, the
 // failing and unknown findings with their remedies, one table per pair
@@ -14,4 +14,4 @@ namespace clustercert::report {
 // or break a table.
 std::string RenderMarkdownReport(const v1::Certificate& certificate);
 
-}  // namespace clustercert::report
+}  // namespace clustercert::controller::report

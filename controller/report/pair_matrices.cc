@@ -10,7 +10,7 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/string_view.h"
 
-namespace clustercert::report {
+namespace clustercert::controller::report {
 namespace {
 
 // The number that starts at `pos` (after blanks), or nullopt.
@@ -193,4 +193,4 @@ std::vector<const v1::PairResult*> Retests(const v1::Certificate& certificate) {
   return out;
 }
 
-}  // namespace clustercert::report
+}  // namespace clustercert::controller::report

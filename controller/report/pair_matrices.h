@@ -8,7 +8,7 @@
 
 #include "clustercert/v1/certificate.pb.h"
 
-namespace clustercert::report {
+namespace clustercert::controller::report {
 
 // The pairwise cells of a certificate arranged the way every report shows
 // them, and what each cell is judged against, worked out once for the HTML
@@ -67,4 +67,4 @@ std::vector<PairMatrix> GroupPairMatrices(const v1::Certificate& certificate);
 // The retest cells, in certificate order.
 std::vector<const v1::PairResult*> Retests(const v1::Certificate& certificate);
 
-}  // namespace clustercert::report
+}  // namespace clustercert::controller::report

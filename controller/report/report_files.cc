@@ -11,7 +11,7 @@
 #include "controller/report/junit_report.h"
 #include "controller/report/markdown_report.h"
 
-namespace clustercert::report {
+namespace clustercert::controller::report {
 namespace {
 
 absl::Status WriteAtomically(const std::filesystem::path& path, const std::string& text) {
@@ -74,4 +74,4 @@ absl::StatusOr<std::vector<std::string>> WriteReports(const v1::Certificate& cer
   return paths;
 }
 
-}  // namespace clustercert::report
+}  // namespace clustercert::controller::report

@@ -6,7 +6,7 @@
 #include "absl/status/statusor.h"
 #include "clustercert/v1/certificate.pb.h"
 
-namespace clustercert::report {
+namespace clustercert::controller::report {
 
 // The file names WriteReports uses, in the order it returns them.
 inline constexpr char kHtmlReportName[] = "report.html";
@@ -21,4 +21,4 @@ inline constexpr char kJunitReportName[] = "junit.xml";
 absl::StatusOr<std::vector<std::string>> WriteReports(const v1::Certificate& certificate,
                                                       const std::string& dir);
 
-}  // namespace clustercert::report
+}  // namespace clustercert::controller::report

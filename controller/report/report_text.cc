@@ -7,7 +7,7 @@
 #include "absl/time/time.h"
 #include "controller/certificate/result_keys.h"
 
-namespace clustercert::report {
+namespace clustercert::controller::report {
 
 std::string FormatNumber(double value) {
   if (value == 0 || !std::isfinite(value)) return value == 0 ? "0" : absl::StrCat(value);
@@ -92,4 +92,4 @@ int TriageRank(const v1::Finding& finding) {
   return rank + (finding.severity() == v1::Finding::warning ? 1 : 0);
 }
 
-}  // namespace clustercert::report
+}  // namespace clustercert::controller::report

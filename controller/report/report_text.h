@@ -7,7 +7,7 @@
 #include "clustercert/v1/certificate.pb.h"
 #include "common/text_escape.h"
 
-namespace clustercert::report {
+namespace clustercert::controller::report {
 
 // Number, size and age formats every report uses, so a value reads the same
 // in the HTML, Markdown and JUnit reports. Escaping for each of them lives in
@@ -48,4 +48,4 @@ int64_t MillisBetween(const std::string& from, const std::string& to);
 // before warnings within a status.
 int TriageRank(const v1::Finding& finding);
 
-}  // namespace clustercert::report
+}  // namespace clustercert::controller::report

@@ -9,7 +9,7 @@
 #include "controller/checks/status_text.h"
 #include "controller/report/report_text.h"
 
-namespace clustercert::report {
+namespace clustercert::controller::report {
 namespace {
 
 // Rough width of one character of the 12px sans-serif labels, for layout.
@@ -431,4 +431,4 @@ std::string BusbwChartSvg(const v1::CollectiveSweep& sweep) {
   return BusbwChart(sweep, std::move(rows)).Render();
 }
 
-}  // namespace clustercert::report
+}  // namespace clustercert::controller::report

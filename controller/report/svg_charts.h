@@ -5,7 +5,7 @@
 #include "clustercert/v1/certificate.pb.h"
 #include "controller/report/pair_matrices.h"
 
-namespace clustercert::report {
+namespace clustercert::controller::report {
 
 // Inline SVG for the HTML report: a heatmap per pair matrix and a busbw
 // line chart per collective sweep. No xmlns, fonts or links: the SVG lives
@@ -40,4 +40,4 @@ std::string HeatmapSvg(const PairMatrix& matrix, const v1::Certificate& certific
 // has no rows.
 std::string BusbwChartSvg(const v1::CollectiveSweep& sweep);
 
-}  // namespace clustercert::report
+}  // namespace clustercert::controller::report

@@ -6,7 +6,7 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
 
-namespace clustercert::uplink {
+namespace clustercert::controller::uplink {
 namespace {
 
 struct Profile {
@@ -177,4 +177,4 @@ double NodeNeedGbps(const plan::Plan& plan, const v1::UplinkSizing& sizing,
   return 0;
 }
 
-}  // namespace clustercert::uplink
+}  // namespace clustercert::controller::uplink

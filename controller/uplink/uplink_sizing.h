@@ -3,7 +3,7 @@
 #include "clustercert/v1/certificate.pb.h"
 #include "controller/plan/plan.h"
 
-namespace clustercert::uplink {
+namespace clustercert::controller::uplink {
 
 // The seed's uplink arithmetic: the uplink must match the dataset read rate,
 // not the fabric. Required ingest = GPUs x per-GPU read rate (or a profile's
@@ -29,4 +29,4 @@ double NodeNeedGbps(const plan::Plan& plan, const v1::UplinkSizing& sizing, cons
 // Seconds to move `gbytes` at `gbps` (GB x 8 / Gb/s); 0 when gbps is 0.
 double TransferSeconds(double gbytes, double gbps);
 
-}  // namespace clustercert::uplink
+}  // namespace clustercert::controller::uplink

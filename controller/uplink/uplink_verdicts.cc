@@ -10,7 +10,7 @@
 #include "absl/strings/str_join.h"
 #include "controller/checks/finding_builder.h"
 
-namespace clustercert::uplink {
+namespace clustercert::controller::uplink {
 namespace {
 
 using checks::FindingBuilder;
@@ -165,4 +165,4 @@ std::vector<v1::Finding> JudgeUplink(const v1::Uplink& uplink) {
   return findings;
 }
 
-}  // namespace clustercert::uplink
+}  // namespace clustercert::controller::uplink

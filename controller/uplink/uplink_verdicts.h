@@ -6,7 +6,7 @@
 #include "clustercert/v1/certificate.pb.h"
 #include "controller/plan/plan.h"
 
-namespace clustercert::uplink {
+namespace clustercert::controller::uplink {
 
 // "0.185 Gb/s": three significant digits, as uplink figures are printed.
 std::string GbpsText(double gbps);
@@ -27,4 +27,4 @@ std::vector<v1::Finding> ThroughputFindings(const v1::Uplink& uplink);
 // Used by the run and by verify's recomputation alike.
 std::vector<v1::Finding> JudgeUplink(const v1::Uplink& uplink);
 
-}  // namespace clustercert::uplink
+}  // namespace clustercert::controller::uplink

@@ -104,14 +104,13 @@ std::vector<TestItem> CellsOnRail(const std::vector<TestItem>& items,
 
 }  // namespace
 
-absl::StatusOr<std::vector<schedule::Round>> ScheduleRounds(const plan::Plan& plan,
-                                                            const std::vector<NodeState>& nodes,
-                                                            const RerunScope* rerun) {
-  auto rounds = schedule::BuildSchedule(plan);
+absl::StatusOr<std::vector<pairwise::schedule::Round>> ScheduleRounds(
+    const plan::Plan& plan, const std::vector<NodeState>& nodes, const RerunScope* rerun) {
+  auto rounds = pairwise::schedule::BuildSchedule(plan);
   if (!rounds.ok() || rerun == nullptr) return rounds;
-  std::vector<schedule::Round> kept;
+  std::vector<pairwise::schedule::Round> kept;
   for (auto& round : *rounds) {
-    std::vector<schedule::PairTest> tests;
+    std::vector<pairwise::schedule::PairTest> tests;
     for (const auto& test : round.tests) {
       if (rerun->Measures(nodes[test.client].node.name) ||
           rerun->Measures(nodes[test.server].node.name)) {

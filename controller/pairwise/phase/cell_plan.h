@@ -44,9 +44,8 @@ std::string MemoryFor(const Side& side, const TestItem& item, const std::string&
 
 // The schedule's rounds; in a partial re-certification only the cells with a
 // re-measured node at either end.
-absl::StatusOr<std::vector<schedule::Round>> ScheduleRounds(const plan::Plan& plan,
-                                                            const std::vector<NodeState>& nodes,
-                                                            const RerunScope* rerun);
+absl::StatusOr<std::vector<pairwise::schedule::Round>> ScheduleRounds(
+    const plan::Plan& plan, const std::vector<NodeState>& nodes, const RerunScope* rerun);
 
 // A partial re-certification keeps the baseline's cells between nodes it
 // does not measure again, marked carried; appended to `pairs`.

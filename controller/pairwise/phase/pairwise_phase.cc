@@ -24,10 +24,10 @@ std::string CellLine(const v1::PairResult& pair) {
 }
 
 // One chain per pair of the round, its cells on the pair's rail.
-std::vector<CellChain> RoundChains(const schedule::Round& round, const CellPlanner& cells,
+std::vector<CellChain> RoundChains(const pairwise::schedule::Round& round, const CellPlanner& cells,
                                    int round_number, const std::string& label) {
   std::vector<CellChain> chains;
-  for (const schedule::PairTest& test : round.tests) {
+  for (const pairwise::schedule::PairTest& test : round.tests) {
     CellJob job;
     job.client = cells.SideOf(test.client, test.rail);
     job.server = cells.SideOf(test.server, test.rail);
@@ -47,7 +47,7 @@ std::vector<CellChain> RoundChains(const schedule::Round& round, const CellPlann
 // Runs the rounds in order, the pairs of a round side by side, until done
 // or stopped; appends the cells to `pairs`. Each round's cells are planned
 // just before it runs, so a large cluster's matrix is never held as jobs.
-void RunRounds(const std::vector<schedule::Round>& rounds, const CellPlanner& cells,
+void RunRounds(const std::vector<pairwise::schedule::Round>& rounds, const CellPlanner& cells,
                const plan::Plan& plan, Progress& progress, const std::function<bool()>& stopping,
                std::vector<v1::PairResult>& pairs) {
   int total_cells = 0;

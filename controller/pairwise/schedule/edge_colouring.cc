@@ -8,7 +8,7 @@
 #include "absl/status/status.h"
 #include "absl/strings/str_cat.h"
 
-namespace clustercert::schedule {
+namespace clustercert::controller::pairwise::schedule {
 namespace {
 
 // A proper partial edge colouring with a fixed palette: for every node and
@@ -203,4 +203,4 @@ absl::StatusOr<std::vector<PairRound>> ColourEdges(int nodes,
   return rounds;
 }
 
-}  // namespace clustercert::schedule
+}  // namespace clustercert::controller::pairwise::schedule

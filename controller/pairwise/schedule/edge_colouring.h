@@ -5,7 +5,7 @@
 
 #include "absl/status/statusor.h"
 
-namespace clustercert::schedule {
+namespace clustercert::controller::pairwise::schedule {
 
 // Node pairs that can be tested at the same time: no node appears twice.
 using PairRound = std::vector<std::pair<int, int>>;
@@ -24,4 +24,4 @@ using PairRound = std::vector<std::pair<int, int>>;
 absl::StatusOr<std::vector<PairRound>> ColourEdges(int nodes,
                                                    const std::vector<std::pair<int, int>>& edges);
 
-}  // namespace clustercert::schedule
+}  // namespace clustercert::controller::pairwise::schedule

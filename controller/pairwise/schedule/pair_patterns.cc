@@ -8,7 +8,7 @@
 #include "absl/status/status.h"
 #include "absl/strings/str_cat.h"
 
-namespace clustercert::schedule {
+namespace clustercert::controller::pairwise::schedule {
 namespace {
 
 absl::Status CheckNodes(int nodes) {
@@ -99,4 +99,4 @@ absl::StatusOr<std::vector<PairRound>> KBatchRounds(int nodes, int k) {
   return ColourEdges(nodes, pairs);
 }
 
-}  // namespace clustercert::schedule
+}  // namespace clustercert::controller::pairwise::schedule

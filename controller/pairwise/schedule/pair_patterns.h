@@ -6,7 +6,7 @@
 #include "absl/status/statusor.h"
 #include "controller/pairwise/schedule/edge_colouring.h"
 
-namespace clustercert::schedule {
+namespace clustercert::controller::pairwise::schedule {
 
 // The node-level building blocks of the pairwise schedule: which unordered
 // node pairs a pattern tests, grouped into rounds in which no node appears
@@ -38,4 +38,4 @@ absl::StatusOr<std::vector<std::pair<int, int>>> KBatchPairs(int nodes, int k);
 // 2k-regular circulant, in at most 2k+1 rounds (ColourEdges).
 absl::StatusOr<std::vector<PairRound>> KBatchRounds(int nodes, int k);
 
-}  // namespace clustercert::schedule
+}  // namespace clustercert::controller::pairwise::schedule

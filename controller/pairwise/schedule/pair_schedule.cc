@@ -10,7 +10,7 @@
 #include "absl/strings/str_join.h"
 #include "controller/pairwise/schedule/pair_patterns.h"
 
-namespace clustercert::schedule {
+namespace clustercert::controller::pairwise::schedule {
 namespace {
 
 absl::StatusOr<std::vector<PairRound>> NodeRounds(int nodes, plan::PairwisePattern pattern, int k) {
@@ -153,4 +153,4 @@ std::string DescribeSchedule(const plan::Plan& plan, const std::vector<Round>& r
 
 std::string DescribeSchedule(const std::vector<Round>& rounds) { return Describe(rounds, nullptr); }
 
-}  // namespace clustercert::schedule
+}  // namespace clustercert::controller::pairwise::schedule

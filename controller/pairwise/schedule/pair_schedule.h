@@ -6,7 +6,7 @@
 #include "absl/status/statusor.h"
 #include "controller/plan/plan.h"
 
-namespace clustercert::schedule {
+namespace clustercert::controller::pairwise::schedule {
 
 // One point-to-point test: `client` drives traffic to `server` (node indices
 // into plan.nodes) over rail `rail`. Rails pair by position — rail i of the
@@ -63,4 +63,4 @@ absl::StatusOr<std::vector<Round>> BuildSchedule(int nodes, plan::PairwisePatter
 std::string DescribeSchedule(const plan::Plan& plan, const std::vector<Round>& rounds);
 std::string DescribeSchedule(const std::vector<Round>& rounds);
 
-}  // namespace clustercert::schedule
+}  // namespace clustercert::controller::pairwise::schedule

@@ -9,7 +9,7 @@
 #include "controller/plan/plan_parser.h"
 #include "controller/uplink/uplink_verdicts.h"
 
-namespace clustercert::uplink {
+namespace clustercert::controller::uplink {
 namespace {
 
 using ::testing::HasSubstr;
@@ -188,4 +188,4 @@ TEST(UplinkVerdictsTest, AnOutageFailsWithItsReason) {
 }
 
 }  // namespace
-}  // namespace clustercert::uplink
+}  // namespace clustercert::controller::uplink

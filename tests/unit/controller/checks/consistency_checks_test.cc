@@ -10,7 +10,7 @@
 #include "gtest/gtest.h"
 #include "tests/unit/controller/checks/test_inventories.h"
 
-namespace clustercert::checks {
+namespace clustercert::controller::checks {
 namespace {
 
 using ::testing::ElementsAre;
@@ -305,4 +305,4 @@ TEST(NodeVersionsOfTest, ListsThePlansRailsAndTheVersions) {
 }
 
 }  // namespace
-}  // namespace clustercert::checks
+}  // namespace clustercert::controller::checks

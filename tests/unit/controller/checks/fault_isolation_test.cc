@@ -8,7 +8,7 @@
 #include "gtest/gtest.h"
 #include "tests/unit/controller/checks/test_inventories.h"
 
-namespace clustercert::checks {
+namespace clustercert::controller::checks {
 namespace {
 
 using ::testing::ElementsAre;
@@ -204,4 +204,4 @@ TEST(InfinibandFaultTest, SmallActiveMtuPointsAtOpensmPartitions) {
 }
 
 }  // namespace
-}  // namespace clustercert::checks
+}  // namespace clustercert::controller::checks

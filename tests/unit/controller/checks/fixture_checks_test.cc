@@ -13,7 +13,7 @@
 #include "tests/unit/controller/checks/fixture_collection.h"
 #include "tests/unit/controller/checks/test_inventories.h"
 
-namespace clustercert::checks {
+namespace clustercert::controller::checks {
 namespace {
 
 using agent::inventory::InventoryProbes;
@@ -107,9 +107,9 @@ TEST(FixtureChecksTest, RxeVmAsARoceNodeShowsTheLabsRealLimits) {
 }
 
 }  // namespace
-}  // namespace clustercert::checks
+}  // namespace clustercert::controller::checks
 
-namespace clustercert::checks {
+namespace clustercert::controller::checks {
 namespace {
 
 plan::Plan EthernetPlanWithDataIp(const std::string& data_ip) {
@@ -152,4 +152,4 @@ TEST(DataNetdevTest, DataIpFoundChecksThatNetdevsMtu) {
 }
 
 }  // namespace
-}  // namespace clustercert::checks
+}  // namespace clustercert::controller::checks

@@ -8,7 +8,7 @@
 #include "common/sysfs_view.h"
 #include "gtest/gtest.h"
 
-namespace clustercert::checks::testing {
+namespace clustercert::controller::checks::testing {
 namespace {
 
 class SyncedClock final : public agent::inventory::ClockSource {
@@ -70,4 +70,4 @@ v1::Inventory CollectFixtureHost(const std::string& root, const std::string& man
   return collected.ok() ? *collected : v1::Inventory();
 }
 
-}  // namespace clustercert::checks::testing
+}  // namespace clustercert::controller::checks::testing

@@ -4,7 +4,7 @@
 
 #include "clustercert/v1/inventory.pb.h"
 
-namespace clustercert::checks::testing {
+namespace clustercert::controller::checks::testing {
 
 // The inventory the real InventoryCollector reads from the fixture host tree
 // at `root` (absolute, or a name under tests/fixtures/sysfs/), with fakes
@@ -14,4 +14,4 @@ namespace clustercert::checks::testing {
 v1::Inventory CollectFixtureHost(const std::string& root,
                                  const std::string& management_ip = "192.168.100.11");
 
-}  // namespace clustercert::checks::testing
+}  // namespace clustercert::controller::checks::testing

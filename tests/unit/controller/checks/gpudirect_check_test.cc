@@ -10,7 +10,7 @@
 #include "gtest/gtest.h"
 #include "tests/unit/controller/checks/test_inventories.h"
 
-namespace clustercert::checks {
+namespace clustercert::controller::checks {
 namespace {
 
 using testing::Get;
@@ -112,4 +112,4 @@ TEST(GpudirectCheckTest, OldInventoryTextUnchanged) {
 }
 
 }  // namespace
-}  // namespace clustercert::checks
+}  // namespace clustercert::controller::checks

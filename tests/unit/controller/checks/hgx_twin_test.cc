@@ -24,7 +24,7 @@
 #include "gtest/gtest.h"
 #include "tests/unit/controller/checks/fixture_collection.h"
 
-namespace clustercert::checks {
+namespace clustercert::controller::checks {
 namespace {
 
 namespace fs = std::filesystem;
@@ -403,4 +403,4 @@ TEST_F(HgxTwinTest, TruncatedCapturesAreUnknownsNotPasses) {
 }
 
 }  // namespace
-}  // namespace clustercert::checks
+}  // namespace clustercert::controller::checks

@@ -11,7 +11,7 @@
 #include "tests/unit/controller/checks/fixture_collection.h"
 #include "tests/unit/controller/checks/test_inventories.h"
 
-namespace clustercert::checks {
+namespace clustercert::controller::checks {
 namespace {
 
 using testing::AddBridge;
@@ -287,4 +287,4 @@ TEST(HostSettingFixturesTest, NonRootHostIsUnknownAndFirmwareSkipped) {
 }
 
 }  // namespace
-}  // namespace clustercert::checks
+}  // namespace clustercert::controller::checks

@@ -7,7 +7,7 @@
 #include "gtest/gtest.h"
 #include "tests/unit/controller/checks/test_inventories.h"
 
-namespace clustercert::checks {
+namespace clustercert::controller::checks {
 namespace {
 
 using ::testing::ElementsAre;
@@ -166,4 +166,4 @@ TEST(FindingSentenceTest, PassAndSkipCarryNoRemedy) {
 }
 
 }  // namespace
-}  // namespace clustercert::checks
+}  // namespace clustercert::controller::checks

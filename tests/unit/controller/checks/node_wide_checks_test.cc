@@ -8,7 +8,7 @@
 #include "gtest/gtest.h"
 #include "tests/unit/controller/checks/test_inventories.h"
 
-namespace clustercert::checks {
+namespace clustercert::controller::checks {
 namespace {
 
 using testing::Get;
@@ -141,4 +141,4 @@ TEST(ClockChecksTest, SyncedClockShowsItsErrorEstimate) {
 }
 
 }  // namespace
-}  // namespace clustercert::checks
+}  // namespace clustercert::controller::checks

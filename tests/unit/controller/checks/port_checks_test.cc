@@ -8,7 +8,7 @@
 #include "gtest/gtest.h"
 #include "tests/unit/controller/checks/test_inventories.h"
 
-namespace clustercert::checks {
+namespace clustercert::controller::checks {
 namespace {
 
 using ::testing::ElementsAre;
@@ -169,4 +169,4 @@ TEST(PortChecksTest, ArmedPortWithSmLidBlamesTheSmLogNotAMissingSm) {
 }
 
 }  // namespace
-}  // namespace clustercert::checks
+}  // namespace clustercert::controller::checks

@@ -8,7 +8,7 @@
 #include "gtest/gtest.h"
 #include "tests/unit/controller/checks/test_inventories.h"
 
-namespace clustercert::checks {
+namespace clustercert::controller::checks {
 namespace {
 
 using ::testing::ElementsAre;
@@ -174,4 +174,4 @@ TEST(QosChecksTest, LosslessFalseSkipsEveryQosCheckWithTheReason) {
 }
 
 }  // namespace
-}  // namespace clustercert::checks
+}  // namespace clustercert::controller::checks

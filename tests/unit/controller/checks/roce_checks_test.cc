@@ -7,7 +7,7 @@
 #include "gtest/gtest.h"
 #include "tests/unit/controller/checks/test_inventories.h"
 
-namespace clustercert::checks {
+namespace clustercert::controller::checks {
 namespace {
 
 using testing::Get;
@@ -68,4 +68,4 @@ TEST(RoceGidTest, SoftRoceUsesIndexOne) {
 }
 
 }  // namespace
-}  // namespace clustercert::checks
+}  // namespace clustercert::controller::checks

@@ -7,7 +7,7 @@
 #include "absl/strings/str_cat.h"
 #include "gtest/gtest.h"
 
-namespace clustercert::checks::testing {
+namespace clustercert::controller::checks::testing {
 namespace {
 
 struct Rail {
@@ -343,4 +343,4 @@ const v1::Finding& Get(const std::vector<v1::Finding>& findings, const std::stri
   return *empty;
 }
 
-}  // namespace clustercert::checks::testing
+}  // namespace clustercert::controller::checks::testing

@@ -12,7 +12,7 @@
 // two-rail, four-GPU node (two sockets: gpu0/gpu1 and mlx5_0 on NUMA 0,
 // gpu2/gpu3 and mlx5_1 on NUMA 1) as RoCE and as InfiniBand, with plans that
 // match them exactly, and accessors to break one fact at a time.
-namespace clustercert::checks::testing {
+namespace clustercert::controller::checks::testing {
 
 plan::Plan RocePlan();        // node1, rails mlx5_0 mlx5_1, 4 GPUs, 200 Gb/s, Gen4 x16
 plan::Plan InfinibandPlan();  // the same on an InfiniBand fabric
@@ -41,4 +41,4 @@ std::vector<std::string> NonPassing(const std::vector<v1::Finding>& findings);
 const v1::Finding& Get(const std::vector<v1::Finding>& findings, const std::string& id,
                        const std::string& device = "", uint32_t port = 0);
 
-}  // namespace clustercert::checks::testing
+}  // namespace clustercert::controller::checks::testing

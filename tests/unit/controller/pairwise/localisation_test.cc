@@ -12,7 +12,7 @@
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
 
-namespace clustercert::pairwise {
+namespace clustercert::controller::pairwise {
 namespace {
 
 using ::testing::ElementsAre;
@@ -262,4 +262,4 @@ TEST(LocaliseTest, VerdictsShorterThanMeasurementsAreNotAnError) {
 }
 
 }  // namespace
-}  // namespace clustercert::pairwise
+}  // namespace clustercert::controller::pairwise

@@ -14,7 +14,7 @@
 #include "google/protobuf/util/message_differencer.h"
 #include "gtest/gtest.h"
 
-namespace clustercert::pairwise {
+namespace clustercert::controller::pairwise {
 namespace {
 
 using ::google::protobuf::util::MessageDifferencer;
@@ -590,4 +590,4 @@ TEST(CounterVerdictTest, GarbageByteCountsDoNotOverflow) {
 }
 
 }  // namespace
-}  // namespace clustercert::pairwise
+}  // namespace clustercert::controller::pairwise

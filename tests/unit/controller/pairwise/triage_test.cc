@@ -7,7 +7,7 @@
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
 
-namespace clustercert::pairwise {
+namespace clustercert::controller::pairwise {
 namespace {
 
 using ::testing::ElementsAre;
@@ -61,4 +61,4 @@ TEST(TriageFindingsTest, KeepsOnlyThatNodesFailsAndUnknowns) {
 }
 
 }  // namespace
-}  // namespace clustercert::pairwise
+}  // namespace clustercert::controller::pairwise

@@ -2,7 +2,7 @@
 
 #include "gtest/gtest.h"
 
-namespace clustercert::plan {
+namespace clustercert::controller::plan {
 namespace {
 
 TEST(ByteSizeTest, WholeNumbersWithBinarySuffixes) {
@@ -38,4 +38,4 @@ TEST(ByteSizeTest, RefusesOverflow) {
 }
 
 }  // namespace
-}  // namespace clustercert::plan
+}  // namespace clustercert::controller::plan

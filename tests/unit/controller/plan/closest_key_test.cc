@@ -2,7 +2,7 @@
 
 #include "gtest/gtest.h"
 
-namespace clustercert::plan {
+namespace clustercert::controller::plan {
 namespace {
 
 const std::vector<std::string> kFabricKeys = {"type", "link_rate_gbps", "active_mtu",
@@ -30,4 +30,4 @@ TEST(ClosestKeyTest, Distance) {
 }
 
 }  // namespace
-}  // namespace clustercert::plan
+}  // namespace clustercert::controller::plan

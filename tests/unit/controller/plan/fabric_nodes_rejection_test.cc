@@ -8,7 +8,7 @@
 #include "gtest/gtest.h"
 #include "tests/unit/controller/plan/plan_test_util.h"
 
-namespace clustercert::plan::testing {
+namespace clustercert::controller::plan::testing {
 namespace {
 
 const std::vector<RejectCase> kFabricCases = {
@@ -325,4 +325,4 @@ TEST(NodesTest, KeepsEachNodesSourceLocation) {
 }
 
 }  // namespace
-}  // namespace clustercert::plan::testing
+}  // namespace clustercert::controller::plan::testing

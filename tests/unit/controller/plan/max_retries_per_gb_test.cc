@@ -11,7 +11,7 @@
 #include "gtest/gtest.h"
 #include "tests/unit/controller/plan/plan_test_util.h"
 
-namespace clustercert::plan::testing {
+namespace clustercert::controller::plan::testing {
 namespace {
 
 constexpr char kLatencyLine[] = "max_latency_us: 5";
@@ -64,4 +64,4 @@ INSTANTIATE_TEST_SUITE_P(Pairwise, MaxRetriesRejectionTest, ::testing::ValuesIn(
                          CaseName);
 
 }  // namespace
-}  // namespace clustercert::plan::testing
+}  // namespace clustercert::controller::plan::testing

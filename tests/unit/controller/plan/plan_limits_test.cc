@@ -12,10 +12,10 @@
 #include "gtest/gtest.h"
 #include "tests/unit/controller/plan/plan_test_util.h"
 
-namespace clustercert::plan {
+namespace clustercert::controller::plan {
 namespace {
 
-using ::clustercert::plan::testing::kFile;
+using ::clustercert::controller::plan::testing::kFile;
 using ::testing::HasSubstr;
 using ::testing::StartsWith;
 
@@ -176,4 +176,4 @@ TEST(PlanLimitsTest, RepeatedRailsAndKeysAreFoundInOnePass) {
 }
 
 }  // namespace
-}  // namespace clustercert::plan
+}  // namespace clustercert::controller::plan

@@ -12,7 +12,7 @@
 #include "gtest/gtest.h"
 #include "tests/unit/controller/plan/plan_test_util.h"
 
-namespace clustercert::plan::testing {
+namespace clustercert::controller::plan::testing {
 namespace {
 
 using ::testing::ElementsAre;
@@ -294,9 +294,9 @@ TEST(PlanParserTest, DirectoryIsNotAPlan) {
 }
 
 }  // namespace
-}  // namespace clustercert::plan::testing
+}  // namespace clustercert::controller::plan::testing
 
-namespace clustercert::plan {
+namespace clustercert::controller::plan {
 namespace {
 
 TEST(PlanParserCollectivesTest, ReadsLauncherTransportIterationsAndScopes) {
@@ -348,4 +348,4 @@ collectives:
 }
 
 }  // namespace
-}  // namespace clustercert::plan
+}  // namespace clustercert::controller::plan

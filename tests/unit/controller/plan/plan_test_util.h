@@ -11,7 +11,7 @@
 #include "controller/plan/plan_parser.h"
 #include "gtest/gtest.h"
 
-namespace clustercert::plan::testing {
+namespace clustercert::controller::plan::testing {
 
 // The file name the error tests parse under.
 inline constexpr char kFile[] = "plans/t.yaml";
@@ -168,4 +168,4 @@ inline std::string CaseName(const ::testing::TestParamInfo<RejectCase>& info) {
   return info.param.name;
 }
 
-}  // namespace clustercert::plan::testing
+}  // namespace clustercert::controller::plan::testing

@@ -7,7 +7,7 @@
 #include "gtest/gtest.h"
 #include "tests/unit/controller/plan/plan_test_util.h"
 
-namespace clustercert::plan::testing {
+namespace clustercert::controller::plan::testing {
 namespace {
 
 const std::vector<RejectCase> kClusterCases = {
@@ -466,4 +466,4 @@ TEST(ClusterTest, MissingClusterPointsAtTheTopOfThePlan) {
 }
 
 }  // namespace
-}  // namespace clustercert::plan::testing
+}  // namespace clustercert::controller::plan::testing

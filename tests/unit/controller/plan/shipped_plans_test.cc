@@ -9,7 +9,7 @@
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
 
-namespace clustercert::plan {
+namespace clustercert::controller::plan {
 namespace {
 
 using ::testing::ElementsAre;
@@ -190,4 +190,4 @@ TEST(ShippedPlansTest, LabSoftroce) {
 }
 
 }  // namespace
-}  // namespace clustercert::plan
+}  // namespace clustercert::controller::plan

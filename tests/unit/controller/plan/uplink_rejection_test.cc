@@ -7,7 +7,7 @@
 #include "gtest/gtest.h"
 #include "tests/unit/controller/plan/plan_test_util.h"
 
-namespace clustercert::plan::testing {
+namespace clustercert::controller::plan::testing {
 namespace {
 
 constexpr char kUrlRule[] =
@@ -97,4 +97,4 @@ TEST(UplinkReachTest, TheLimitsThemselvesPass) {
 }
 
 }  // namespace
-}  // namespace clustercert::plan::testing
+}  // namespace clustercert::controller::plan::testing

@@ -6,7 +6,7 @@
 
 #include "gtest/gtest.h"
 
-namespace clustercert::plan {
+namespace clustercert::controller::plan {
 namespace {
 
 TEST(YamlScalarTest, Integers) {
@@ -62,4 +62,4 @@ TEST(YamlScalarTest, DescribesValuesTheWayTheFileShowsThem) {
 }
 
 }  // namespace
-}  // namespace clustercert::plan
+}  // namespace clustercert::controller::plan

@@ -32,7 +32,7 @@
 #include "controller/report/markdown_report.h"
 #include "tests/unit/controller/report/report_test_support.h"
 
-namespace clustercert::report {
+namespace clustercert::controller::report {
 namespace {
 
 using ::testing::HasSubstr;
@@ -432,4 +432,4 @@ TEST(HostileText, ProgressLinesBlocksAndBarsObeyNoAgent) {
 }
 
 }  // namespace
-}  // namespace clustercert::report
+}  // namespace clustercert::controller::report

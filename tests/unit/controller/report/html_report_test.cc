@@ -7,7 +7,7 @@
 #include "controller/report/pair_matrices.h"
 #include "tests/unit/controller/report/report_test_support.h"
 
-namespace clustercert::report {
+namespace clustercert::controller::report {
 namespace {
 
 using testing::CountOccurrences;
@@ -224,9 +224,9 @@ TEST(HtmlReport, ShowsSchemaTwoFields) {
 }
 
 }  // namespace
-}  // namespace clustercert::report
+}  // namespace clustercert::controller::report
 
-namespace clustercert::report {
+namespace clustercert::controller::report {
 namespace {
 
 v1::Certificate UplinkCertificate() {
@@ -293,4 +293,4 @@ TEST(HtmlReport, NoUplinkPhaseSaysSo) {
 }
 
 }  // namespace
-}  // namespace clustercert::report
+}  // namespace clustercert::controller::report

@@ -12,7 +12,7 @@
 #include "controller/certificate/result_keys.h"
 #include "tests/unit/controller/report/report_test_support.h"
 
-namespace clustercert::report {
+namespace clustercert::controller::report {
 namespace {
 
 using testing::Element;
@@ -226,4 +226,4 @@ TEST(JunitReport, ValidateJunitScriptAcceptsTheReportAndRejectsABrokenOne) {
 }
 
 }  // namespace
-}  // namespace clustercert::report
+}  // namespace clustercert::controller::report

@@ -6,7 +6,7 @@
 #include "absl/strings/str_split.h"
 #include "tests/unit/controller/report/report_test_support.h"
 
-namespace clustercert::report {
+namespace clustercert::controller::report {
 namespace {
 
 using ::testing::HasSubstr;
@@ -76,9 +76,9 @@ TEST(MarkdownReport, RendersAnEmptyCertificate) {
 }
 
 }  // namespace
-}  // namespace clustercert::report
+}  // namespace clustercert::controller::report
 
-namespace clustercert::report {
+namespace clustercert::controller::report {
 namespace {
 
 TEST(MarkdownReport, UplinkSectionHasTheSizingAndOneRowPerRun) {
@@ -112,4 +112,4 @@ TEST(MarkdownReport, UplinkSectionHasTheSizingAndOneRowPerRun) {
 }
 
 }  // namespace
-}  // namespace clustercert::report
+}  // namespace clustercert::controller::report

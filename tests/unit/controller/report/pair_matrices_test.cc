@@ -5,7 +5,7 @@
 
 #include "tests/unit/controller/report/report_test_support.h"
 
-namespace clustercert::report {
+namespace clustercert::controller::report {
 namespace {
 
 using ::testing::DoubleNear;
@@ -100,4 +100,4 @@ TEST(PairMatrices, AFailedTestHasNoRatio) {
 }
 
 }  // namespace
-}  // namespace clustercert::report
+}  // namespace clustercert::controller::report

@@ -14,7 +14,7 @@
 #include "controller/report/markdown_report.h"
 #include "tests/unit/controller/report/report_test_support.h"
 
-namespace clustercert::report {
+namespace clustercert::controller::report {
 namespace {
 
 namespace fs = std::filesystem;
@@ -92,4 +92,4 @@ TEST(WriteReports, AnUnwritableDirectoryIsReported) {
 }
 
 }  // namespace
-}  // namespace clustercert::report
+}  // namespace clustercert::controller::report

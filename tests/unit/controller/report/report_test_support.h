@@ -21,7 +21,7 @@
 #include "clustercert/v1/certificate.pb.h"
 #include "controller/certificate/certificate_reader.h"
 
-namespace clustercert::report::testing {
+namespace clustercert::controller::report::testing {
 
 inline std::string FixturePath(const std::string& name) {
   return absl::StrCat(CLUSTERCERT_FIXTURES, "/certificates/", name, ".json");
@@ -264,4 +264,4 @@ inline std::unique_ptr<Element> ParseMarkup(const std::string& text, bool html) 
   return root;
 }
 
-}  // namespace clustercert::report::testing
+}  // namespace clustercert::controller::report::testing

@@ -2,7 +2,7 @@
 
 #include <gtest/gtest.h>
 
-namespace clustercert::report {
+namespace clustercert::controller::report {
 namespace {
 
 TEST(ReportText, Numbers) {
@@ -54,4 +54,4 @@ TEST(ReportText, CarriedAndKeys) {
 }
 
 }  // namespace
-}  // namespace clustercert::report
+}  // namespace clustercert::controller::report

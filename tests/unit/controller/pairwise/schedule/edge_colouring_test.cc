@@ -9,7 +9,7 @@
 #include "gtest/gtest.h"
 #include "tests/unit/controller/pairwise/schedule/schedule_properties.h"
 
-namespace clustercert::schedule {
+namespace clustercert::controller::pairwise::schedule {
 namespace {
 
 using testing::EachOnce;
@@ -106,4 +106,4 @@ TEST(EdgeColouringTest, RefusesBadEdges) {
 }
 
 }  // namespace
-}  // namespace clustercert::schedule
+}  // namespace clustercert::controller::pairwise::schedule

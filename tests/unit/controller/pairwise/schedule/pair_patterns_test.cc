@@ -8,7 +8,7 @@
 #include "gtest/gtest.h"
 #include "tests/unit/controller/pairwise/schedule/schedule_properties.h"
 
-namespace clustercert::schedule {
+namespace clustercert::controller::pairwise::schedule {
 namespace {
 
 using testing::AllPairsOf;
@@ -147,4 +147,4 @@ TEST(PatternErrorsTest, KBelowOne) {
 }
 
 }  // namespace
-}  // namespace clustercert::schedule
+}  // namespace clustercert::controller::pairwise::schedule

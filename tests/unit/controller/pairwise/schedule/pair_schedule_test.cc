@@ -12,7 +12,7 @@
 #include "gtest/gtest.h"
 #include "tests/unit/controller/pairwise/schedule/schedule_properties.h"
 
-namespace clustercert::schedule {
+namespace clustercert::controller::pairwise::schedule {
 namespace {
 
 using plan::PairwisePattern;
@@ -322,4 +322,4 @@ TEST(DescribeScheduleTest, WithoutAPlan) {
 }
 
 }  // namespace
-}  // namespace clustercert::schedule
+}  // namespace clustercert::controller::pairwise::schedule

@@ -11,7 +11,7 @@
 #include "controller/pairwise/schedule/edge_colouring.h"
 #include "controller/pairwise/schedule/pair_schedule.h"
 
-namespace clustercert::schedule::testing {
+namespace clustercert::controller::pairwise::schedule::testing {
 
 // "" when no node appears twice in any round, else which round and node.
 inline std::string NodeTwice(const std::vector<PairRound>& rounds) {
@@ -78,4 +78,4 @@ inline bool EachOnce(const std::map<std::pair<int, int>, int>& counts,
   return true;
 }
 
-}  // namespace clustercert::schedule::testing
+}  // namespace clustercert::controller::pairwise::schedule::testing
