@@ -200,6 +200,25 @@ absl::Status EndpointRegistry::Close(const std::string& endpoint_id, const std::
   return absl::OkStatus();
 }
 
+size_t EndpointRegistry::CloseTest(const std::string& test_id, const std::string& caller) {
+  const std::string clipped = ClipValue(test_id);  // as Prepare kept it
+  std::vector<std::string> ids;
+  {
+    std::lock_guard<std::mutex> lock(mutex_);
+    for (const auto& [id, entry] : table_.entries()) {
+      if (entry.owner == caller && entry.value.test_id == clipped) ids.push_back(id);
+    }
+  }
+  size_t closed = 0;
+  for (const std::string& id : ids) {
+    if (!Close(id, caller).ok()) continue;  // closed meanwhile
+    spdlog::info("endpoint {} of test {} closed by test id: its prepare's caller gave up", id,
+                 PrintableText(clipped));
+    ++closed;
+  }
+  return closed;
+}
+
 absl::StatusOr<v1::PeerTestProgress> EndpointRegistry::Progress(const std::string& endpoint_id,
                                                                 const std::string& caller) {
   std::shared_ptr<PeerEndpoint> endpoint;

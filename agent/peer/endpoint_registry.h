@@ -58,6 +58,9 @@ class EndpointRegistry {
   absl::StatusOr<v1::PeerTestResult> Run(const v1::RunEndpointRequest& request,
                                          const std::string& caller);
   absl::Status Close(const std::string& endpoint_id, const std::string& caller);
+  // Closes every endpoint `caller` prepared for `test_id` (the controller
+  // lost a prepare's answer and so its id); returns how many.
+  size_t CloseTest(const std::string& test_id, const std::string& caller);
   absl::StatusOr<v1::PeerTestProgress> Progress(const std::string& endpoint_id,
                                                 const std::string& caller);
 

@@ -66,8 +66,19 @@ grpc::ServerUnaryReactor* NodeAgentService::PrepareEndpoint(
     grpc::CallbackServerContext* context, const v1::PrepareEndpointRequest* request,
     v1::PrepareEndpointResponse* response) {
   auto* reactor = context->DefaultReactor();
-  pool_.Submit([this, reactor, request, response, caller = CallerOf(context)] {
+  pool_.Submit([this, context, reactor, request, response, caller = CallerOf(context)] {
+    // A caller that gave up (its deadline passed while the call queued)
+    // could never name the endpoint: none is made, or the one made is
+    // closed, instead of holding its device for a whole lease.
+    if (context->IsCancelled()) {
+      return Finish(reactor, "PrepareEndpoint", caller,
+                    absl::CancelledError("the caller gave up before the endpoint was prepared"));
+    }
     auto result = endpoints_.Prepare(*request, caller);
+    if (result.ok() && context->IsCancelled()) {
+      endpoints_.Close(result->endpoint_id(), caller).IgnoreError();  // ours: cannot be gone
+      result = absl::CancelledError("the caller gave up while the endpoint was prepared; closed");
+    }
     if (result.ok()) *response = std::move(*result);
     Finish(reactor, "PrepareEndpoint", caller, result.status());
   });
@@ -129,7 +140,17 @@ grpc::ServerUnaryReactor* NodeAgentService::CloseEndpoint(grpc::CallbackServerCo
                                                           v1::CloseEndpointResponse*) {
   auto* reactor = context->DefaultReactor();
   pool_.Submit([this, reactor, request, caller = CallerOf(context)] {
-    Finish(reactor, "CloseEndpoint", caller, endpoints_.Close(request->endpoint_id(), caller));
+    if (!request->endpoint_id().empty()) {
+      return Finish(reactor, "CloseEndpoint", caller,
+                    endpoints_.Close(request->endpoint_id(), caller));
+    }
+    if (request->test_id().empty()) {
+      return Finish(reactor, "CloseEndpoint", caller,
+                    absl::InvalidArgumentError("CloseEndpoint names neither an endpoint_id nor a "
+                                               "test_id: send the one to close"));
+    }
+    endpoints_.CloseTest(request->test_id(), caller);
+    Finish(reactor, "CloseEndpoint", caller, absl::OkStatus());
   });
   return reactor;
 }

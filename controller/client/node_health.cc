@@ -53,7 +53,8 @@ absl::Status NodeHealth::Admit(const std::string& node, absl::string_view) {
   auto it = stalls_.find(node);
   if (it == stalls_.end()) return absl::OkStatus();
   ++it->second.calls_not_made;
-  return absl::UnavailableError(RefusalLocked(it->second));
+  // A call not made is as unanswered as the silence it stands for.
+  return MarkNoAnswer(absl::UnavailableError(RefusalLocked(it->second)));
 }
 
 absl::Status NodeHealth::Judge(const std::string& node, absl::string_view call,
@@ -65,14 +66,15 @@ absl::Status NodeHealth::Judge(const std::string& node, absl::string_view call,
   if (!judges_) return status;
   if (auto it = stalls_.find(node); it != stalls_.end()) {
     // Calls already in flight when the node stopped end here too.
-    return absl::UnavailableError(RefusalLocked(it->second));
+    return MarkNoAnswer(absl::UnavailableError(RefusalLocked(it->second)));
   }
   Stall stall{node, std::string(call), deadline, now_(), std::string(status.message()), 0};
   *new_stall = true;
   order_.push_back(node);
   auto& kept = stalls_[node] = std::move(stall);
-  return absl::Status(status.code(), absl::StrCat(Silence(kept), "; its later calls in the ",
-                                                  phase_, " phase are not made: ", Fix(node)));
+  return MarkNoAnswer(
+      absl::Status(status.code(), absl::StrCat(Silence(kept), "; its later calls in the ", phase_,
+                                               " phase are not made: ", Fix(node))));
 }
 
 bool NodeHealth::Stalled(const std::string& node) const {

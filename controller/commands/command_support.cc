@@ -2,6 +2,7 @@
 
 #include <cstdio>
 
+#include "common/file_limit.h"
 #include "controller/client/grpc_agent_client.h"
 #include "controller/commands/diagnostics.h"
 #include "controller/plan/plan_parser.h"
@@ -19,7 +20,32 @@ std::optional<plan::Plan> LoadPlanOrReport(const std::string& path) {
   return std::move(*loaded);
 }
 
+namespace {
+
+// A gRPC channel per agent (a socket, sometimes two while it reconnects),
+// plus what the controller itself opens: certificate, reports, journal.
+constexpr uint64_t kFilesPerAgent = 4;
+constexpr uint64_t kFilesOfItsOwn = 256;
+
+// Raises the open-file limit for the plan's agents, and says so when the
+// hard limit keeps it too low (nodes past it would fail to connect with
+// "Too many open files", which is the controller's fault, not theirs).
+void RaiseFileLimitFor(const plan::Plan& plan) {
+  const uint64_t agents = plan.nodes.size() + plan.uplink.targets.size();
+  const uint64_t wanted = kFilesOfItsOwn + kFilesPerAgent * agents;
+  const OpenFileLimit limit = RaiseOpenFileLimit(wanted);
+  if (limit.after >= wanted) return;
+  Diagnostics().warn(
+      "the open-file limit is {} (hard limit {}), below the {} that {} agents may need: raise "
+      "it before the run (ulimit -n {}, or LimitNOFILE={} for a service), or agents past it "
+      "fail to connect with 'Too many open files'",
+      limit.after, limit.hard, wanted, agents, wanted, wanted);
+}
+
+}  // namespace
+
 absl::StatusOr<ClientFactory> GrpcClientFactoryFor(const plan::Plan& plan) {
+  RaiseFileLimitFor(plan);
   auto factory = GrpcAgentClientFactory::Create(plan.agents);
   if (!factory.ok()) return factory.status();
   auto shared = std::make_shared<GrpcAgentClientFactory>(std::move(*factory));

@@ -18,6 +18,9 @@ struct PairMeasurement {
   std::string test;    // write_bw | send_bw | read_bw | write_lat | send_lat | read_lat
   bool ok = false;     // false: the test did not run to completion; `error` says why
   std::string error;
+  // The error is the control plane's (an agent unanswered or busy): the
+  // pair was not measured, which says nothing about its link.
+  bool control_plane = false;
   v1::PeerTestResult result;
   double line_rate_gbps = 0;  // the slower end's port rate (or the plan's); 0: unknown
 };

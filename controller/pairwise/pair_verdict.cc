@@ -94,12 +94,30 @@ std::string ErrorText(const PairMeasurement& m) {
 
 constexpr char kBandwidthId[] = "pairwise.bandwidth";
 
+// A test the control plane kept from running: unknown, never a fail, so
+// the link is neither passed nor blamed and localisation leaves it out.
+v1::Finding NotMeasured(absl::string_view id, const PairMeasurement& m, std::string expected) {
+  v1::Finding finding = Make(id, m, checks::kUnknown, v1::Finding::error);
+  Fill(finding, absl::StrCat("not measured: ", ErrorText(m)), std::move(expected),
+       absl::StrCat(Subject(m), ": not measured, the control plane failed: ", ErrorText(m), "."),
+       "This is the management side, not the fabric: check that the node-agent named is "
+       "running and not overloaded (systemctl status clustercert-agent, its log), that the "
+       "management network reaches it, and that the controller has file descriptors to spare "
+       "(ulimit -n); a plan for a large cluster may need a longer agents.call_timeout_s. Then "
+       "re-run the pairs that were not measured.");
+  return finding;
+}
+
 // A failed test, no bandwidth figures or no line rate: nothing to hold
 // against the floor. nullopt when the measurement can be judged.
 std::optional<v1::Finding> CannotJudgeBandwidth(const plan::Pairwise& plan,
                                                 const PairMeasurement& m) {
   const double fraction = plan.min_fraction_of_line_rate;
   const std::string subject = Subject(m);
+  if (!m.ok && m.control_plane) {
+    return NotMeasured(kBandwidthId, m,
+                       absl::StrCat(">= ", FormatPercent(fraction), " % of line rate"));
+  }
   if (!m.ok) {
     v1::Finding finding = Make(kBandwidthId, m, checks::kFail, v1::Finding::error);
     Fill(finding, absl::StrCat("error: ", ErrorText(m)),
@@ -185,6 +203,7 @@ v1::Finding JudgeLatency(const plan::Pairwise& plan, const PairMeasurement& m) {
   const std::string subject = Subject(m);
   const std::string bound = absl::StrCat(FormatValue(plan.max_latency_us), " us");
   const std::string expected = absl::StrCat("typical <= ", bound);
+  if (!m.ok && m.control_plane) return NotMeasured(kId, m, expected);
   if (!m.ok) {
     v1::Finding finding = Make(kId, m, checks::kFail, v1::Finding::error);
     Fill(finding, absl::StrCat("error: ", ErrorText(m)), expected,

@@ -7,15 +7,22 @@
 
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
+#include "absl/strings/string_view.h"
 
 namespace clustercert::controller {
 namespace {
 
 constexpr uint32_t kLeaseSeconds = 60;
-constexpr absl::Duration kCallSlack = absl::Seconds(10);
 
 std::string Named(const BrokeredSide& side, const char* step, const absl::Status& status) {
   return absl::StrCat(side.name, " ", step, ": ", status.message());
+}
+
+// A failure that says nothing of the fabric: the agent never answered, or
+// refused the prepare because its device is held by another test.
+bool ControlPlaneFailure(const char* step, const absl::Status& status) {
+  if (IsNoAnswer(status)) return true;
+  return absl::string_view(step) == "prepare" && absl::IsResourceExhausted(status);
 }
 
 // One test's state machine; every method runs on the loop's thread. Each
@@ -24,11 +31,11 @@ std::string Named(const BrokeredSide& side, const char* step, const absl::Status
 class BrokeredTest : public std::enable_shared_from_this<BrokeredTest> {
  public:
   BrokeredTest(CallLoop& loop, BrokeredSide server, BrokeredSide client, std::string test_id,
-               absl::Duration run_timeout, BrokerEvents events)
+               BrokerDeadlines deadlines, BrokerEvents events)
       : loop_(loop),
         ends_{End(std::move(server)), End(std::move(client))},
         test_id_(std::move(test_id)),
-        run_timeout_(run_timeout),
+        deadlines_(deadlines),
         events_(std::move(events)) {}
 
   void Start() { Prepare(kServer); }
@@ -54,7 +61,7 @@ class BrokeredTest : public std::enable_shared_from_this<BrokeredTest> {
     request.set_test_id(test_id_);
     request.set_lease_s(kLeaseSeconds);
     ends_[role].side.client->PrepareEndpoint(
-        request, kCallSlack,
+        request, deadlines_.call,
         loop_.Bind<v1::PrepareEndpointResponse>(
             [self = shared_from_this(), role](absl::StatusOr<v1::PrepareEndpointResponse> answer) {
               self->Prepared(role, std::move(answer));
@@ -63,7 +70,11 @@ class BrokeredTest : public std::enable_shared_from_this<BrokeredTest> {
 
   void Prepared(Role role, absl::StatusOr<v1::PrepareEndpointResponse> answer) {
     End& end = ends_[role];
-    if (!answer.ok()) return Fail(Named(end.side, "prepare", answer.status()));
+    if (!answer.ok()) {
+      if (IsNoAnswer(answer.status())) CloseByTestId(role);
+      return Fail(Named(end.side, "prepare", answer.status()),
+                  ControlPlaneFailure("prepare", answer.status()));
+    }
     end.endpoint = answer->endpoint_id();
     end.info = answer->info();
     end.open = true;
@@ -76,9 +87,10 @@ class BrokeredTest : public std::enable_shared_from_this<BrokeredTest> {
     v1::ConnectEndpointRequest request;
     request.set_endpoint_id(ends_[role].endpoint);
     *request.mutable_peer() = ends_[Other(role)].info;
-    request.set_timeout_ms(static_cast<uint32_t>(absl::ToInt64Milliseconds(kCallSlack)));
+    request.set_timeout_ms(
+        static_cast<uint32_t>(absl::ToInt64Milliseconds(deadlines_.data_connect)));
     ends_[role].side.client->ConnectEndpoint(
-        request, kCallSlack + absl::Seconds(2),
+        request, deadlines_.data_connect + deadlines_.call,
         loop_.Bind<v1::ConnectEndpointResponse>(
             [self = shared_from_this(),
              role](const absl::StatusOr<v1::ConnectEndpointResponse>& answer) {
@@ -87,7 +99,10 @@ class BrokeredTest : public std::enable_shared_from_this<BrokeredTest> {
   }
 
   void Connected(Role role, const absl::Status& status) {
-    if (!status.ok()) return Fail(Named(ends_[role].side, "connect", status));
+    if (!status.ok()) {
+      return Fail(Named(ends_[role].side, "connect", status),
+                  ControlPlaneFailure("connect", status));
+    }
     if (role == kServer) return Connect(kClient);
     Run(kServer);
     Run(kClient);
@@ -97,9 +112,9 @@ class BrokeredTest : public std::enable_shared_from_this<BrokeredTest> {
   void Run(Role role) {
     v1::RunEndpointRequest request;
     request.set_endpoint_id(ends_[role].endpoint);
-    request.set_timeout_ms(static_cast<uint32_t>(absl::ToInt64Milliseconds(run_timeout_)));
+    request.set_timeout_ms(static_cast<uint32_t>(absl::ToInt64Milliseconds(deadlines_.run)));
     ends_[role].side.client->RunEndpoint(
-        request, run_timeout_ + kCallSlack,
+        request, deadlines_.run + deadlines_.call,
         loop_.Bind<v1::RunEndpointResponse>(
             [self = shared_from_this(), role](absl::StatusOr<v1::RunEndpointResponse> answer) {
               self->RunAnswered(role, std::move(answer));
@@ -131,6 +146,9 @@ class BrokeredTest : public std::enable_shared_from_this<BrokeredTest> {
       const absl::StatusOr<v1::RunEndpointResponse>& run = *ends_[role].run;
       if (!run.ok()) {
         failures.push_back(Named(ends_[role].side, "run", run.status()));
+        // The end that never answered explains the other's failure ("peer
+        // closed the connection" once its agent was gone).
+        result_.control_plane = result_.control_plane || ControlPlaneFailure("run", run.status());
         continue;
       }
       if (role == kClient) {
@@ -144,9 +162,25 @@ class BrokeredTest : public std::enable_shared_from_this<BrokeredTest> {
     result_.error = absl::StrJoin(failures, "; ");
   }
 
-  void Fail(std::string error) {
+  void Fail(std::string error, bool control_plane) {
     result_.error = std::move(error);
+    result_.control_plane = control_plane;
     CloseAndFinish();
+  }
+
+  // The agent may have made the endpoint after all, its answer lost: close
+  // whatever it holds for this test (best effort; the lease is the backstop).
+  void CloseByTestId(Role role) {
+    ++closes_out_;
+    v1::CloseEndpointRequest request;
+    request.set_test_id(test_id_);
+    ends_[role].side.client->CloseEndpoint(
+        request, deadlines_.call,
+        loop_.Bind<v1::CloseEndpointResponse>(
+            [self = shared_from_this()](const absl::StatusOr<v1::CloseEndpointResponse>&) {
+              --self->closes_out_;
+              self->FinishWhenClosed();
+            }));
   }
 
   void CloseAndFinish() {
@@ -164,7 +198,7 @@ class BrokeredTest : public std::enable_shared_from_this<BrokeredTest> {
     v1::CloseEndpointRequest request;
     request.set_endpoint_id(end.endpoint);
     end.side.client->CloseEndpoint(
-        request, kCallSlack,
+        request, deadlines_.call,
         loop_.Bind<v1::CloseEndpointResponse>(
             [self = shared_from_this()](const absl::StatusOr<v1::CloseEndpointResponse>&) {
               --self->closes_out_;
@@ -181,7 +215,7 @@ class BrokeredTest : public std::enable_shared_from_this<BrokeredTest> {
   CallLoop& loop_;
   End ends_[2];
   const std::string test_id_;
-  const absl::Duration run_timeout_;
+  const BrokerDeadlines deadlines_;
   BrokerEvents events_;
   BrokeredRun result_;
   int closes_out_ = 0;
@@ -192,19 +226,19 @@ class BrokeredTest : public std::enable_shared_from_this<BrokeredTest> {
 }  // namespace
 
 void StartBrokeredTest(CallLoop& loop, const BrokeredSide& server, const BrokeredSide& client,
-                       const std::string& test_id, absl::Duration run_timeout,
+                       const std::string& test_id, const BrokerDeadlines& deadlines,
                        BrokerEvents events) {
-  std::make_shared<BrokeredTest>(loop, server, client, test_id, run_timeout, std::move(events))
+  std::make_shared<BrokeredTest>(loop, server, client, test_id, deadlines, std::move(events))
       ->Start();
 }
 
 BrokeredRun RunBrokeredTest(const BrokeredSide& server, const BrokeredSide& client,
-                            const std::string& test_id, absl::Duration run_timeout) {
+                            const std::string& test_id, const BrokerDeadlines& deadlines) {
   CallLoop loop;
   std::optional<BrokeredRun> run;
   BrokerEvents events;
   events.finished = [&run](BrokeredRun finished) { run = std::move(finished); };
-  StartBrokeredTest(loop, server, client, test_id, run_timeout, std::move(events));
+  StartBrokeredTest(loop, server, client, test_id, deadlines, std::move(events));
   loop.RunUntil([&run] { return run.has_value(); });
   return std::move(*run);
 }

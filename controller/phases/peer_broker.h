@@ -18,9 +18,25 @@ struct BrokeredSide {
   v1::PeerTestSpec spec;
 };
 
+// How long each step of a brokered test may take. `call` is the plan's
+// agents.call_timeout_s: what a management round trip may cost on a loaded
+// network (a 768-node ring missed fixed 10 s deadlines). The data-plane
+// steps get it on top of their own wait, so an agent's answer about its data
+// plane always arrives before the controller stops listening.
+struct BrokerDeadlines {
+  absl::Duration call = absl::Seconds(30);
+  // How long an end waits for its peer's data-plane connection: a healthy
+  // fabric connects in milliseconds, a dead one is declared after this.
+  absl::Duration data_connect = absl::Seconds(10);
+  absl::Duration run;  // the test's own bound (duration plus its slack)
+};
+
 // What a brokered test returned; `error` is empty when both ends ran.
 struct BrokeredRun {
   std::string error;  // "node2 connect: ...", both ends' failures joined
+  // The failure is the control plane's, not the fabric's: a call went
+  // unanswered (IsNoAnswer) or an agent refused a prepare as busy.
+  bool control_plane = false;
   v1::PeerTestResult client_result;
   v1::PeerTestResult server_result;
   bool has_client_result = false;
@@ -39,17 +55,21 @@ struct BrokerEvents {
 
 // The controller's side of a peer test (node_agent.proto): prepare the
 // server end then the client end, connect each to the other's EndpointInfo,
-// run both at once (each bounded by `run_timeout`; when one end fails first,
+// run both at once (each bounded by `deadlines.run`; when one end fails first,
 // the other is closed at once, which stops its run), close both whatever
 // happened, then `finished`. Agents never talk to each other except over
 // the data plane the test measures. Every call carries a deadline, so a dead
-// data plane ends in a connect or run error rather than a hang. Starts the
-// first call now and continues on `loop`, which must outlive the test.
+// data plane ends in a connect or run error rather than a hang. A prepare
+// left unanswered is followed by a close by `test_id`, so an endpoint the
+// agent made after all does not hold its device until its lease runs out.
+// Starts the first call now and continues on `loop`, which must outlive the
+// test.
 void StartBrokeredTest(CallLoop& loop, const BrokeredSide& server, const BrokeredSide& client,
-                       const std::string& test_id, absl::Duration run_timeout, BrokerEvents events);
+                       const std::string& test_id, const BrokerDeadlines& deadlines,
+                       BrokerEvents events);
 
 // The same test, waited for on the calling thread (one test at a time).
 BrokeredRun RunBrokeredTest(const BrokeredSide& server, const BrokeredSide& client,
-                            const std::string& test_id, absl::Duration run_timeout);
+                            const std::string& test_id, const BrokerDeadlines& deadlines);
 
 }  // namespace clustercert::controller

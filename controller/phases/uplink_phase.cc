@@ -115,10 +115,13 @@ class UplinkRunner {
     };
     const BrokeredSide server{sink->client.get(), sink->node.name, spec(*sink, "server")};
     const BrokeredSide client{node.client.get(), node.node.name, spec(node, "client")};
+    BrokerDeadlines deadlines;
+    deadlines.call = plan_.agents.call_timeout;
+    deadlines.run = Duration() + kCallSlack;
     BrokeredRun result = RunBrokeredTest(
         server, client,
         absl::StrCat("uplink ", node.node.name, " -> ", target.name, " ", flows, " flow(s)"),
-        Duration() + kCallSlack);
+        deadlines);
     if (!result.error.empty()) {
       run.set_error(result.error);
       return;

@@ -153,7 +153,10 @@ void CellRun::RunTest() {
   events.finished = [self = shared_from_this()](BrokeredRun run) {
     self->TestFinished(std::move(run));
   };
-  StartBrokeredTest(loop_, server, client, test_id_, RunTimeout(), std::move(events));
+  BrokerDeadlines deadlines;
+  deadlines.call = plan_.agents.call_timeout;
+  deadlines.run = RunTimeout();
+  StartBrokeredTest(loop_, server, client, test_id_, deadlines, std::move(events));
 }
 
 void CellRun::PollProgress() {
@@ -188,6 +191,7 @@ void CellRun::ShowProgress(const v1::PeerTestProgress& now) {
 void CellRun::TestFinished(BrokeredRun run) {
   if (run.has_client_result) *result_.mutable_client_result() = std::move(run.client_result);
   if (run.has_server_result) *result_.mutable_server_result() = std::move(run.server_result);
+  result_.set_control_plane(run.control_plane);
   ReadCounters(&client_after_, &server_after_, [self = shared_from_this(), error = run.error] {
     self->RecordCounters(self->job_.client, self->client_before_, self->client_after_,
                          self->result_.mutable_client_counters());

@@ -21,6 +21,7 @@ pairwise::PairMeasurement MeasurementOf(const v1::PairResult& pair, bool bidirec
   m.test = pair.test();
   m.ok = pair.ok();
   m.error = pair.error();
+  m.control_plane = pair.control_plane();
   // The receiver's figure is the bandwidth (what arrived); latency is the client's.
   m.result = pair.client_result();
   if (IsBandwidthTest(pair.test()) && bidirectional) {

@@ -29,6 +29,7 @@ class ScriptedAgent final : public testing::FakeAgentClient {
   ScriptedAgent(std::string name, CallLog& log) : name_(std::move(name)), log_(log) {}
 
   std::string failing;  // the call that fails ("PrepareEndpoint"), or ""
+  absl::Status failure = absl::UnavailableError("rxe0 is down");  // how it fails
   bool hold_run = false;
   AgentCallback<v1::RunEndpointResponse> held_run;
 
@@ -53,6 +54,11 @@ class ScriptedAgent final : public testing::FakeAgentClient {
   }
   void CloseEndpoint(const v1::CloseEndpointRequest& request, absl::Duration t,
                      AgentCallback<v1::CloseEndpointResponse> done) override {
+    if (request.endpoint_id().empty()) {
+      log_.calls.push_back(name_ + " Close test " + request.test_id());
+      done(v1::CloseEndpointResponse(), {});
+      return;
+    }
     EXPECT_EQ(request.endpoint_id(), name_ + "-ep");
     log_.calls.push_back(name_ + " Close");
     if (held_run) std::exchange(held_run, nullptr)(absl::CancelledError("stopped"), {});
@@ -64,7 +70,7 @@ class ScriptedAgent final : public testing::FakeAgentClient {
     std::string step = call;
     step.erase(step.find("Endpoint"));
     log_.calls.push_back(name_ + " " + step);  // CloseEndpoint logs itself
-    if (call == failing) return absl::UnavailableError("rxe0 is down");
+    if (call == failing) return failure;
     return absl::OkStatus();
   }
 
@@ -76,8 +82,12 @@ class ScriptedAgent final : public testing::FakeAgentClient {
 class PeerBrokerTest : public ::testing::Test {
  protected:
   BrokeredRun Run() {
-    return RunBrokeredTest({&server_, "server", {}}, {&client_, "client", {}}, "t1",
-                           absl::Seconds(5));
+    return RunBrokeredTest({&server_, "server", {}}, {&client_, "client", {}}, "t1", Deadlines());
+  }
+  static BrokerDeadlines Deadlines() {
+    BrokerDeadlines deadlines;
+    deadlines.run = absl::Seconds(5);
+    return deadlines;
   }
   CallLog log_;
   ScriptedAgent server_{"server", log_};
@@ -106,8 +116,38 @@ TEST_F(PeerBrokerTest, AFailedConnectNamesTheEndAndRunsNothing) {
   server_.failing = "ConnectEndpoint";
   BrokeredRun run = Run();
   EXPECT_EQ(run.error, "server connect: rxe0 is down");
+  EXPECT_FALSE(run.control_plane);  // the agent answered: its data plane failed
   EXPECT_THAT(log_.calls, ElementsAre("server Prepare", "client Prepare", "server Connect",
                                       "client Close", "server Close"));
+}
+
+// A prepare whose answer never came may still have made the endpoint: it is
+// closed by test id, and the failure is the control plane's, not the link's.
+TEST_F(PeerBrokerTest, AnUnansweredPrepareIsClosedByTestIdAndIsTheControlPlanes) {
+  client_.failing = "PrepareEndpoint";
+  client_.failure = MarkNoAnswer(absl::DeadlineExceededError("Deadline Exceeded"));
+  BrokeredRun run = Run();
+  EXPECT_EQ(run.error, "client prepare: Deadline Exceeded");
+  EXPECT_TRUE(run.control_plane);
+  EXPECT_THAT(log_.calls, ElementsAre("server Prepare", "client Prepare", "client Close test t1",
+                                      "server Close"));
+}
+
+TEST_F(PeerBrokerTest, ABusyAgentIsTheControlPlanesAndNeedsNoCloseByTestId) {
+  server_.failing = "PrepareEndpoint";
+  server_.failure = absl::ResourceExhaustedError("busy: rxe0 write_bw test 'n7 -> n1'");
+  BrokeredRun run = Run();
+  EXPECT_TRUE(run.control_plane);
+  EXPECT_THAT(log_.calls, ElementsAre("server Prepare"));
+}
+
+TEST_F(PeerBrokerTest, AnEndWhoseAgentVanishedMidRunIsTheControlPlanes) {
+  client_.failing = "RunEndpoint";
+  client_.failure = MarkNoAnswer(absl::UnavailableError("Socket closed"));
+  server_.hold_run = true;
+  BrokeredRun run = Run();
+  EXPECT_THAT(run.error, HasSubstr("client run: Socket closed"));
+  EXPECT_TRUE(run.control_plane);
 }
 
 // A verbs client whose QP broke answers at once; the server would wait for
@@ -139,8 +179,8 @@ TEST_F(PeerBrokerTest, EventsTellWhenBothRunAndWhenTheyAnswered) {
     finished = true;
   };
   server_.hold_run = true;
-  StartBrokeredTest(loop, {&server_, "server", {}}, {&client_, "client", {}}, "t1",
-                    absl::Seconds(5), hooks);
+  StartBrokeredTest(loop, {&server_, "server", {}}, {&client_, "client", {}}, "t1", Deadlines(),
+                    hooks);
   loop.RunUntil([&] { return !events.empty() && server_.held_run != nullptr; });
   EXPECT_THAT(events, ElementsAre("running client-ep server-ep"));
   v1::RunEndpointResponse response;

@@ -146,6 +146,18 @@ TEST_F(EndpointRegistryTest, SecondTestOnABusyDeviceIsRefusedNamingTheHolder) {
   EXPECT_TRUE(registry_.Prepare(Request("10.0.0.1"), kCaller).ok());
 }
 
+// The controller lost a prepare's answer, so it never learned the id: it
+// closes by test id, which frees the device at once, and only its own.
+TEST_F(EndpointRegistryTest, CloseByTestIdFreesWhatThatCallerPreparedForTheTest) {
+  ASSERT_TRUE(registry_.Prepare(Request("10.0.0.1", "node1-node2-write_bw"), kCaller).ok());
+  ASSERT_TRUE(registry_.Prepare(Request("10.0.0.2", "node1-node3-write_bw"), kCaller).ok());
+  EXPECT_EQ(registry_.CloseTest("node1-node2-write_bw", "spiffe://other"), 0u);
+  EXPECT_EQ(registry_.CloseTest("node1-node2-write_bw", kCaller), 1u);
+  EXPECT_EQ(registry_.active(), 1u);
+  EXPECT_TRUE(registry_.Prepare(Request("10.0.0.1"), kCaller).ok());  // the device is free again
+  EXPECT_EQ(registry_.CloseTest("never-prepared", kCaller), 0u);
+}
+
 TEST_F(EndpointRegistryTest, LeaseRunsOutWhenTheControllerVanishes) {
   auto prepared = registry_.Prepare(Request("10.0.0.1"), kCaller);
   ASSERT_TRUE(prepared.ok());

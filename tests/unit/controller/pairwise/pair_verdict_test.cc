@@ -96,6 +96,25 @@ TEST(JudgePairTest, NoLineRateIsSkipped) {
   EXPECT_THAT(finding.message(), HasSubstr("no line rate to compare with"));
 }
 
+// At 768 nodes a controller-side deadline was judged a fabric fault and its
+// node named a suspect: a control-plane failure is "not measured" instead.
+TEST(JudgePairTest, ControlPlaneFailureIsNotMeasuredNeverAFail) {
+  PairMeasurement m = Bandwidth(0);
+  m.ok = false;
+  m.control_plane = true;
+  m.error = "node3 connect: Deadline Exceeded";
+  v1::Finding bandwidth = JudgePair(plan::Pairwise{}, m);
+  EXPECT_EQ(bandwidth.status(), v1::Finding::unknown);
+  EXPECT_EQ(bandwidth.severity(), v1::Finding::error);  // not measured is not certified
+  EXPECT_EQ(bandwidth.observed(), "not measured: node3 connect: Deadline Exceeded");
+  EXPECT_THAT(bandwidth.message(), HasSubstr("not measured, the control plane failed"));
+  EXPECT_THAT(bandwidth.remedy(), HasSubstr("not the fabric"));
+  EXPECT_THAT(bandwidth.remedy(), Not(HasSubstr("MTU")));
+
+  m.test = "write_lat";
+  EXPECT_EQ(JudgePair(plan::Pairwise{}, m).status(), v1::Finding::unknown);
+}
+
 TEST(JudgePairTest, FailedMeasurementFailsWithItsError) {
   PairMeasurement m = Bandwidth(0);
   m.ok = false;
