@@ -34,6 +34,8 @@ constexpr char kUsage[] =
     "  inventory PLAN         connect and inventory only, tables per node (--json for machines)\n"
     "  run PLAN --baseline OLD.json --only node3[,node4]\n"
     "                         re-run only the tests touching those nodes, carry the rest over\n"
+    "  run PLAN --resume DIR  continue a killed or interrupted run (DIR: the \"output:\" line it\n"
+    "                         printed): what its journal holds is taken over, the rest measured\n"
     "  verify CERT [--pubkey FILE.pub | --trust-dir DIR]\n"
     "                         check the signature, that its key is trusted, and recompute every\n"
     "                         verdict (exit 0 valid; 1 edited, unsigned or signed by an untrusted\n"
@@ -71,6 +73,8 @@ clustercert::CommandLine ControllerCommandLine() {
       {"baseline", true, "CERT", "run: the certificate a partial re-certification starts from", ""},
       {"only", true, "NODES", "run: with --baseline, the nodes to measure again (comma-separated)",
        ""},
+      {"resume", true, "DIR",
+       "run: continue the run whose output directory is DIR (same plan, unedited)", ""},
       {"noise", true, "FRACTION", "diff: relative change band treated as noise", "0.10"},
       {"help", false, "", "print this help", ""},
   });
@@ -87,6 +91,7 @@ std::optional<CommandOptions> ReadOptions(const clustercert::CommandLine& comman
   options.trust_dir = command_line.Get("trust-dir");
   options.baseline = command_line.Get("baseline");
   options.only = command_line.Get("only");
+  options.resume = command_line.Get("resume");
   const std::string noise = command_line.Get("noise");
   char* end = nullptr;
   options.noise = std::strtod(noise.c_str(), &end);

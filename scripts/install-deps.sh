@@ -23,6 +23,8 @@ build_packages=(
   # scripts/check_tidy.sh (clang-tidy on the lines a change adds).
   clang-format clang-tidy
   iproute2 procps
+  # bench/scale.sh reads the controller's wall time and peak RSS from GNU time.
+  time
   # deploy/check_unit_security.sh rates the shipped unit with
   # systemd-analyze security --offline (systemd 252).
   systemd

@@ -1,5 +1,6 @@
 #include "agent/peer/endpoint_registry.h"
 
+#include <algorithm>
 #include <vector>
 
 #include "absl/strings/str_cat.h"
@@ -138,13 +139,23 @@ absl::Status EndpointRegistry::Connect(const v1::ConnectEndpointRequest& request
     return absl::InvalidArgumentError(
         absl::StrCat("the peer's tcp_port is ", peer.tcp_port(), "; it must be 1 to 65535"));
   }
+  const absl::Time deadline = now_() + timeout;
   {
     std::lock_guard<std::mutex> lock(mutex_);
-    auto touched = Touch(request.endpoint_id(), caller, nullptr);
+    Entry* entry = nullptr;
+    auto touched = Touch(request.endpoint_id(), caller, &entry);
     if (!touched.ok()) return touched.status();
+    // A lease shorter than the connect's own wait must not run out under it.
+    entry->expires = std::max(entry->expires, deadline + entry->lease);
     endpoint = *touched;
   }
-  return endpoint->Connect(request.peer(), now_() + timeout);
+  absl::Status connected = endpoint->Connect(request.peer(), deadline);
+  std::lock_guard<std::mutex> lock(mutex_);
+  if (Entry* entry = table_.Find(request.endpoint_id(), caller);
+      entry != nullptr && !entry->value.running) {
+    entry->expires = now_() + entry->lease;  // the lease runs from the call's end
+  }
+  return connected;
 }
 
 absl::StatusOr<v1::PeerTestResult> EndpointRegistry::Run(const v1::RunEndpointRequest& request,

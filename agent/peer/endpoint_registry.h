@@ -17,9 +17,11 @@
 namespace clustercert::agent::peer {
 
 struct EndpointLimits {
-  // The controller asks for 60 s and renews it with every call; ten minutes
-  // is room for a slow controller, and the longest an endpoint nobody uses
-  // holds its device, sockets and memory.
+  // The controller asks for 10 s and renews it with every call and, while it
+  // waits on the other end, once a second; ten minutes is room for a slow
+  // controller, and the longest an endpoint nobody uses holds its device,
+  // sockets and memory. A lease never runs out under a call in flight: a
+  // connect or a run holds it to its own deadline.
   absl::Duration min_lease = absl::Seconds(1);
   absl::Duration max_lease = absl::Seconds(600);
   absl::Duration max_connect = absl::Minutes(2);
@@ -36,7 +38,9 @@ struct EndpointLimits {
 //
 // The controller brokers every test; if it vanishes, nothing it prepared may
 // outlive it: an endpoint not touched before its lease runs out is destroyed
-// (its engine frees sockets, QPs, MRs and buffers in its destructor). One
+// (its engine frees sockets, QPs, MRs and buffers in its destructor), and one
+// whose connect or run call is cancelled (the controller's connection closed,
+// or it gave up) is closed at once by the service (NodeAgentService). One
 // test at a time per device (an RDMA device, or a data IP for tcp): a second
 // Prepare for a busy device is refused with the holder's test id. Run blocks
 // its caller for the test's duration and is never done under the registry

@@ -1,5 +1,8 @@
 #include "agent/service/node_agent_service.h"
 
+#include <string>
+#include <utility>
+
 #include "agent/service/caller_identity.h"
 #include "common/grpc_status.h"
 #include "common/printable.h"
@@ -24,6 +27,42 @@ void Finish(grpc::ServerUnaryReactor* reactor, const char* method, const std::st
   }
   reactor->Finish(ToGrpcStatus(status));
 }
+
+// The reactor of a call that drives one endpoint for a while (its connect,
+// its run). When gRPC cancels the call, because the controller's connection
+// closed (a killed controller's sockets are closed by its kernel) or it gave
+// up on its deadline, nobody will close the endpoint or read the run's
+// result: it is closed at once, which cancels the run and frees the device,
+// instead of holding it to the run's deadline and the lease after that. The
+// close goes to the pool: freeing QPs or buffers must not hold a gRPC thread.
+class EndpointCallReactor final : public grpc::ServerUnaryReactor {
+ public:
+  EndpointCallReactor(peer::EndpointRegistry& endpoints, WorkerPool& pool, const char* method,
+                      std::string endpoint_id, std::string caller)
+      : endpoints_(endpoints),
+        pool_(pool),
+        method_(method),
+        endpoint_id_(std::move(endpoint_id)),
+        caller_(std::move(caller)) {}
+
+  void OnCancel() override {
+    pool_.Submit([&endpoints = endpoints_, method = method_, id = endpoint_id_, caller = caller_] {
+      if (!endpoints.Close(id, caller).ok()) return;  // closed already
+      spdlog::warn(
+          "endpoint {} closed: its {} call was cancelled (its controller {} went away or gave "
+          "up)",
+          PrintableText(id), method, PrintableText(caller));
+    });
+  }
+  void OnDone() override { delete this; }
+
+ private:
+  peer::EndpointRegistry& endpoints_;
+  WorkerPool& pool_;
+  const char* const method_;
+  const std::string endpoint_id_;
+  const std::string caller_;
+};
 
 }  // namespace
 
@@ -88,7 +127,8 @@ grpc::ServerUnaryReactor* NodeAgentService::PrepareEndpoint(
 grpc::ServerUnaryReactor* NodeAgentService::ConnectEndpoint(
     grpc::CallbackServerContext* context, const v1::ConnectEndpointRequest* request,
     v1::ConnectEndpointResponse*) {
-  auto* reactor = context->DefaultReactor();
+  auto* reactor = new EndpointCallReactor(endpoints_, pool_, "ConnectEndpoint",
+                                          request->endpoint_id(), CallerOf(context));
   pool_.Submit([this, reactor, request, caller = CallerOf(context)] {
     Finish(reactor, "ConnectEndpoint", caller, endpoints_.Connect(*request, caller));
   });
@@ -98,7 +138,8 @@ grpc::ServerUnaryReactor* NodeAgentService::ConnectEndpoint(
 grpc::ServerUnaryReactor* NodeAgentService::RunEndpoint(grpc::CallbackServerContext* context,
                                                         const v1::RunEndpointRequest* request,
                                                         v1::RunEndpointResponse* response) {
-  auto* reactor = context->DefaultReactor();
+  auto* reactor = new EndpointCallReactor(endpoints_, pool_, "RunEndpoint", request->endpoint_id(),
+                                          CallerOf(context));
   absl::Status started =
       long_calls_.Start([this, reactor, request, response, caller = CallerOf(context)] {
         auto result = endpoints_.Run(*request, caller);

@@ -131,6 +131,7 @@ v1::Certificate BuildCertificate(const plan::Plan& plan, const std::vector<NodeS
   for (const auto& pair : record.pairs) *certificate.add_pairs() = pair;
   if (record.uplink) *certificate.mutable_uplink() = *record.uplink;
   if (record.interrupted) *certificate.mutable_interrupted() = *record.interrupted;
+  if (record.resumed) *certificate.mutable_resumed() = *record.resumed;
   for (const auto& suspect : record.suspects) *certificate.add_suspects() = suspect;
   for (const auto& sweep : record.collectives) *certificate.add_collectives() = sweep;
 

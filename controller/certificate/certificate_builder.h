@@ -33,6 +33,7 @@ struct RunRecord {
   std::map<std::string, v1::Carried> carried_nodes;
   std::optional<v1::Uplink> uplink;            // set when the uplink phase ran
   std::optional<v1::Interrupted> interrupted;  // set when a signal stopped the run
+  std::optional<v1::Resumed> resumed;          // set when it took over a killed run's results
 };
 
 // The schema version certificate.json is written in (docs/certificate.md).

@@ -25,13 +25,10 @@ absl::StatusOr<std::string> CertificateJson(const v1::Certificate& certificate) 
   return json;
 }
 
-absl::StatusOr<std::string> WriteCertificate(const v1::Certificate& certificate,
-                                             const std::string& out_dir, absl::Time stamp) {
+absl::StatusOr<std::string> CreateRunDirectory(const std::string& out_dir,
+                                               const std::string& cluster, absl::Time stamp) {
   namespace fs = std::filesystem;
-  auto json = CertificateJson(certificate);
-  if (!json.ok()) return json.status();
-
-  const std::string base = absl::StrCat(certificate.cluster(), "-", FormatUtcStamp(stamp));
+  const std::string base = absl::StrCat(cluster, "-", FormatUtcStamp(stamp));
   std::error_code ec;
   fs::create_directories(out_dir, ec);
   if (ec) {
@@ -40,17 +37,30 @@ absl::StatusOr<std::string> WriteCertificate(const v1::Certificate& certificate,
                                                     "; pass --out with a writable directory"));
   }
   fs::path dir = fs::path(out_dir) / base;
-  for (int n = 2; fs::exists(dir, ec); ++n) dir = fs::path(out_dir) / absl::StrCat(base, "-", n);
-  fs::create_directories(dir, ec);
-  if (ec) {
-    return absl::PermissionDeniedError(absl::StrCat("cannot create ", dir.string(), ": ",
-                                                    ec.message(),
-                                                    "; pass --out with a writable directory"));
+  // create_directory (not _directories) fails on one that exists, so two runs
+  // started in the same second never share one.
+  for (int n = 2; !fs::create_directory(dir, ec); ++n) {
+    if (ec || n > 1000) {
+      return absl::PermissionDeniedError(
+          absl::StrCat("cannot create ", dir.string(), ": ",
+                       ec ? ec.message() : std::string("too many runs in this second"),
+                       "; pass --out with a writable directory"));
+    }
+    dir = fs::path(out_dir) / absl::StrCat(base, "-", n);
   }
-  const fs::path path = dir / "certificate.json";
-  const fs::path partial = dir / "certificate.json.partial";
+  return dir.string();
+}
+
+absl::StatusOr<std::string> WriteCertificateIn(const v1::Certificate& certificate,
+                                               const std::string& dir) {
+  namespace fs = std::filesystem;
+  auto json = CertificateJson(certificate);
+  if (!json.ok()) return json.status();
+  std::error_code ec;
+  const fs::path path = fs::path(dir) / "certificate.json";
+  const fs::path partial = fs::path(dir) / "certificate.json.partial";
   {
-    std::ofstream out(partial, std::ios::binary);
+    std::ofstream out(partial, std::ios::binary | std::ios::trunc);
     out << *json << "\n";
     if (!out.flush()) {
       return absl::UnavailableError(absl::StrCat("cannot write ", partial.string(), ": ",
@@ -63,6 +73,13 @@ absl::StatusOr<std::string> WriteCertificate(const v1::Certificate& certificate,
                                                path.string(), ": ", ec.message()));
   }
   return path.string();
+}
+
+absl::StatusOr<std::string> WriteCertificate(const v1::Certificate& certificate,
+                                             const std::string& out_dir, absl::Time stamp) {
+  auto dir = CreateRunDirectory(out_dir, certificate.cluster(), stamp);
+  if (!dir.ok()) return dir.status();
+  return WriteCertificateIn(certificate, *dir);
 }
 
 }  // namespace clustercert::controller

@@ -93,7 +93,8 @@ v1::PhaseResult RunInventory(const plan::Plan& plan, std::vector<NodeState>& nod
 
 v1::PhaseResult RunPairwise(const plan::Plan& plan, std::vector<NodeState>& nodes,
                             CertificationResult& result, RunRecord& record, Progress& progress,
-                            Clock& clock, const RerunScope* rerun, const RunStop* stop) {
+                            Clock& clock, const RerunScope* rerun, const RunStop* stop,
+                            PhaseJournal* journal) {
   return SectionPhase(
       "pairwise", plan.pairwise.enabled, progress, clock, [&](v1::PhaseResult& phase) {
         if (result.reachable < 2) {
@@ -101,7 +102,7 @@ v1::PhaseResult RunPairwise(const plan::Plan& plan, std::vector<NodeState>& node
           return;
         }
         PairwiseOutcome outcome =
-            RunPairwisePhase(nodes, plan, result.checks, progress, rerun, stop);
+            RunPairwisePhase(nodes, plan, result.checks, progress, rerun, stop, journal);
         const int blocking = checks::CountBlocking(outcome.checks);
         Conclude(
             phase,
@@ -128,27 +129,30 @@ std::string CollectivesDetail(const CollectivesOutcome& outcome, int blocking) {
 
 v1::PhaseResult RunCollectives(const plan::Plan& plan, std::vector<NodeState>& nodes,
                                CertificationResult& result, RunRecord& record, Progress& progress,
-                               Clock& clock, const RerunScope* rerun, const RunStop* stop) {
-  return SectionPhase(
-      "collectives", plan.collectives.enabled, progress, clock, [&](v1::PhaseResult& phase) {
-        if (result.reachable == 0) {
-          Conclude(phase, v1::PhaseResult::skipped, kNoAgentAnswered);
-          return;
-        }
-        CollectivesOutcome outcome = RunCollectivesPhase(nodes, plan, progress, clock, rerun, stop);
-        if (!outcome.not_run.empty()) {
-          Conclude(phase, v1::PhaseResult::skipped, outcome.not_run);
-        } else {
-          const int blocking = checks::CountBlocking(outcome.checks);
-          Conclude(phase,
-                   blocking == 0 && !outcome.sweeps.empty() ? v1::PhaseResult::pass
-                                                            : v1::PhaseResult::fail,
-                   CollectivesDetail(outcome, blocking));
-        }
-        for (auto& check : outcome.checks) result.checks.push_back(std::move(check));
-        record.collectives = std::move(outcome.sweeps);
-        record.skipped_scopes = std::move(outcome.skipped);
-      });
+                               Clock& clock, const RerunScope* rerun, const RunStop* stop,
+                               PhaseJournal* journal) {
+  return SectionPhase("collectives", plan.collectives.enabled, progress, clock,
+                      [&](v1::PhaseResult& phase) {
+                        if (result.reachable == 0) {
+                          Conclude(phase, v1::PhaseResult::skipped, kNoAgentAnswered);
+                          return;
+                        }
+                        CollectivesOutcome outcome =
+                            RunCollectivesPhase(nodes, plan, progress, clock, rerun, stop, journal);
+                        if (!outcome.not_run.empty()) {
+                          Conclude(phase, v1::PhaseResult::skipped, outcome.not_run);
+                        } else {
+                          const int blocking = checks::CountBlocking(outcome.checks);
+                          Conclude(phase,
+                                   blocking == 0 && !outcome.sweeps.empty() ? v1::PhaseResult::pass
+                                                                            : v1::PhaseResult::fail,
+                                   CollectivesDetail(outcome, blocking));
+                        }
+                        for (auto& check : outcome.checks)
+                          result.checks.push_back(std::move(check));
+                        record.collectives = std::move(outcome.sweeps);
+                        record.skipped_scopes = std::move(outcome.skipped);
+                      });
 }
 
 v1::PhaseResult RunUplink(const plan::Plan& plan, std::vector<NodeState>& nodes,
@@ -265,7 +269,8 @@ class PhaseSequence {
 CertificationResult RunCertification(const plan::Plan& plan, std::vector<NodeState>& nodes,
                                      Progress& progress, Clock& clock, PhaseScope scope,
                                      const RerunScope* rerun, const v1::Baseline* baseline,
-                                     std::vector<NodeState>* sinks, RunStop* stop) {
+                                     std::vector<NodeState>* sinks, RunStop* stop,
+                                     PhaseJournal* journal) {
   CertificationResult result;
   RunRecord record;
   record.started = clock.Now();
@@ -282,11 +287,15 @@ CertificationResult RunCertification(const plan::Plan& plan, std::vector<NodeSta
   if (scope == PhaseScope::kAll) {
     record.phases.push_back(phases.Run(
         "pairwise",
-        [&] { return RunPairwise(plan, nodes, result, record, progress, clock, rerun, stop); },
+        [&] {
+          return RunPairwise(plan, nodes, result, record, progress, clock, rerun, stop, journal);
+        },
         true, plan.pairwise.enabled));
     record.phases.push_back(phases.Run(
         "collectives",
-        [&] { return RunCollectives(plan, nodes, result, record, progress, clock, rerun, stop); },
+        [&] {
+          return RunCollectives(plan, nodes, result, record, progress, clock, rerun, stop, journal);
+        },
         true, plan.collectives.enabled));
     std::vector<NodeState> no_sinks;
     record.phases.push_back(phases.Run(
@@ -307,6 +316,7 @@ CertificationResult RunCertification(const plan::Plan& plan, std::vector<NodeSta
   }
   record.checks = result.checks;
   record.finished = clock.Now();
+  if (journal != nullptr && journal->resuming()) record.resumed = journal->Taken();
   if (rerun != nullptr && baseline != nullptr) {
     record.baseline = *baseline;
     for (const NodeState& state : nodes) {

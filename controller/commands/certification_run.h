@@ -7,6 +7,7 @@
 #include "clustercert/v1/certificate.pb.h"
 #include "common/clock.h"
 #include "controller/phases/node_state.h"
+#include "controller/phases/phase_journal.h"
 #include "controller/phases/progress.h"
 #include "controller/phases/rerun_scope.h"
 #include "controller/phases/run_stop.h"
@@ -25,6 +26,10 @@ namespace clustercert::controller {
 // phase tries it once more), and once `stop` is requested the phase under
 // way winds down, its leases released, the later phases are skipped and the
 // certificate records `interrupted` (never certified).
+//
+// `journal` (may be null) takes each pair cell and sweep as it completes;
+// when it resumes a killed run's journal, what that run completed is taken
+// over instead of measured, and the certificate records `resumed`.
 struct CertificationResult {
   v1::Certificate certificate;
   std::vector<v1::Finding> checks;
@@ -40,7 +45,7 @@ CertificationResult RunCertification(const plan::Plan& plan, std::vector<NodeSta
                                      const RerunScope* rerun = nullptr,
                                      const v1::Baseline* baseline = nullptr,
                                      std::vector<NodeState>* sinks = nullptr,
-                                     RunStop* stop = nullptr);
+                                     RunStop* stop = nullptr, PhaseJournal* journal = nullptr);
 
 // The exit status for a finished run (0, 1 or 3).
 int ExitCodeFor(const CertificationResult& result, size_t node_count);

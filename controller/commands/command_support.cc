@@ -5,6 +5,7 @@
 #include "common/file_limit.h"
 #include "controller/client/grpc_agent_client.h"
 #include "controller/commands/diagnostics.h"
+#include "controller/pairwise/schedule/pattern_budget.h"
 #include "controller/plan/plan_parser.h"
 
 namespace clustercert::controller {
@@ -16,6 +17,18 @@ std::optional<plan::Plan> LoadPlanOrReport(const std::string& path) {
     std::fprintf(stderr, "%s\n", std::string(loaded.status().message()).c_str());
     Diagnostics().error("the plan has errors; nothing ran (docs/plan.md lists every key)");
     return std::nullopt;
+  }
+  if (loaded->pairwise.enabled && loaded->pairwise.budget > absl::ZeroDuration()) {
+    // The budget picks the pattern before anything runs, so a budget too
+    // short for any pattern is a plan error like the others.
+    auto choice = pairwise::schedule::ChoosePattern(*loaded);
+    if (!choice.ok()) {
+      std::fprintf(stderr, "%s: %s\n", path.c_str(),
+                   std::string(choice.status().message()).c_str());
+      Diagnostics().error("the plan has errors; nothing ran (docs/plan.md lists every key)");
+      return std::nullopt;
+    }
+    Diagnostics().info("{}", choice->summary);
   }
   return std::move(*loaded);
 }

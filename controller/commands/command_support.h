@@ -33,6 +33,7 @@ struct CommandOptions {
   std::string trust_dir;  // --trust-dir: verify trusts the *.pub keys in this directory
   std::string baseline;   // --baseline: certificate a partial re-certification starts from
   std::string only;       // --only: comma-separated nodes to measure again
+  std::string resume;     // --resume: the directory of a killed run to continue
 };
 
 // Makes the client for one plan node; gRPC in production, fakes in tests.

@@ -3,6 +3,7 @@
 #include <cstdio>
 #include <filesystem>
 #include <optional>
+#include <utility>
 
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
@@ -16,6 +17,7 @@
 #include "controller/commands/finding_table.h"
 #include "controller/commands/interrupt_watcher.h"
 #include "controller/commands/matrix_table.h"
+#include "controller/commands/run_output.h"
 #include "controller/commands/uplink_table.h"
 #include "controller/report/report_files.h"
 
@@ -51,10 +53,13 @@ void PrintRunSummary(const plan::Plan& plan, const std::vector<NodeState>& nodes
   std::printf("%s", RenderFindingTables(nodes, result.checks, options.color).c_str());
   std::vector<std::string> names;
   for (const auto& node : plan.nodes) names.push_back(node.name);
+  const std::string csv_path =
+      reports_dir.empty() ? ""
+                          : (std::filesystem::path(reports_dir) / report::kPairCsvName).string();
   std::printf("%s",
               RenderPairMatrices(names, {certificate.pairs().begin(), certificate.pairs().end()},
                                  {certificate.suspects().begin(), certificate.suspects().end()},
-                                 options.color)
+                                 options.color, csv_path)
                   .c_str());
   if (certificate.has_uplink()) {
     std::printf("%s\n", RenderUplinkTables(certificate.uplink()).c_str());
@@ -68,8 +73,75 @@ void PrintRunSummary(const plan::Plan& plan, const std::vector<NodeState>& nodes
   }
   std::printf("\ncertificate: %s\n", path.c_str());
   if (!reports_dir.empty()) {
-    std::printf("reports: %s/report.html, report.md, junit.xml\n", reports_dir.c_str());
+    std::printf("reports: %s/report.html, report.md, junit.xml, %s\n", reports_dir.c_str(),
+                report::kPairCsvName);
   }
+}
+
+}  // namespace
+
+namespace {
+
+// --baseline / --only: `rerun` is left empty for a full run; false, the
+// refusal diagnosed, when the flags cannot be used.
+bool PrepareRerun(const CommandOptions& options, const plan::Plan& plan, absl::Time now,
+                  std::optional<BaselineRerun>& rerun) {
+  if (!options.baseline.empty()) {
+    auto prepared = PrepareBaselineRerun(options.baseline, options.only, plan, now);
+    if (!prepared.ok()) {
+      DiagnoseError(prepared.status());
+      return false;
+    }
+    rerun = std::move(*prepared);
+  } else if (!options.only.empty()) {
+    Diagnostics().error(
+        "--only needs --baseline OLD.json: the certificate whose other results are carried over");
+    return false;
+  }
+  return true;
+}
+
+// The run's directory and journal: made now for a new run, read back for
+// --resume. Says what it did on `progress`; nullopt once the refusal is
+// diagnosed, with *exit_code set.
+std::optional<RunOutput> OpenRunOutput(const plan::Plan& plan, const CommandOptions& options,
+                                       bool baseline, absl::Time now, Progress& progress,
+                                       int* exit_code) {
+  *exit_code = kExitUsage;
+  if (!options.resume.empty() && (baseline || !options.out.empty())) {
+    Diagnostics().error(
+        "--resume continues the run in its directory; it takes neither --out (it writes into "
+        "that directory) nor --baseline (a partial run is started afresh): drop them");
+    return std::nullopt;
+  }
+  auto output =
+      options.resume.empty()
+          ? StartRunOutput(plan, options.out.empty() ? plan.certificate.out : options.out, now)
+          : ResumeRunOutput(plan, options.resume, now);
+  if (!output.ok()) {
+    DiagnoseError(output.status());
+    if (options.resume.empty()) *exit_code = kExitCannotRun;
+    return std::nullopt;
+  }
+  if (output->resumed) {
+    const journal::JournalContents& resumed = *output->resumed;
+    progress.Line(
+        "resume",
+        absl::StrCat("taking over what the run started ", resumed.header.started(), " completed (",
+                     resumed.pairs.size(), " cell record(s), ", resumed.sweeps.size(),
+                     " sweep(s)) from ", output->journal->path(), "; measuring the rest"));
+    if (resumed.ignored_lines > 0) {
+      progress.Line("resume", absl::StrCat(resumed.ignored_lines,
+                                           " journal line(s) could not be read (a write torn by "
+                                           "the kill): what they held is measured again"));
+    }
+  } else {
+    progress.Line("output", absl::StrCat(output->dir,
+                                         " (if this run is killed, continue it with "
+                                         "`controller run PLAN --resume ",
+                                         output->dir, "`)"));
+  }
+  return std::move(*output);
 }
 
 }  // namespace
@@ -81,55 +153,48 @@ int RunRunCommand(const std::vector<std::string>& args, const CommandOptions& op
   RunStop stop;
   InterruptWatcher watcher(stop, clock.NowFunction());
   int exit_code = 0;
-  auto prepared =
-      PrepareRun(args, "usage: controller run PLAN.yaml [--out DIR]", factory_override, &exit_code);
+  auto prepared = PrepareRun(args, "usage: controller run PLAN.yaml [--out DIR | --resume DIR]",
+                             factory_override, &exit_code);
   if (!prepared) return exit_code;
   const plan::Plan& plan = prepared->plan;
   std::vector<NodeState>& nodes = prepared->nodes;
 
   std::optional<BaselineRerun> rerun;
-  if (!options.baseline.empty()) {
-    auto prepared_rerun = PrepareBaselineRerun(options.baseline, options.only, plan, clock.Now());
-    if (!prepared_rerun.ok()) {
-      DiagnoseError(prepared_rerun.status());
-      return kExitUsage;
-    }
-    rerun = std::move(*prepared_rerun);
-  } else if (!options.only.empty()) {
-    Diagnostics().error(
-        "--only needs --baseline OLD.json: the certificate whose other results are carried over");
-    return kExitUsage;
-  }
+  if (!PrepareRerun(options, plan, clock.Now(), rerun)) return kExitUsage;
 
   Progress progress(stderr, options.quiet);
+  std::optional<RunOutput> output =
+      OpenRunOutput(plan, options, rerun.has_value(), clock.Now(), progress, &exit_code);
+  if (!output) return exit_code;
   if (rerun) {
     progress.Line("baseline", absl::StrCat("re-measuring ", absl::StrJoin(rerun->scope.only, ", "),
                                            "; carrying the rest over from ", options.baseline, " (",
                                            rerun->baseline.started_at(), ", ",
                                            rerun->scope.carried.age_s(), " s old)"));
   }
-  auto result = RunCertification(plan, nodes, progress, clock, PhaseScope::kAll,
-                                 rerun ? &rerun->scope : nullptr,
-                                 rerun ? &rerun->baseline : nullptr, &prepared->sinks, &stop);
+  PhaseJournal journal(output->journal.get(), output->resumed ? &*output->resumed : nullptr,
+                       output->carried, progress);
+  auto result = RunCertification(
+      plan, nodes, progress, clock, PhaseScope::kAll, rerun ? &rerun->scope : nullptr,
+      rerun ? &rerun->baseline : nullptr, &prepared->sinks, &stop, &journal);
 
   const int signing_failed = SignIfAsked(plan, result.certificate, progress);
 
-  const std::string out_dir = options.out.empty() ? plan.certificate.out : options.out;
-  auto path = WriteCertificate(result.certificate, out_dir, clock.Now());
+  auto path = WriteCertificateIn(result.certificate, output->dir);
   if (!path.ok()) {
     DiagnoseError(path.status());
     return kExitCannotRun;
   }
+  if (!result.certificate.has_interrupted()) MarkRunFinished(*output, clock.Now());
 
   int reports_failed = 0;
-  const std::string certificate_dir = std::filesystem::path(*path).parent_path().string();
-  if (auto reports = report::WriteReports(result.certificate, certificate_dir); !reports.ok()) {
+  if (auto reports = report::WriteReports(result.certificate, output->dir); !reports.ok()) {
     Diagnostics().error("the certificate is written, the reports are not: {}",
                         std::string(reports.status().message()));
     reports_failed = 1;
   }
 
-  PrintRunSummary(plan, nodes, result, *path, reports_failed ? "" : certificate_dir, options);
+  PrintRunSummary(plan, nodes, result, *path, reports_failed ? "" : output->dir, options);
   // A stopped run ends as a stopped tool does (130 / 143), its partial
   // certificate written.
   if (watcher.exit_code() != 0) return watcher.exit_code();

@@ -118,6 +118,14 @@ int RunVerifyCommand(const std::vector<std::string>& args, const CommandOptions&
                 Printable(certificate.baseline().started_at()).c_str(),
                 Printable(certificate.baseline().sha256().substr(0, 16)).c_str());
   }
+  if (certificate.has_resumed()) {
+    const v1::Resumed& resumed = certificate.resumed();
+    std::printf(
+        "resumed: %d pair cell(s) and %d sweep(s) taken over from the journal %s of the run "
+        "started %s\n",
+        resumed.pairs(), resumed.sweeps(), Printable(resumed.journal()).c_str(),
+        Printable(resumed.from_started_at()).c_str());
+  }
   if (valid) {
     std::printf("valid\n");
   } else if (!signature.is_signed && recheck.differences.empty()) {

@@ -194,33 +194,57 @@ void SetFloor(const plan::Plan& plan, v1::CollectiveSweep& sweep) {
   sweep.set_fabric_gbytes(floor.fabric_gbytes);
 }
 
+// On a resumed run, takes over the sweeps the journal holds, each into its
+// scope's slot of `sweeps`; returns which scopes were taken.
+std::vector<bool> TakeJournaledSweeps(const std::vector<NodeState>& nodes,
+                                      const std::vector<CollectiveScope>& scopes,
+                                      PhaseJournal* journal, Progress& progress,
+                                      std::vector<std::optional<v1::CollectiveSweep>>& sweeps) {
+  std::vector<bool> taken(scopes.size(), false);
+  if (journal == nullptr || !journal->resuming()) return taken;
+  for (size_t i = 0; i < scopes.size(); ++i) {
+    std::vector<std::string> names;
+    for (size_t index : scopes[i].nodes) names.push_back(nodes[index].node.name);
+    sweeps[i] = journal->TakeSweep(scopes[i].name, names);
+    if (!sweeps[i]) continue;
+    taken[i] = true;
+    progress.Line("collectives", absl::StrCat(scopes[i].name, " on ", absl::StrJoin(names, ", "),
+                                              ": taken over from the journal"));
+  }
+  return taken;
+}
+
 // Runs the scopes of one kind together (the 1-node sweeps, one per node,
 // share nothing) or one after the other. A scope left out because the run
-// is stopping stays nullopt.
+// is stopping stays nullopt. Each sweep goes to the journal as it ends
+// (once the stop is requested it may be cut short: not then); on a resumed
+// run the ones the journal holds are taken over instead.
 std::vector<std::optional<v1::CollectiveSweep>> RunScopes(
     std::vector<NodeState>& nodes, const plan::Plan& plan,
     const std::vector<CollectiveScope>& scopes, Progress& progress, Clock& clock,
-    const RunStop* stop) {
+    const RunStop* stop, PhaseJournal* journal) {
   auto stopping = [stop] { return stop != nullptr && stop->requested(); };
   std::vector<std::optional<v1::CollectiveSweep>> sweeps(scopes.size());
+  const std::vector<bool> taken = TakeJournaledSweeps(nodes, scopes, journal, progress, sweeps);
+  auto sweep = [&](size_t i, bool bar) {
+    sweeps[i] = RunScope(nodes, plan, scopes[i], progress, clock, bar);
+    if (journal != nullptr && !stopping()) journal->RecordSweep(*sweeps[i]);
+  };
   std::vector<size_t> one_node;
   for (size_t i = 0; i < scopes.size(); ++i) {
-    if (scopes[i].name == "1-node") one_node.push_back(i);
+    if (scopes[i].name == "1-node" && !taken[i]) one_node.push_back(i);
   }
   if (one_node.size() > 1 && !stopping()) {
     progress.Line("collectives", absl::StrCat("1-node sweeps on ", one_node.size(),
                                               " nodes at once (each runs on its own node only)"));
     std::vector<std::thread> threads;
-    for (size_t i : one_node) {
-      threads.emplace_back(
-          [&, i] { sweeps[i] = RunScope(nodes, plan, scopes[i], progress, clock, false); });
-    }
+    for (size_t i : one_node) threads.emplace_back([&, i] { sweep(i, false); });
     for (auto& thread : threads) thread.join();
   }
   for (size_t i = 0; i < scopes.size(); ++i) {
-    if (one_node.size() > 1 && scopes[i].name == "1-node") continue;
+    if (taken[i] || (one_node.size() > 1 && scopes[i].name == "1-node")) continue;
     if (stopping()) break;
-    sweeps[i] = RunScope(nodes, plan, scopes[i], progress, clock);
+    sweep(i, true);
   }
   return sweeps;
 }
@@ -327,7 +351,7 @@ void RecordSweeps(std::vector<std::optional<v1::CollectiveSweep>>& swept,
 
 CollectivesOutcome RunCollectivesPhase(std::vector<NodeState>& nodes, const plan::Plan& plan,
                                        Progress& progress, Clock& clock, const RerunScope* rerun,
-                                       const RunStop* stop) {
+                                       const RunStop* stop, PhaseJournal* journal) {
   if (plan.collectives.launcher == plan::CollectiveLauncher::kMpirun) {
     return RunThroughMpirun(plan, progress);
   }
@@ -350,7 +374,7 @@ CollectivesOutcome RunCollectivesPhase(std::vector<NodeState>& nodes, const plan
     progress.Line("collectives", "skipped " + skipped);
   }
   std::vector<std::optional<v1::CollectiveSweep>> swept =
-      RunScopes(nodes, plan, choice.scopes, progress, clock, stop);
+      RunScopes(nodes, plan, choice.scopes, progress, clock, stop, journal);
   RecordSweeps(swept, choice.scopes, nodes, plan, stop, progress, outcome);
   for (auto& sweep : carried) outcome.sweeps.push_back(std::move(sweep));
   outcome.checks = JudgeSweeps(plan, outcome.sweeps);

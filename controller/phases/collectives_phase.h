@@ -5,6 +5,7 @@
 #include "clustercert/v1/certificate.pb.h"
 #include "common/clock.h"
 #include "controller/phases/node_state.h"
+#include "controller/phases/phase_journal.h"
 #include "controller/phases/progress.h"
 #include "controller/phases/rerun_scope.h"
 #include "controller/phases/run_stop.h"
@@ -27,9 +28,12 @@ struct CollectivesOutcome {
 // nccl-tests run. Prints each sweep in nccl-tests' layout as it completes.
 // Once `stop` is requested no new sweep starts (the running ones end when
 // their agents' calls are answered for them and their jobs are stopped).
+// Each agent-launched sweep is appended to `journal` as it completes; on a
+// resumed run the sweeps the journal holds are taken over, not run again.
 CollectivesOutcome RunCollectivesPhase(std::vector<NodeState>& nodes, const plan::Plan& plan,
                                        Progress& progress, Clock& clock,
                                        const RerunScope* rerun = nullptr,
-                                       const RunStop* stop = nullptr);
+                                       const RunStop* stop = nullptr,
+                                       PhaseJournal* journal = nullptr);
 
 }  // namespace clustercert::controller

@@ -12,7 +12,8 @@
 namespace clustercert::controller {
 namespace {
 
-constexpr uint32_t kLeaseSeconds = 60;
+// A keep-alive that is not answered in this long is simply sent again.
+constexpr absl::Duration kKeepAliveTimeout = absl::Seconds(1);
 
 std::string Named(const BrokeredSide& side, const char* step, const absl::Status& status) {
   return absl::StrCat(side.name, " ", step, ": ", status.message());
@@ -36,9 +37,36 @@ class BrokeredTest : public std::enable_shared_from_this<BrokeredTest> {
         ends_{End(std::move(server)), End(std::move(client))},
         test_id_(std::move(test_id)),
         deadlines_(deadlines),
-        events_(std::move(events)) {}
+        events_(std::move(events)),
+        busy_ticks_(absl::ToInt64Seconds(deadlines.busy_wait)) {}
 
   void Start() { Prepare(kServer); }
+
+  // The caller's tick, once a second: asks a busy prepare again (within
+  // BrokerDeadlines::busy_wait), and renews the lease of each end the test
+  // holds but is not calling now (it waits on the other end's prepare,
+  // connect or run): a progress read touches it.
+  void KeepAlive() {
+    if (waiting_) {
+      // The last reference but the caller's may be this one: held to the end.
+      const std::shared_ptr<BrokeredTest> self = std::exchange(waiting_, nullptr);
+      Prepare(busy_role_);
+    }
+    for (Role role : {kServer, kClient}) {
+      End& end = ends_[role];
+      if (!end.open || end.calling || end.touching) continue;
+      end.touching = true;
+      v1::GetEndpointProgressRequest request;
+      request.set_endpoint_id(end.endpoint);
+      end.side.client->GetEndpointProgress(
+          request, kKeepAliveTimeout,
+          loop_.Bind<v1::GetEndpointProgressResponse>(
+              [self = shared_from_this(),
+               role](const absl::StatusOr<v1::GetEndpointProgressResponse>&) {
+                self->ends_[role].touching = false;
+              }));
+    }
+  }
 
  private:
   enum Role { kServer = 0, kClient = 1 };
@@ -47,7 +75,9 @@ class BrokeredTest : public std::enable_shared_from_this<BrokeredTest> {
     BrokeredSide side;
     std::string endpoint;  // set once prepared
     v1::EndpointInfo info;
-    bool open = false;  // prepared and its close not yet sent
+    bool open = false;      // prepared and its close not yet sent
+    bool calling = false;   // its connect or run is out (the agent holds its lease then)
+    bool touching = false;  // a keep-alive is out
     std::optional<absl::StatusOr<v1::RunEndpointResponse>> run;
   };
 
@@ -59,7 +89,7 @@ class BrokeredTest : public std::enable_shared_from_this<BrokeredTest> {
     v1::PrepareEndpointRequest request;
     *request.mutable_spec() = ends_[role].side.spec;
     request.set_test_id(test_id_);
-    request.set_lease_s(kLeaseSeconds);
+    request.set_lease_s(kEndpointLeaseSeconds);
     ends_[role].side.client->PrepareEndpoint(
         request, deadlines_.call,
         loop_.Bind<v1::PrepareEndpointResponse>(
@@ -70,6 +100,14 @@ class BrokeredTest : public std::enable_shared_from_this<BrokeredTest> {
 
   void Prepared(Role role, absl::StatusOr<v1::PrepareEndpointResponse> answer) {
     End& end = ends_[role];
+    if (absl::IsResourceExhausted(answer.status()) && busy_ticks_ > 0) {
+      // Asked again at the next tick: a dead controller's endpoint frees
+      // its device within one lease.
+      --busy_ticks_;
+      waiting_ = shared_from_this();  // no call is out to hold the test meanwhile
+      busy_role_ = role;
+      return;
+    }
     if (!answer.ok()) {
       if (IsNoAnswer(answer.status())) CloseByTestId(role);
       return Fail(Named(end.side, "prepare", answer.status()),
@@ -84,6 +122,7 @@ class BrokeredTest : public std::enable_shared_from_this<BrokeredTest> {
 
   // Connect the server to the client's info, then the client to the server's.
   void Connect(Role role) {
+    ends_[role].calling = true;
     v1::ConnectEndpointRequest request;
     request.set_endpoint_id(ends_[role].endpoint);
     *request.mutable_peer() = ends_[Other(role)].info;
@@ -99,6 +138,7 @@ class BrokeredTest : public std::enable_shared_from_this<BrokeredTest> {
   }
 
   void Connected(Role role, const absl::Status& status) {
+    ends_[role].calling = false;
     if (!status.ok()) {
       return Fail(Named(ends_[role].side, "connect", status),
                   ControlPlaneFailure("connect", status));
@@ -110,6 +150,7 @@ class BrokeredTest : public std::enable_shared_from_this<BrokeredTest> {
   }
 
   void Run(Role role) {
+    ends_[role].calling = true;
     v1::RunEndpointRequest request;
     request.set_endpoint_id(ends_[role].endpoint);
     request.set_timeout_ms(static_cast<uint32_t>(absl::ToInt64Milliseconds(deadlines_.run)));
@@ -128,6 +169,7 @@ class BrokeredTest : public std::enable_shared_from_this<BrokeredTest> {
   void RunAnswered(Role role, absl::StatusOr<v1::RunEndpointResponse> answer) {
     const bool first = !ends_[Other(role)].run.has_value();
     const bool failed = !answer.ok();
+    ends_[role].calling = false;
     ends_[role].run = std::move(answer);
     if (first) {
       if (failed) Close(Other(role));
@@ -220,16 +262,25 @@ class BrokeredTest : public std::enable_shared_from_this<BrokeredTest> {
   BrokeredRun result_;
   int closes_out_ = 0;
   bool closing_ = false;  // both runs answered, or a step failed
+  int64_t busy_ticks_;    // busy prepares left to ask again (a tick apart)
+  // Set while a busy prepare waits for the next tick (a cycle, broken by it).
+  std::shared_ptr<BrokeredTest> waiting_;
+  Role busy_role_ = kServer;  // the end whose prepare is asked again
   bool finished_ = false;
 };
 
 }  // namespace
 
-void StartBrokeredTest(CallLoop& loop, const BrokeredSide& server, const BrokeredSide& client,
-                       const std::string& test_id, const BrokerDeadlines& deadlines,
-                       BrokerEvents events) {
-  std::make_shared<BrokeredTest>(loop, server, client, test_id, deadlines, std::move(events))
-      ->Start();
+std::function<void()> StartBrokeredTest(CallLoop& loop, const BrokeredSide& server,
+                                        const BrokeredSide& client, const std::string& test_id,
+                                        const BrokerDeadlines& deadlines, BrokerEvents events) {
+  auto test =
+      std::make_shared<BrokeredTest>(loop, server, client, test_id, deadlines, std::move(events));
+  test->Start();
+  // Weak: the test lives as long as its calls, not as long as the caller's tick.
+  return [weak = std::weak_ptr<BrokeredTest>(test)] {
+    if (auto held = weak.lock()) held->KeepAlive();
+  };
 }
 
 BrokeredRun RunBrokeredTest(const BrokeredSide& server, const BrokeredSide& client,
@@ -238,8 +289,9 @@ BrokeredRun RunBrokeredTest(const BrokeredSide& server, const BrokeredSide& clie
   std::optional<BrokeredRun> run;
   BrokerEvents events;
   events.finished = [&run](BrokeredRun finished) { run = std::move(finished); };
-  StartBrokeredTest(loop, server, client, test_id, deadlines, std::move(events));
-  loop.RunUntil([&run] { return run.has_value(); });
+  const std::function<void()> keep_alive =
+      StartBrokeredTest(loop, server, client, test_id, deadlines, std::move(events));
+  loop.RunUntil([&run] { return run.has_value(); }, absl::Seconds(1), keep_alive);
   return std::move(*run);
 }
 

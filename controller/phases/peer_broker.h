@@ -10,6 +10,16 @@
 
 namespace clustercert::controller {
 
+// What the agents hold an endpoint for without a call from this controller.
+// Short, so that a controller killed between calls frees the devices it held
+// within seconds; safe, because no silence of a live controller is that long:
+// a call in flight holds the lease to its own deadline (agent side), and
+// while a test waits on one end the other is touched once a second (the
+// keep-alive). A killed controller's runs end sooner still: their calls are
+// cancelled when its connection closes, and the agent closes the endpoint.
+inline constexpr uint32_t kEndpointLeaseSeconds = 10;
+inline constexpr absl::Duration kEndpointLease = absl::Seconds(kEndpointLeaseSeconds);
+
 // One end of a brokered peer test: the agent, its name for messages, and
 // the spec it is prepared with.
 struct BrokeredSide {
@@ -29,6 +39,11 @@ struct BrokerDeadlines {
   // fabric connects in milliseconds, a dead one is declared after this.
   absl::Duration data_connect = absl::Seconds(10);
   absl::Duration run;  // the test's own bound (duration plus its slack)
+  // How long a busy device is waited for, its prepare asked again at each
+  // keep-alive tick; zero: a busy prepare fails the test at once (not
+  // measured). A resumed run waits one lease: what the killed controller
+  // left prepared frees itself within it.
+  absl::Duration busy_wait = absl::ZeroDuration();
 };
 
 // What a brokered test returned; `error` is empty when both ends ran.
@@ -63,10 +78,12 @@ struct BrokerEvents {
 // left unanswered is followed by a close by `test_id`, so an endpoint the
 // agent made after all does not hold its device until its lease runs out.
 // Starts the first call now and continues on `loop`, which must outlive the
-// test.
-void StartBrokeredTest(CallLoop& loop, const BrokeredSide& server, const BrokeredSide& client,
-                       const std::string& test_id, const BrokerDeadlines& deadlines,
-                       BrokerEvents events);
+// test. Returns the test's keep-alive, to be called on the loop's thread
+// once a second while it runs (a no-op once it is over): it renews the short
+// lease of each end that waits on the other end's step.
+std::function<void()> StartBrokeredTest(CallLoop& loop, const BrokeredSide& server,
+                                        const BrokeredSide& client, const std::string& test_id,
+                                        const BrokerDeadlines& deadlines, BrokerEvents events);
 
 // The same test, waited for on the calling thread (one test at a time).
 BrokeredRun RunBrokeredTest(const BrokeredSide& server, const BrokeredSide& client,

@@ -90,6 +90,10 @@ struct Pairwise {
   PairwiseEngine engine = PairwiseEngine::kVerbs;
   PairwisePattern pattern = PairwisePattern::kAllPairs;
   int k = 0;  // batch size for k-batch
+  // pairwise.budget_minutes: the controller picks the pattern (all-pairs,
+  // else the widest k-batch, else the ring) whose estimated time fits
+  // (pairwise/schedule/pattern_budget.h); zero when the plan names none.
+  absl::Duration budget = absl::ZeroDuration();
   std::vector<std::string> tests = {
       "write_bw", "write_lat"};  // write_bw | send_bw | read_bw | write_lat | send_lat
   std::vector<std::string> memory = {"host"};   // host | cuda

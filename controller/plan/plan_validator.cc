@@ -184,7 +184,18 @@ void CheckPairwise(const Plan& plan, PlanErrorList* errors) {
                                "each node's RDMA devices under rails."));
     }
   }
-  if (!errors->HasErrorAt("pairwise.pattern") && !errors->HasErrorAt("pairwise.k")) {
+  if (plan.locations.count("pairwise.budget_minutes") != 0) {
+    for (const char* key : {"pairwise.pattern", "pairwise.k"}) {
+      if (plan.locations.count(key) == 0) continue;
+      errors->Add(LocationOf(plan, {key}), key,
+                  absl::StrCat(key,
+                               " is set but so is pairwise.budget_minutes, which picks the "
+                               "pattern itself; remove one of them (",
+                               key,
+                               " to let the budget choose, budget_minutes to keep your "
+                               "pattern)."));
+    }
+  } else if (!errors->HasErrorAt("pairwise.pattern") && !errors->HasErrorAt("pairwise.k")) {
     const bool k_batch = pairwise.pattern == PairwisePattern::kKBatch;
     if (k_batch && plan.locations.count("pairwise.k") == 0) {
       errors->Add(LocationOf(plan, {"pairwise.pattern", "pairwise"}), "pairwise.k",

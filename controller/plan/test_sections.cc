@@ -343,6 +343,10 @@ void ParsePairwiseSection(MapReader& top, Pairwise* pairwise) {
                "an integer from 2 to 1024 (for pattern k-batch: each node is paired with the k "
                "nodes after it around the ring)",
                &pairwise->k);
+  section->Duration("budget_minutes", NumberRange::PositiveAtMost(10080),
+                    "a positive number of minutes, at most 10080 (the controller then picks the "
+                    "pattern that fits: all-pairs, else k-batch with the largest k, else ring)",
+                    absl::Minutes(1), &pairwise->budget);
   if (std::optional<YamlField> tests = section->Get("tests")) {
     if (auto values = ReadChoiceList(
             reader, *tests,

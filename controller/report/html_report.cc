@@ -10,10 +10,12 @@
 #include "controller/checks/status_text.h"
 #include "controller/collectives/collective_verdicts.h"
 #include "controller/report/html_inventory.h"
+#include "controller/report/html_pair_summary.h"
 #include "controller/report/html_parts.h"
 #include "controller/report/html_style.h"
 #include "controller/report/html_uplink.h"
 #include "controller/report/pair_matrices.h"
+#include "controller/report/pair_summary.h"
 #include "controller/report/report_text.h"
 #include "controller/report/svg_charts.h"
 
@@ -259,29 +261,40 @@ std::string MatrixTable(const PairMatrix& m) {
   return out;
 }
 
-std::string PairwiseSection(const v1::Certificate& c) {
-  std::string out = "<section id=\"pairwise\">\n<h2>Pairwise</h2>\n";
-  const auto matrices = GroupPairMatrices(c);
-  if (matrices.empty()) out += "<p>No pair was measured.</p>\n";
-  for (const auto& m : matrices) {
-    int failing = 0;
-    for (const auto& [ends, p] : m.cells)
-      failing += (CellStatus(*p) == v1::Finding::fail || !p->ok()) ? 1 : 0;
-    absl::StrAppend(&out, "<h3 id=\"matrix-", Anchor(m.Title()), "\">", HtmlEscape(m.Title()),
-                    " <span class=\"muted\">(", HtmlEscape(m.unit), ", ",
-                    m.kind == PairKind::kLatency ? "typical one-way latency against the bound"
-                                                 : "fraction of line rate",
-                    "; ", m.cells.size(), " cell(s), ", failing, " failing)</span></h3>\n",
-                    MatrixLegend(m), "<div class=\"scroll\">", HeatmapSvg(m, c), "</div>\n");
-    if (m.duplicates > 0) {
-      absl::StrAppend(
-          &out, "<p class=\"muted\">", m.duplicates,
-          " cell(s) were measured more than once; the last measurement is shown.</p>\n");
-    }
+// One matrix under its heading: the heatmap and the value table, or above
+// kMaxNodesForFullMatrix nodes the per-node summary, which stays linear in
+// cells where the heatmap grows with N^2.
+std::string MatrixBlock(const PairMatrix& m, const v1::Certificate& c) {
+  int failing = 0;
+  for (const auto& [ends, p] : m.cells) failing += IsFailingCell(*p) ? 1 : 0;
+  std::string out =
+      absl::StrCat("<h3 id=\"matrix-", Anchor(m.Title()), "\">", HtmlEscape(m.Title()),
+                   " <span class=\"muted\">(", HtmlEscape(m.unit), ", ",
+                   m.kind == PairKind::kLatency ? "typical one-way latency against the bound"
+                                                : "fraction of line rate",
+                   "; ", m.cells.size(), " cell(s), ", failing, " failing)</span></h3>\n");
+  if (ShownPerNode(m)) {
+    out += PairSummaryHtml(m, c);
+  } else {
+    absl::StrAppend(&out, MatrixLegend(m), "<div class=\"scroll\">", HeatmapSvg(m, c), "</div>\n");
+  }
+  if (m.duplicates > 0) {
+    absl::StrAppend(&out, "<p class=\"muted\">", m.duplicates,
+                    " cell(s) were measured more than once; the last measurement is shown.</p>\n");
+  }
+  if (!ShownPerNode(m)) {
     absl::StrAppend(&out, "<details", m.nodes.size() <= 12 ? " open" : "", "><summary>values (",
                     HtmlEscape(m.unit), ")</summary>\n<div class=\"scroll\">", MatrixTable(m),
                     "</div></details>\n");
   }
+  return out;
+}
+
+std::string PairwiseSection(const v1::Certificate& c) {
+  std::string out = "<section id=\"pairwise\">\n<h2>Pairwise</h2>\n";
+  const auto matrices = GroupPairMatrices(c);
+  if (matrices.empty()) out += "<p>No pair was measured.</p>\n";
+  for (const auto& m : matrices) out += MatrixBlock(m, c);
   const auto retests = Retests(c);
   if (!retests.empty()) {
     std::vector<std::vector<HtmlCell>> rows;

@@ -12,6 +12,8 @@
 #include "controller/checks/status_text.h"
 #include "controller/collectives/collective_verdicts.h"
 #include "controller/report/pair_matrices.h"
+#include "controller/report/pair_summary.h"
+#include "controller/report/report_files.h"
 #include "controller/report/report_text.h"
 
 namespace clustercert::controller::report {
@@ -64,42 +66,106 @@ void Findings(const v1::Certificate& c, std::string& out) {
   }
 }
 
+// The client x server table of a matrix up to kMaxNodesForFullMatrix nodes.
+void FullMatrix(const PairMatrix& m, std::string& out) {
+  int failing = 0;
+  for (const auto& [ends, p] : m.cells) failing += IsFailingCell(*p) ? 1 : 0;
+  absl::StrAppend(&out, "### ", MarkdownText(m.Title()), " (", MarkdownText(m.unit),
+                  ", client rows \xC3\x97 server columns, ", failing, " failing)\n\n");
+  std::vector<std::string> headers = {"client \\ server"};
+  for (const auto& n : m.nodes) headers.push_back(MarkdownCell(n));
+  std::vector<std::vector<std::string>> rows;
+  for (const auto& client : m.nodes) {
+    std::vector<std::string> row = {MarkdownCell(client)};
+    for (const auto& server : m.nodes) {
+      auto it = m.cells.find({client, server});
+      if (client == server) {
+        row.push_back("\xE2\x80\x94");
+      } else if (it == m.cells.end()) {
+        row.push_back("\xC2\xB7");
+      } else {
+        const v1::PairResult& p = *it->second;
+        std::string text = p.ok() ? FormatNumber(p.value()) : std::string("ERR");
+        if (IsFailingCell(p))
+          text = absl::StrCat("**", text, " ", kCross, "**");
+        else if (CellStatus(p) == v1::Finding::unknown)
+          text += " ?";
+        row.push_back(text);
+      }
+    }
+    rows.push_back(std::move(row));
+  }
+  absl::StrAppend(&out, Table(headers, rows), "\n");
+}
+
+// A role's cells, failing cells, worst cell and that cell's partner.
+void AppendRole(const RoleSummary& role, bool as_client, std::vector<std::string>& row) {
+  const ScaledCell& worst = role.worst;
+  const bool fails = worst.pair != nullptr && IsFailingCell(*worst.pair);
+  row.push_back(absl::StrCat(role.cells));
+  row.push_back(role.failing > 0 ? absl::StrCat("**", role.failing, "**") : "0");
+  const std::string value = MarkdownCell(CellValueText(worst));
+  row.push_back(fails ? absl::StrCat("**", value, " ", kCross, "**") : value);
+  if (worst.pair == nullptr) {
+    row.push_back("");
+  } else {
+    row.push_back(MarkdownCell(as_client ? worst.pair->server() : worst.pair->client()));
+  }
+}
+
+// A matrix above kMaxNodesForFullMatrix nodes: every failing cell, then one
+// row per node, worst first; linear in cells (pair_summary.h).
+void PerNodeMatrix(const PairMatrix& m, const v1::Certificate& c, std::string& out) {
+  const MatrixSummary summary = SummariseMatrix(m, c);
+  absl::StrAppend(&out, "### ", MarkdownText(m.Title()), " (", MarkdownText(m.unit), ", ",
+                  m.nodes.size(), " nodes, ", m.cells.size(), " cells, ", summary.failing.size(),
+                  " failing)\n\nMore than ", kMaxNodesForFullMatrix,
+                  " nodes: summarised per node; every cell is in `", kPairCsvName,
+                  "` beside this report.\n\n");
+  if (!summary.failing.empty()) {
+    std::vector<std::vector<std::string>> rows;
+    for (const auto& cell : summary.failing) {
+      const v1::PairResult& p = *cell.pair;
+      rows.push_back({MarkdownCell(p.client()), MarkdownCell(p.server()), MarkdownCell(p.rail()),
+                      MarkdownCell(p.memory()), MarkdownCell(CellValueText(cell)),
+                      absl::StrCat(kCross, " ", MarkdownCell(checks::StatusText(CellStatus(p)))),
+                      MarkdownCell(CellDetailText(p))});
+    }
+    absl::StrAppend(&out, "Failing cells:\n\n",
+                    Table({"client", "server", "rail", "memory", "value", "status", "why"}, rows),
+                    "\n");
+  }
+  const std::string basis = RatioBasis(m.kind);
+  std::vector<std::vector<std::string>> rows;
+  for (const auto& node : summary.nodes) {
+    std::vector<std::string> row = {MarkdownCell(node.node)};
+    AppendRole(node.as_client, /*as_client=*/true, row);
+    AppendRole(node.as_server, /*as_client=*/false, row);
+    rows.push_back(std::move(row));
+  }
+  absl::StrAppend(
+      &out, "Per node, worst first:\n\n",
+      Table({"node", "cells as client", "failing",
+             absl::StrCat("worst as client (% of ", basis, ")"), "its server", "cells as server",
+             "failing", absl::StrCat("worst as server (% of ", basis, ")"), "its client"},
+            rows),
+      "\n");
+  if (!summary.without_cells.empty()) {
+    absl::StrAppend(&out, summary.without_cells.size(), " node(s) have no cell in this matrix: ",
+                    MarkdownText(absl::StrJoin(summary.without_cells, ", ")), "\n\n");
+  }
+}
+
 void Matrices(const v1::Certificate& c, std::string& out) {
   const auto matrices = GroupPairMatrices(c);
   if (matrices.empty() && c.pairs().empty()) return;
   out += "## Pairwise\n\n";
   for (const auto& m : matrices) {
-    int failing = 0;
-    for (const auto& [ends, p] : m.cells)
-      failing += CellStatus(*p) == v1::Finding::fail || !p->ok();
-    absl::StrAppend(&out, "### ", MarkdownText(m.Title()), " (", MarkdownText(m.unit),
-                    ", client rows \xC3\x97 server "
-                    "columns, ",
-                    failing, " failing)\n\n");
-    std::vector<std::string> headers = {"client \\ server"};
-    for (const auto& n : m.nodes) headers.push_back(MarkdownCell(n));
-    std::vector<std::vector<std::string>> rows;
-    for (const auto& client : m.nodes) {
-      std::vector<std::string> row = {MarkdownCell(client)};
-      for (const auto& server : m.nodes) {
-        auto it = m.cells.find({client, server});
-        if (client == server) {
-          row.push_back("\xE2\x80\x94");
-        } else if (it == m.cells.end()) {
-          row.push_back("\xC2\xB7");
-        } else {
-          const v1::PairResult& p = *it->second;
-          std::string text = p.ok() ? FormatNumber(p.value()) : std::string("ERR");
-          if (CellStatus(p) == v1::Finding::fail || !p.ok())
-            text = absl::StrCat("**", text, " ", kCross, "**");
-          else if (CellStatus(p) == v1::Finding::unknown)
-            text += " ?";
-          row.push_back(text);
-        }
-      }
-      rows.push_back(std::move(row));
+    if (ShownPerNode(m)) {
+      PerNodeMatrix(m, c, out);
+    } else {
+      FullMatrix(m, out);
     }
-    absl::StrAppend(&out, Table(headers, rows), "\n");
   }
   const auto retests = Retests(c);
   if (!retests.empty()) {

@@ -125,6 +125,50 @@ CellScale LatencyScale(const v1::PairResult& pair) {
   return scale;
 }
 
+// `names` in their order, then any pair endpoint they do not name; empty
+// names left out. Templates so that a certificate's repeated field and a
+// plain vector share the code.
+template <typename Pairs>
+std::vector<std::string> NamesThenEndpoints(const std::vector<std::string>& names,
+                                            const Pairs& pairs) {
+  std::vector<std::string> order;
+  std::set<std::string> seen;
+  auto add = [&](const std::string& name) {
+    if (!name.empty() && seen.insert(name).second) order.push_back(name);
+  };
+  for (const auto& name : names) add(name);
+  for (const auto& pair : pairs) {
+    add(pair.client());
+    add(pair.server());
+  }
+  return order;
+}
+
+// One matrix per (test, rail, memory) over `nodes`, retests left out.
+template <typename Pairs>
+std::vector<PairMatrix> GroupPairs(const std::vector<std::string>& nodes, const Pairs& pairs) {
+  using Key = std::tuple<std::string, std::string, std::string>;
+  std::map<Key, PairMatrix> groups;
+  for (const auto& pair : pairs) {
+    if (!pair.retest_of().empty()) continue;
+    PairMatrix& matrix = groups[Key{pair.test(), pair.rail(), pair.memory()}];
+    if (matrix.test.empty()) {
+      matrix.test = pair.test();
+      matrix.rail = pair.rail();
+      matrix.memory = pair.memory();
+      matrix.kind = KindOf(pair);
+      matrix.nodes = nodes;
+    }
+    if (matrix.unit.empty()) matrix.unit = pair.unit();
+    auto [it, inserted] = matrix.cells.insert_or_assign({pair.client(), pair.server()}, &pair);
+    if (!inserted) ++matrix.duplicates;
+  }
+  std::vector<PairMatrix> out;
+  out.reserve(groups.size());
+  for (auto& [key, matrix] : groups) out.push_back(std::move(matrix));
+  return out;
+}
+
 }  // namespace
 
 PairKind KindOf(const v1::PairResult& pair) {
@@ -148,41 +192,19 @@ std::string PairMatrix::Title() const {
 }
 
 std::vector<std::string> NodeOrder(const v1::Certificate& certificate) {
-  std::vector<std::string> order;
-  std::set<std::string> seen;
-  auto add = [&](const std::string& name) {
-    if (!name.empty() && seen.insert(name).second) order.push_back(name);
-  };
-  for (const auto& node : certificate.nodes()) add(node.name());
-  for (const auto& pair : certificate.pairs()) {
-    add(pair.client());
-    add(pair.server());
-  }
-  return order;
+  std::vector<std::string> names;
+  names.reserve(certificate.nodes_size());
+  for (const auto& node : certificate.nodes()) names.push_back(node.name());
+  return NamesThenEndpoints(names, certificate.pairs());
 }
 
 std::vector<PairMatrix> GroupPairMatrices(const v1::Certificate& certificate) {
-  using Key = std::tuple<std::string, std::string, std::string>;
-  std::map<Key, PairMatrix> groups;
-  const std::vector<std::string> nodes = NodeOrder(certificate);
-  for (const auto& pair : certificate.pairs()) {
-    if (!pair.retest_of().empty()) continue;
-    PairMatrix& matrix = groups[Key{pair.test(), pair.rail(), pair.memory()}];
-    if (matrix.test.empty()) {
-      matrix.test = pair.test();
-      matrix.rail = pair.rail();
-      matrix.memory = pair.memory();
-      matrix.kind = KindOf(pair);
-      matrix.nodes = nodes;
-    }
-    if (matrix.unit.empty()) matrix.unit = pair.unit();
-    auto [it, inserted] = matrix.cells.insert_or_assign({pair.client(), pair.server()}, &pair);
-    if (!inserted) ++matrix.duplicates;
-  }
-  std::vector<PairMatrix> out;
-  out.reserve(groups.size());
-  for (auto& [key, matrix] : groups) out.push_back(std::move(matrix));
-  return out;
+  return GroupPairs(NodeOrder(certificate), certificate.pairs());
+}
+
+std::vector<PairMatrix> GroupPairMatrices(const std::vector<std::string>& node_names,
+                                          const std::vector<v1::PairResult>& pairs) {
+  return GroupPairs(NamesThenEndpoints(node_names, pairs), pairs);
 }
 
 std::vector<const v1::PairResult*> Retests(const v1::Certificate& certificate) {

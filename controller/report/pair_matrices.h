@@ -64,6 +64,12 @@ std::vector<std::string> NodeOrder(const v1::Certificate& certificate);
 // apart); the pointers point into `certificate`.
 std::vector<PairMatrix> GroupPairMatrices(const v1::Certificate& certificate);
 
+// The same for pairs that are not in a certificate yet (the terminal's
+// summary at the end of a run): rows and columns are `node_names`, then any
+// pair endpoint they do not name; the pointers point into `pairs`.
+std::vector<PairMatrix> GroupPairMatrices(const std::vector<std::string>& node_names,
+                                          const std::vector<v1::PairResult>& pairs);
+
 // The retest cells, in certificate order.
 std::vector<const v1::PairResult*> Retests(const v1::Certificate& certificate);
 

@@ -10,6 +10,7 @@
 #include "controller/report/html_report.h"
 #include "controller/report/junit_report.h"
 #include "controller/report/markdown_report.h"
+#include "controller/report/pair_csv.h"
 
 namespace clustercert::controller::report {
 namespace {
@@ -64,6 +65,7 @@ absl::StatusOr<std::vector<std::string>> WriteReports(const v1::Certificate& cer
       {kHtmlReportName, RenderHtmlReport(certificate)},
       {kMarkdownReportName, RenderMarkdownReport(certificate)},
       {kJunitReportName, RenderJunitReport(certificate)},
+      {kPairCsvName, RenderPairCsv(certificate)},
   };
   std::vector<std::string> paths;
   for (const auto& [name, text] : reports) {

@@ -12,10 +12,14 @@ namespace clustercert::controller::report {
 inline constexpr char kHtmlReportName[] = "report.html";
 inline constexpr char kMarkdownReportName[] = "report.md";
 inline constexpr char kJunitReportName[] = "junit.xml";
+// Every pair cell (pair_csv.h); report.html and report.md link to it by this
+// name, so it must sit beside them.
+inline constexpr char kPairCsvName[] = "pairs.csv";
 
-// Renders the three reports and writes DIR/report.html, DIR/report.md and
-// DIR/junit.xml (creating DIR), each through a .partial file renamed into
-// place so a reader never sees half a report. Returns the three paths. An
+// Renders the three reports and the pair CSV and writes DIR/report.html,
+// DIR/report.md, DIR/junit.xml and DIR/pairs.csv (creating DIR; the CSV is
+// only its header when no pair ran), each through a .partial file renamed
+// into place so a reader never sees half a file. Returns the four paths. An
 // error names the path, the reason and the fix; files written before it
 // stay.
 absl::StatusOr<std::vector<std::string>> WriteReports(const v1::Certificate& certificate,

@@ -29,29 +29,36 @@ bool ProgressFromClient(plan::PairwiseEngine engine, const std::string& test) {
          (absl::StartsWith(test, "write_") || absl::StartsWith(test, "read_"));
 }
 
+v1::PairResult CellIdentity(const plan::Plan& plan, const CellJob& job) {
+  const TestItem& item = job.item;
+  v1::PairResult result;
+  result.set_test(item.test);
+  result.set_engine(EngineName(plan));
+  result.set_memory(item.memory);
+  if (item.memory != "host") {
+    result.set_gpu(MemoryFor(job.client, item, "client"));
+    result.set_server_gpu(MemoryFor(job.server, item, "server"));
+  }
+  result.set_client(job.client.state->node.name);
+  result.set_server(job.server.state->node.name);
+  result.set_rail(job.client.device);
+  result.set_round(job.round);
+  result.set_unit(IsBandwidthTest(item.test) ? "Gb/s" : "us");
+  result.set_retest_of(job.retest_of);
+  return result;
+}
+
 CellRun::CellRun(CallLoop& loop, const plan::Plan& plan, Progress& progress, CellJob job,
                  std::function<void(v1::PairResult)> finished)
     : loop_(loop),
       plan_(plan),
       progress_(progress),
       job_(std::move(job)),
-      finished_(std::move(finished)) {
-  const TestItem& item = job_.item;
-  result_.set_test(item.test);
-  result_.set_engine(EngineName(plan_));
-  result_.set_memory(item.memory);
-  if (item.memory != "host") {
-    result_.set_gpu(MemoryFor(job_.client, item, "client"));
-    result_.set_server_gpu(MemoryFor(job_.server, item, "server"));
-  }
-  result_.set_client(job_.client.state->node.name);
-  result_.set_server(job_.server.state->node.name);
-  result_.set_rail(job_.client.device);
-  result_.set_round(job_.round);
-  result_.set_unit(IsBandwidthTest(item.test) ? "Gb/s" : "us");
+      finished_(std::move(finished)),
+      result_(CellIdentity(plan_, job_)) {
   test_id_ = absl::StrCat(result_.client(), " -> ", result_.server());
   if (!result_.rail().empty()) absl::StrAppend(&test_id_, " ", result_.rail());
-  absl::StrAppend(&test_id_, " ", item.test, " ", item.memory);
+  absl::StrAppend(&test_id_, " ", job_.item.test, " ", job_.item.memory);
 }
 
 void CellRun::Start() {
@@ -156,10 +163,12 @@ void CellRun::RunTest() {
   BrokerDeadlines deadlines;
   deadlines.call = plan_.agents.call_timeout;
   deadlines.run = RunTimeout();
-  StartBrokeredTest(loop_, server, client, test_id_, deadlines, std::move(events));
+  deadlines.busy_wait = job_.busy_wait;
+  keep_alive_ = StartBrokeredTest(loop_, server, client, test_id_, deadlines, std::move(events));
 }
 
 void CellRun::PollProgress() {
+  if (keep_alive_) keep_alive_();
   if (counting_endpoint_.empty() || poll_out_) return;
   v1::GetEndpointProgressRequest request;
   request.set_endpoint_id(counting_endpoint_);
@@ -237,7 +246,6 @@ void CellRun::Finish(const std::string& error) {
       result_.set_value(result_.client_result().latency().typical_us());
     }
   }
-  if (!job_.retest_of.empty()) result_.set_retest_of(job_.retest_of);
   result_.set_line_rate_gbps(job_.line_rate_gbps);
   *result_.mutable_verdict() = JudgeCell(plan_, result_);
   finished_(std::move(result_));

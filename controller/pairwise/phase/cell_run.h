@@ -22,7 +22,15 @@ struct CellJob {
   int round = 0;          // 1-based; 0 for a retest
   std::string label;      // "round 2/3 ", "retest ": starts its progress lines
   std::string retest_of;  // for a retest, the failing cell's "client->server"
+  // How long a busy device is waited for (BrokerDeadlines::busy_wait): a
+  // resumed run's cells wait out what the killed controller left prepared.
+  absl::Duration busy_wait = absl::ZeroDuration();
 };
+
+// The fields that name `job`'s cell (ends, rail, test, engine, memory and
+// GPUs, round, unit, what it retests), as its result starts out: CellRun
+// fills these in first, and a resumed run matches journaled cells by them.
+v1::PairResult CellIdentity(const plan::Plan& plan, const CellJob& job);
 
 // Whose byte counter shows a bandwidth test's live progress: the client's for
 // verbs RDMA writes and reads (it posts them; the passive server sees no
@@ -39,8 +47,10 @@ class CellRun : public std::enable_shared_from_this<CellRun> {
           std::function<void(v1::PairResult)> finished);
 
   void Start();
-  // The executor's tick, once a second: while a bandwidth test runs, asks
-  // the counting end for its bytes and prints the rate since the last poll.
+  // The executor's tick, once a second: renews the leases of the ends the
+  // test waits with (the broker's keep-alive), and while a bandwidth test
+  // runs, asks the counting end for its bytes and prints the rate since the
+  // last poll.
   void PollProgress();
 
  private:
@@ -68,6 +78,7 @@ class CellRun : public std::enable_shared_from_this<CellRun> {
   v1::PortCounters client_before_, server_before_, client_after_, server_after_;
   int counters_out_ = 0;
   std::function<void()> counters_read_;  // what follows once both reads answered
+  std::function<void()> keep_alive_;     // the brokered test's, once it started
   // Live progress: the end that counts the bytes (ProgressFromClient) and
   // its endpoint, set while both runs are out.
   const Side* counting_ = nullptr;

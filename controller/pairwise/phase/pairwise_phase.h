@@ -7,6 +7,7 @@
 #include "controller/pairwise/phase/cell_plan.h"  // CudaMemoryFor
 #include "controller/pairwise/phase/cell_run.h"   // ProgressFromClient
 #include "controller/phases/node_state.h"
+#include "controller/phases/phase_journal.h"
 #include "controller/phases/progress.h"
 #include "controller/phases/rerun_scope.h"
 #include "controller/phases/run_stop.h"
@@ -31,10 +32,13 @@ struct PairwiseOutcome {
 // never a skipped one. Once `stop` is requested no new cell or retest
 // starts; the cells done so far are judged as usual. Every agent call is
 // asynchronous and continues on one CallLoop on the caller's thread
-// (RunCellChains): no thread per pair.
+// (RunCellChains): no thread per pair. Each judged cell is appended to
+// `journal` as it ends (not once the stop is requested); on a resumed run
+// the cells the journal holds are taken over, not measured again, and take
+// part in retest planning and localisation as if measured now.
 PairwiseOutcome RunPairwisePhase(std::vector<NodeState>& nodes, const plan::Plan& plan,
                                  const std::vector<v1::Finding>& inventory_checks,
                                  Progress& progress, const RerunScope* rerun = nullptr,
-                                 const RunStop* stop = nullptr);
+                                 const RunStop* stop = nullptr, PhaseJournal* journal = nullptr);
 
 }  // namespace clustercert::controller

@@ -9,6 +9,7 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
 #include "controller/pairwise/schedule/pair_patterns.h"
+#include "controller/pairwise/schedule/pattern_budget.h"
 
 namespace clustercert::controller::pairwise::schedule {
 namespace {
@@ -127,24 +128,40 @@ absl::StatusOr<std::vector<Round>> BuildSchedule(int nodes, plan::PairwisePatter
   return rounds;
 }
 
-absl::StatusOr<std::vector<Round>> BuildSchedule(const plan::Plan& plan) {
+absl::StatusOr<std::vector<int>> RailsPerNode(const plan::Plan& plan) {
   std::vector<int> rails_per_node;
-  if (plan.pairwise.engine == plan::PairwiseEngine::kVerbs) {
-    for (const plan::Node& node : plan.nodes) {
-      if (node.rails.empty()) {
-        return absl::InvalidArgumentError(absl::StrCat(
-            "node ", node.name,
-            " has no rails but pairwise.engine is verbs; list its RDMA devices under rails, or "
-            "use engine: tcp to test the data plane."));
-      }
-      rails_per_node.push_back(static_cast<int>(node.rails.size()));
+  if (plan.pairwise.engine != plan::PairwiseEngine::kVerbs) return rails_per_node;
+  for (const plan::Node& node : plan.nodes) {
+    if (node.rails.empty()) {
+      return absl::InvalidArgumentError(absl::StrCat(
+          "node ", node.name,
+          " has no rails but pairwise.engine is verbs; list its RDMA devices under rails, or "
+          "use engine: tcp to test the data plane."));
     }
+    rails_per_node.push_back(static_cast<int>(node.rails.size()));
   }
+  return rails_per_node;
+}
+
+int DirectionsOf(const plan::Plan& plan) {
   // Both directions as separate cells unless the plan asks for one, or for
   // bidirectional tests (both ways at once in one cell).
-  const int directions = plan.pairwise.both_directions && !plan.pairwise.bidirectional ? 2 : 1;
-  return BuildSchedule(static_cast<int>(plan.nodes.size()), plan.pairwise.pattern, plan.pairwise.k,
-                       directions, rails_per_node);
+  return plan.pairwise.both_directions && !plan.pairwise.bidirectional ? 2 : 1;
+}
+
+absl::StatusOr<std::vector<Round>> BuildSchedule(const plan::Plan& plan) {
+  auto rails_per_node = RailsPerNode(plan);
+  if (!rails_per_node.ok()) return rails_per_node.status();
+  plan::PairwisePattern pattern = plan.pairwise.pattern;
+  int k = plan.pairwise.k;
+  if (plan.pairwise.budget > absl::ZeroDuration()) {
+    auto choice = ChoosePattern(plan);
+    if (!choice.ok()) return choice.status();
+    pattern = choice->pattern;
+    k = choice->k;
+  }
+  return BuildSchedule(static_cast<int>(plan.nodes.size()), pattern, k, DirectionsOf(plan),
+                       *rails_per_node);
 }
 
 std::string DescribeSchedule(const plan::Plan& plan, const std::vector<Round>& rounds) {

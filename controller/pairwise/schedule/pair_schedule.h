@@ -38,6 +38,14 @@ struct Round {
 // cell, the lower-indexed node as client). Errors name the plan's nodes.
 absl::StatusOr<std::vector<Round>> BuildSchedule(const plan::Plan& plan);
 
+// The shape BuildSchedule gives a plan: each node's rail count (empty for
+// the tcp engine; an error for a verbs node without rails) and the number
+// of directions (2: every ordered pair a cell; 1: one direction, or
+// bidirectional cells). A plan with pairwise.budget_minutes runs the
+// pattern ChoosePattern picks (pattern_budget.h).
+absl::StatusOr<std::vector<int>> RailsPerNode(const plan::Plan& plan);
+int DirectionsOf(const plan::Plan& plan);
+
 // The same from plain numbers, for tests and callers without a plan.
 //   nodes           node count, 2 or more.
 //   pattern / k     the pairs (pair_patterns.h); k is read for k-batch only.

@@ -32,10 +32,18 @@ class ScriptedAgent final : public testing::FakeAgentClient {
   absl::Status failure = absl::UnavailableError("rxe0 is down");  // how it fails
   bool hold_run = false;
   AgentCallback<v1::RunEndpointResponse> held_run;
+  uint32_t lease_s = 0;   // the last prepare's
+  int busy_prepares = 0;  // this many prepares first find the device busy
 
   void PrepareEndpoint(const v1::PrepareEndpointRequest& request, absl::Duration t,
                        AgentCallback<v1::PrepareEndpointResponse> done) override {
     if (Refused("PrepareEndpoint", t, done)) return;
+    lease_s = request.lease_s();
+    if (busy_prepares > 0) {
+      --busy_prepares;
+      done(absl::ResourceExhaustedError("busy: tcp 10.0.0.1 is in test 't0'"), {});
+      return;
+    }
     v1::PrepareEndpointResponse response;
     response.set_endpoint_id(name_ + "-ep");
     response.mutable_info()->set_address(name_);
@@ -187,6 +195,63 @@ TEST_F(PeerBrokerTest, EventsTellWhenBothRunAndWhenTheyAnswered) {
   std::exchange(server_.held_run, nullptr)(response, {});
   loop.RunUntil([&] { return finished; });
   EXPECT_THAT(events, ElementsAre("running client-ep server-ep", "answered", "finished"));
+}
+
+// Issue 17: the lease asked for is short, so that a killed controller's
+// endpoints go within seconds; the ends a live test waits with are touched
+// by its keep-alive. An end whose call is out is not (the agent holds it to
+// the call's deadline), and a finished test touches nothing.
+TEST_F(PeerBrokerTest, TheKeepAliveTouchesOnlyTheEndsThatWait) {
+  CallLoop loop;
+  bool finished = false;
+  BrokerEvents hooks;
+  hooks.finished = [&](const BrokeredRun&) { finished = true; };
+  server_.hold_run = true;
+  const std::function<void()> keep_alive = StartBrokeredTest(
+      loop, {&server_, "server", {}}, {&client_, "client", {}}, "t1", Deadlines(), hooks);
+  auto settle = [&loop] {  // runs what is queued so far
+    bool marker = false;
+    loop.Post([&marker] { marker = true; });
+    loop.RunUntil([&marker] { return marker; });
+  };
+  loop.RunUntil([&] { return server_.held_run != nullptr; });
+  settle();  // the client's run has answered; the server's is out
+  EXPECT_EQ(server_.lease_s, 10u);
+  EXPECT_EQ(client_.lease_s, 10u);
+  const size_t before = log_.calls.size();
+  keep_alive();
+  settle();
+  EXPECT_THAT(std::vector<std::string>(log_.calls.begin() + before, log_.calls.end()),
+              ElementsAre("client Get"));
+  std::exchange(server_.held_run, nullptr)(v1::RunEndpointResponse(), {});
+  loop.RunUntil([&] { return finished; });
+  const size_t after = log_.calls.size();
+  keep_alive();
+  settle();
+  EXPECT_EQ(log_.calls.size(), after);
+}
+
+// A resumed run waits out a device the killed controller left prepared
+// (freed when its lease runs out), asking again at each tick; a fresh run
+// fails the test at once, as not measured.
+TEST_F(PeerBrokerTest, ABusyDeviceIsWaitedForOnlyWhenAskedTo) {
+  server_.busy_prepares = 2;
+  BrokerDeadlines waiting = Deadlines();
+  waiting.busy_wait = absl::Seconds(5);
+  const absl::Time start = absl::Now();
+  BrokeredRun run =
+      RunBrokeredTest({&server_, "server", {}}, {&client_, "client", {}}, "t1", waiting);
+  EXPECT_EQ(run.error, "");
+  EXPECT_GE(absl::Now() - start, absl::Seconds(1.5));  // two ticks
+  EXPECT_THAT(std::vector<std::string>(log_.calls.begin(), log_.calls.begin() + 4),
+              ElementsAre("server Prepare", "server Prepare", "server Prepare", "client Prepare"));
+
+  log_.calls.clear();
+  server_.busy_prepares = 1;
+  run = Run();
+  EXPECT_EQ(run.error, "server prepare: busy: tcp 10.0.0.1 is in test 't0'");
+  EXPECT_TRUE(run.control_plane);
+  EXPECT_THAT(log_.calls, ElementsAre("server Prepare"));
 }
 
 }  // namespace

@@ -144,6 +144,15 @@ const std::vector<RejectCase> kPairwiseCases = {
      {{"pattern: all-pairs", "pattern: ring\n  k: 4"}},
      "  k: |4",
      "pairwise.k is 4 but pairwise.pattern is ring; k applies only to pattern k-batch"},
+    {"BudgetWithPattern",
+     {{"pattern: all-pairs", "pattern: ring\n  budget_minutes: 30"}},
+     "pattern: |ring",
+     "pairwise.pattern is set but so is pairwise.budget_minutes, which picks the pattern itself; "
+     "remove one of them"},
+    {"BudgetNotPositive",
+     {{"pattern: all-pairs", "budget_minutes: 0"}},
+     "budget_minutes: |0",
+     "pairwise.budget_minutes is 0; it must be a positive number of minutes, at most 10080"},
     {"TestUnknown",
      {{"tests: [write_bw, send_bw, write_lat]", "tests: [write_bw, ping]"}},
      "|ping",
@@ -217,7 +226,8 @@ const std::vector<RejectCase> kPairwiseCases = {
      {{"max_latency_us: 5", "max_latency_ms: 5"}},
      "|max_latency_ms",
      "pairwise.max_latency_ms is not a known key; did you mean max_latency_us? Keys allowed in "
-     "pairwise: engine, pattern, k, tests, memory, duration_s, no_progress_s, message_bytes, "
+     "pairwise: engine, pattern, k, budget_minutes, tests, memory, duration_s, no_progress_s, "
+     "message_bytes, "
      "streams, "
      "bidirectional, directions, cuda_gpus, min_fraction_of_line_rate, max_latency_us, "
      "max_retries_per_gb."},

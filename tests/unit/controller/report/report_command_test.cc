@@ -32,8 +32,9 @@ TEST(ReportCommand, WritesNextToTheCertificateAndPrintsThePaths) {
   const int code = RunReportCommand({certificate.string()}, CommandOptions());
   const std::string out = ::testing::internal::GetCapturedStdout();
   EXPECT_EQ(code, 0);
-  EXPECT_EQ(out, absl::StrCat((dir / "report.html").string(), "\n", (dir / "report.md").string(),
-                              "\n", (dir / "junit.xml").string(), "\n"));
+  EXPECT_EQ(out,
+            absl::StrCat((dir / "report.html").string(), "\n", (dir / "report.md").string(), "\n",
+                         (dir / "junit.xml").string(), "\n", (dir / "pairs.csv").string(), "\n"));
   EXPECT_TRUE(fs::exists(dir / "report.html"));
 }
 

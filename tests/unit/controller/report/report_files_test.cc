@@ -8,16 +8,20 @@
 #include <fstream>
 #include <sstream>
 
+#include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
 #include "controller/report/html_report.h"
 #include "controller/report/junit_report.h"
 #include "controller/report/markdown_report.h"
+#include "controller/report/pair_csv.h"
 #include "tests/unit/controller/report/report_test_support.h"
+#include "tests/unit/controller/report/ring_certificate.h"
 
 namespace clustercert::controller::report {
 namespace {
 
 namespace fs = std::filesystem;
+using ::testing::Contains;
 using ::testing::ElementsAre;
 using ::testing::HasSubstr;
 using testing::LoadFixture;
@@ -36,27 +40,44 @@ fs::path FreshDir(const std::string& name) {
   return dir;
 }
 
-TEST(WriteReports, WritesTheThreeReportsIntoANewDirectory) {
+TEST(WriteReports, WritesTheThreeReportsAndThePairCsvIntoANewDirectory) {
   const v1::Certificate certificate = LoadFixture("lab-slowed");
   const fs::path dir = FreshDir("ok") / "nested";
   auto paths = WriteReports(certificate, dir.string());
   ASSERT_TRUE(paths.ok()) << paths.status();
   EXPECT_THAT(*paths, ElementsAre((dir / "report.html").string(), (dir / "report.md").string(),
-                                  (dir / "junit.xml").string()));
+                                  (dir / "junit.xml").string(), (dir / "pairs.csv").string()));
   EXPECT_EQ(Read((*paths)[0]), RenderHtmlReport(certificate));
   EXPECT_EQ(Read((*paths)[1]), RenderMarkdownReport(certificate));
   EXPECT_EQ(Read((*paths)[2]), RenderJunitReport(certificate));
+  EXPECT_EQ(Read((*paths)[3]), RenderPairCsv(certificate));
   size_t files = 0;
   for (const auto& entry : fs::directory_iterator(dir)) {
     EXPECT_NE(entry.path().extension(), ".partial") << "left behind: " << entry.path();
     ++files;
   }
-  EXPECT_EQ(files, 3u);
+  EXPECT_EQ(files, 4u);
   // A second run replaces the reports in place.
   v1::Certificate other = certificate;
   other.set_cluster("second-run");
   ASSERT_TRUE(WriteReports(other, dir.string()).ok());
   EXPECT_THAT(Read((dir / "report.md").string()), HasSubstr("second-run"));
+}
+
+TEST(WriteReports, ALargeReportLinksToTheCsvWrittenBesideIt) {
+  const fs::path dir = FreshDir("large");
+  auto paths = WriteReports(testing::RingCertificate(40), dir.string());
+  ASSERT_TRUE(paths.ok()) << paths.status();
+  auto root = testing::ParseMarkup(Read((*paths)[0]), /*html=*/true);
+  ASSERT_NE(root, nullptr);
+  size_t outside = 0;
+  for (const auto* a : root->FindAll("a")) {
+    const std::string href = a->Attr("href");
+    if (absl::StartsWith(href, "#")) continue;
+    ++outside;
+    EXPECT_THAT(*paths, Contains((dir / href).string())) << href;
+  }
+  EXPECT_GT(outside, 0u);
 }
 
 TEST(WriteReports, ADirectoryThatIsAFileIsASentenceWithTheFix) {

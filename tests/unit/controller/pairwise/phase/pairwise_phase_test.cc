@@ -13,9 +13,11 @@
 #include <vector>
 
 #include "absl/strings/match.h"
+#include "controller/phases/phase_journal.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
 #include "tests/support/fake_agent_client.h"
+#include "tests/support/temp_tree.h"
 
 namespace clustercert::controller {
 namespace {
@@ -385,6 +387,82 @@ TEST_F(PairwisePhaseTest, TcpWithoutDataIpIsAnErrorSayingSo) {
       EXPECT_NE(pair.error().find("node1 has no data_ip"), std::string::npos) << pair.error();
     }
   }
+}
+
+// Resuming a killed run (issue 17): the cells its journal holds are taken
+// over, only the rest run, and the matrix, its failing cells, retests and
+// suspects come out as an uninterrupted run's. Killed mid-rounds, after the
+// rounds and mid-retests.
+TEST_F(PairwisePhaseTest, AResumedRunMeasuresOnlyTheMissingCellsAndEqualsAnUninterruptedOne) {
+  ledger_.slow.insert("node3");
+  clustercert::testing::TempTree tree("clustercert_resume");
+  const std::string path = (tree.root() / journal::kJournalFile).string();
+  v1::JournalHeader header;
+  header.set_format(journal::kJournalFormat);
+  auto writer = journal::JournalWriter::Create(path, header);
+  ASSERT_TRUE(writer.ok()) << writer.status();
+  PhaseJournal journaling(writer->get(), nullptr, {}, progress_);
+  const PairwiseOutcome full =
+      RunPairwisePhase(nodes_, plan_, {}, progress_, nullptr, nullptr, &journaling);
+  auto written = journal::ReadJournal(path);
+  ASSERT_TRUE(written.ok()) << written.status();
+  ASSERT_EQ(written->pairs.size(), full.pairs.size());  // every cell as it ended
+  ASSERT_GT(full.pairs.size(), 13u);                    // 12 cells and node3's retests
+
+  for (const size_t kept : {size_t{5}, size_t{12}, full.pairs.size() - 1}) {
+    SCOPED_TRACE(kept);
+    journal::JournalContents killed = *written;
+    killed.pairs.resize(kept);
+    ledger_.prepares.clear();
+    v1::Carried carried;
+    carried.set_from_journal(path);
+    PhaseJournal resuming(nullptr, &killed, carried, progress_);
+    const PairwiseOutcome resumed =
+        RunPairwisePhase(nodes_, plan_, {}, progress_, nullptr, nullptr, &resuming);
+
+    ASSERT_EQ(resumed.pairs.size(), full.pairs.size());
+    size_t taken = 0;
+    for (size_t i = 0; i < full.pairs.size(); ++i) {
+      EXPECT_EQ(ResumeKey(resumed.pairs[i]), ResumeKey(full.pairs[i]));
+      EXPECT_EQ(resumed.pairs[i].verdict().status(), full.pairs[i].verdict().status());
+      EXPECT_DOUBLE_EQ(resumed.pairs[i].value(), full.pairs[i].value());
+      if (resumed.pairs[i].has_carried()) {
+        ++taken;
+        EXPECT_EQ(resumed.pairs[i].carried().from_journal(), path);
+      }
+    }
+    EXPECT_EQ(taken, kept);
+    EXPECT_EQ(resuming.Taken().pairs(), static_cast<int>(kept));
+    EXPECT_EQ(resumed.failing, full.failing);
+    ASSERT_EQ(resumed.suspects.size(), full.suspects.size());
+    EXPECT_EQ(resumed.suspects[0].node(), full.suspects[0].node());
+    int prepares = 0;
+    for (const auto& [node, count] : ledger_.prepares) prepares += count;
+    EXPECT_EQ(prepares, 2 * static_cast<int>(full.pairs.size() - kept));  // two ends a cell
+  }
+}
+
+// A cell the killed run could not measure (its agent did not answer or was
+// busy) had not completed: a resume measures it.
+TEST_F(PairwisePhaseTest, ANotMeasuredCellInTheJournalIsMeasuredAgain) {
+  journal::JournalContents killed;
+  v1::PairResult unanswered;
+  unanswered.set_client("node1");
+  unanswered.set_server("node2");
+  unanswered.set_test("write_bw");
+  unanswered.set_memory("host");
+  unanswered.set_control_plane(true);
+  unanswered.set_error("node2 prepare: deadline exceeded");
+  killed.pairs.push_back(unanswered);
+  PhaseJournal resuming(nullptr, &killed, {}, progress_);
+  const PairwiseOutcome outcome =
+      RunPairwisePhase(nodes_, plan_, {}, progress_, nullptr, nullptr, &resuming);
+  EXPECT_EQ(MainCells(outcome), 12);
+  for (const auto& pair : outcome.pairs) {
+    EXPECT_FALSE(pair.has_carried());
+    EXPECT_TRUE(pair.ok()) << pair.error();
+  }
+  EXPECT_EQ(resuming.Taken().pairs(), 0);
 }
 
 // Found in the soft-RoCE lab: the passive server of an RDMA write sees no
