@@ -11,7 +11,7 @@
 #
 # Usage: bench/scale.sh [N ...]                 (default: 16 64 256)
 #   SCALE_PORT_BASE   first agent port (default 30000; N ports from there)
-#   SCALE_DURATION_S  seconds per pairwise test (default 0.5)
+#   SCALE_DURATION_S  seconds per pairwise test (default 1)
 #   SCALE_K           k of the k-batch run (default 2)
 #   SCALE_RUNS        which runs (default "inventory ring k-batch")
 #   SCALE_CHROMIUM=0  skips timing report.html in Chromium
@@ -22,7 +22,7 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 bin=${BIN:-build/bin}
 port_base=${SCALE_PORT_BASE:-30000}
-duration=${SCALE_DURATION_S:-0.5}
+duration=${SCALE_DURATION_S:-1}
 k=${SCALE_K:-2}
 runs=${SCALE_RUNS:-inventory ring k-batch}
 fixture=$PWD/tests/fixtures/sysfs/roce-healthy
@@ -158,6 +158,7 @@ else:
 EOF
 }
 
+failed=0
 printf '%-6s %-10s %8s %9s %8s %6s %9s %9s %9s %9s %9s %10s %6s %s\n' \
   nodes command wall_s maxrss_mb threads fds cert_mb html_mb md_mb stdout_mb cells overhead% html_s verdict
 for n in "${sizes[@]}"; do
@@ -184,7 +185,9 @@ for n in "${sizes[@]}"; do
     rc=0
     wait "$time_pid" || rc=$?
     wait "$sampler" || true
-    read -r wall rss_kb <"$dir/time" || { wall=-; rss_kb=0; }
+    # GNU time puts "Command exited with non-zero status N" first when the
+    # controller's verdict was not 0: the figures are the last line.
+    read -r wall rss_kb < <(tail -1 "$dir/time") || { wall=-; rss_kb=0; }
     read -r threads fds <"$dir/peaks"
     cert=$(sed -n 's/^certificate: //p' "$dir/stdout" | head -1)
     out_dir=$(dirname "${cert:-/nonexistent/x}")
@@ -204,7 +207,10 @@ for n in "${sizes[@]}"; do
     if [ "$rc" -gt 1 ]; then
       echo "scale.sh: controller $command at N=$n exited $rc; its last lines:" >&2
       tail -5 "$dir/stderr" >&2
+      failed=1
     fi
   done
   stop_agents
 done
+# A run that could not run (exit 2 or 3) fails the bench; a verdict does not.
+exit "$failed"

@@ -1,15 +1,25 @@
 #include "controller/commands/finding_table.h"
 
 #include <algorithm>
+#include <vector>
 
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
 #include "common/text_escape.h"
+#include "controller/report/large_cluster.h"
+#include "controller/report/pair_summary.h"
+#include "controller/report/report_text.h"
 
 namespace clustercert::controller {
 namespace {
 
 constexpr const char* kReset = "\033[0m";
+
+// Checks that did not pass printed above kMaxNodesForPerNodeDetail nodes:
+// enough to see what went wrong where, a screenful, not a node's worth each.
+constexpr size_t kNotPassingShown = 50;
+// Unreachable nodes named in that layout before "… and K more".
+constexpr size_t kUnreachableShown = 20;
 
 const char* StatusColor(v1::Finding::Status status, v1::Finding::Severity severity) {
   if (status == v1::Finding::pass) return "\033[32m";
@@ -85,10 +95,83 @@ void RenderTable(std::string& out, const std::string& title,
   out += "\n";
 }
 
+std::string Colored(const std::string& text, const v1::Finding& f, bool color) {
+  return color ? absl::StrCat(StatusColor(f.status(), f.severity()), text, kReset) : text;
+}
+
+// One row per check id with its counts, widest id first column.
+void RenderTallies(std::string& out, const std::vector<report::CheckTally>& tallies) {
+  size_t id_w = 5;
+  std::vector<std::string> ids;
+  for (const auto& t : tallies) {
+    ids.push_back(TerminalText(t.id));
+    id_w = std::max(id_w, ids.back().size());
+  }
+  out += absl::StrFormat("  %-*s  %5s  %6s  %5s  %5s  %7s  %5s\n", id_w, "CHECK", "NODES", "PASS",
+                         "WARN", "FAIL", "UNKNOWN", "SKIP");
+  for (size_t i = 0; i < tallies.size(); ++i) {
+    const auto& t = tallies[i];
+    out += absl::StrFormat("  %-*s  %5d  %6d  %5d  %5d  %7d  %5d\n", id_w, ids[i], t.nodes, t.pass,
+                           t.warn, t.fail, t.unknown, t.skipped);
+  }
+  out += "\n";
+}
+
+// Every check that warned, failed or stayed unknown, worst first, the first
+// kNotPassingShown of them in full.
+void RenderNotPassing(std::string& out, const std::vector<report::CheckTally>& tallies,
+                      bool color) {
+  std::vector<const v1::Finding*> rows;
+  for (const auto& t : tallies) rows.insert(rows.end(), t.not_passing.begin(), t.not_passing.end());
+  if (rows.empty()) return;
+  std::stable_sort(rows.begin(), rows.end(), [](const auto* a, const auto* b) {
+    return report::TriageRank(*a) < report::TriageRank(*b);
+  });
+  out += absl::StrCat(rows.size(), " check(s) did not pass:\n");
+  for (size_t i = 0; i < rows.size() && i < kNotPassingShown; ++i) {
+    const v1::Finding& f = *rows[i];
+    out += absl::StrCat("  ", Colored(absl::StrFormat("%-8s", StatusLabel(f)), f, color), "  ",
+                        TerminalText(report::KeyOf(f)), "  ", TerminalText(f.message()));
+    if (!f.remedy().empty()) out += absl::StrCat(" ", TerminalText(f.remedy()));
+    out += "\n";
+  }
+  if (rows.size() > kNotPassingShown) {
+    out += absl::StrCat("  \xE2\x80\xA6 and ", rows.size() - kNotPassingShown,
+                        " more; every check is in report.md and the certificate (or --json)\n");
+  }
+  out += "\n";
+}
+
+// Above kMaxNodesForPerNodeDetail nodes a table per node is megabytes of
+// passing rows: the counts per check id, the unreachable nodes and the checks
+// that did not pass instead.
+std::string RenderCondensed(const std::vector<NodeState>& nodes,
+                            const std::vector<v1::Finding>& checks, bool color) {
+  std::vector<const v1::Finding*> pointers;
+  for (const auto& f : checks) pointers.push_back(&f);
+  const std::vector<report::CheckTally> tallies = report::TallyChecks(pointers);
+  std::string title = absl::StrCat(checks.size(), " checks on ", nodes.size(),
+                                   " nodes, counted per check (more than ",
+                                   report::kMaxNodesForPerNodeDetail, " nodes)");
+  std::string out = color ? absl::StrCat("\033[1m", title, kReset, "\n") : title + "\n";
+  RenderTallies(out, tallies);
+  std::vector<std::string> unreachable;
+  for (const NodeState& state : nodes) {
+    if (!state.reachable) unreachable.push_back(state.node.name);
+  }
+  if (!unreachable.empty()) {
+    out += absl::StrCat(unreachable.size(), " node(s) unreachable: ",
+                        TerminalText(report::NodeRanges(unreachable, kUnreachableShown)), "\n\n");
+  }
+  RenderNotPassing(out, tallies, color);
+  return out;
+}
+
 }  // namespace
 
 std::string RenderFindingTables(const std::vector<NodeState>& nodes,
                                 const std::vector<v1::Finding>& checks, bool color) {
+  if (report::CondensedForScale(nodes.size())) return RenderCondensed(nodes, checks, color);
   std::string out;
   for (const NodeState& state : nodes) {
     std::vector<const v1::Finding*> rows;

@@ -238,6 +238,7 @@ std::vector<std::optional<v1::CollectiveSweep>> RunScopes(
     progress.Line("collectives", absl::StrCat("1-node sweeps on ", one_node.size(),
                                               " nodes at once (each runs on its own node only)"));
     std::vector<std::thread> threads;
+    threads.reserve(one_node.size());
     for (size_t i : one_node) threads.emplace_back([&, i] { sweep(i, false); });
     for (auto& thread : threads) thread.join();
   }

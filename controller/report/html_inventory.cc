@@ -39,8 +39,17 @@ void AddUnknowns(std::vector<std::vector<HtmlCell>>& rows, const std::string& wh
   }
 }
 
-std::string Summary(const v1::Inventory& inv, const v1::NodeResult& node) {
-  std::vector<std::pair<std::string, std::string>> rows;
+using Rows = std::vector<std::pair<std::string, std::string>>;
+
+// Only when the agent read a fixture tree instead of the host's /sys.
+void SysfsRootRow(const v1::Inventory& inv, Rows& rows) {
+  if (inv.sysfs_root() != "/" && !inv.sysfs_root().empty()) {
+    rows.emplace_back("sysfs root", inv.sysfs_root());
+  }
+}
+
+// What is this node's own: its names, addresses and when it answered.
+void IdentityRows(const v1::Inventory& inv, const v1::NodeResult& node, Rows& rows) {
   rows.emplace_back("hostname", inv.hostname());
   rows.emplace_back("agent",
                     absl::StrCat(node.agent(), node.agent_version().empty() ? "" : " (",
@@ -50,9 +59,7 @@ std::string Summary(const v1::Inventory& inv, const v1::NodeResult& node) {
                                                  inv.management_netdev().empty() ? "" : " on ",
                                                  inv.management_netdev()));
   }
-  if (inv.sysfs_root() != "/" && !inv.sysfs_root().empty()) {
-    rows.emplace_back("sysfs root", inv.sysfs_root());
-  }
+  SysfsRootRow(inv, rows);
   if (inv.collected_unix_ms() > 0) {
     rows.emplace_back(
         "collected",
@@ -61,6 +68,9 @@ std::string Summary(const v1::Inventory& inv, const v1::NodeResult& node) {
                      inv.collect_micros() > 0 ? FormatDurationMs(inv.collect_micros() / 1000)
                                               : std::string()));
   }
+}
+
+void StackRows(const v1::Inventory& inv, Rows& rows) {
   const v1::Stack& stack = inv.stack();
   rows.emplace_back("OFED", stack.ofed_version().empty()
                                 ? absl::StrCat("none (", stack.ofed_source(), ")")
@@ -85,25 +95,74 @@ std::string Summary(const v1::Inventory& inv, const v1::NodeResult& node) {
     gpu_text = gpu.reason().empty() ? std::string("no driver") : gpu.reason();
   }
   rows.emplace_back("GPU driver", gpu_text);
+}
+
+std::string ClockSyncText(const v1::Clock& clock) {
+  return clock.has_synchronized() ? (clock.synchronized() ? "synchronized" : "NOT synchronized")
+                                  : std::string("synchronization unknown");
+}
+
+// The clock's state, its error bounds and offset (which differ on every
+// node, so a shared view keeps only the state).
+void ClockRows(const v1::Inventory& inv, const v1::NodeResult& node, bool shared, Rows& rows) {
   const v1::Clock& clock = inv.clock();
-  std::string clock_text = clock.has_synchronized()
-                               ? (clock.synchronized() ? "synchronized" : "NOT synchronized")
-                               : std::string("synchronization unknown");
-  if (clock.has_est_error_us())
-    absl::StrAppend(&clock_text, ", est. error ", clock.est_error_us(), " us");
-  if (clock.has_max_error_us())
-    absl::StrAppend(&clock_text, ", max error ", clock.max_error_us(), " us");
-  rows.emplace_back("clock", clock_text);
-  if (!clock.source().empty()) rows.emplace_back("clock source", clock.source());
-  if (node.clock_measured()) {
-    rows.emplace_back("offset from controller",
-                      absl::StrCat(FormatNumber(node.clock_offset_ms()), " ms \xC2\xB1 ",
-                                   FormatNumber(node.clock_uncertainty_ms()), " ms"));
+  if (shared) {
+    rows.emplace_back("clock", ClockSyncText(clock));
+    return;
   }
+  rows.emplace_back("clock", ClockErrorText(clock));
+  if (!clock.source().empty()) rows.emplace_back("clock source", clock.source());
+  if (node.clock_measured()) rows.emplace_back("offset from controller", ClockOffsetText(node));
+}
+
+std::string Summary(const v1::Inventory& inv, const v1::NodeResult& node, bool shared) {
+  Rows rows;
+  if (shared) {
+    rows.emplace_back("agent version", node.agent_version());
+    SysfsRootRow(inv, rows);
+  } else {
+    IdentityRows(inv, node, rows);
+  }
+  StackRows(inv, rows);
+  ClockRows(inv, node, shared, rows);
   return KeyValueTable(rows);
 }
 
-std::string RdmaTable(const v1::Inventory& inv) {
+// "2 (2 RoCE v2) 1:10.0.0.1"; a shared view counts the IPv4 addresses
+// instead of naming them.
+std::string GidsText(const v1::RdmaPort& port, bool shared) {
+  int roce_v2 = 0;
+  std::vector<std::string> ipv4;
+  for (const auto& gid : port.gids()) {
+    if (gid.type() == "RoCE v2") ++roce_v2;
+    if (!gid.ipv4().empty()) ipv4.push_back(absl::StrCat(gid.index(), ":", gid.ipv4()));
+  }
+  std::string gids = absl::StrCat(port.gids_size(), " (", roce_v2, " RoCE v2)");
+  if (ipv4.empty()) return gids;
+  if (shared) return absl::StrCat(gids, ", ", ipv4.size(), " with IPv4");
+  return absl::StrCat(gids, " ", absl::StrJoin(ipv4, " "));
+}
+
+// Firmware, then on InfiniBand the port's LID and the SM's; a shared view
+// leaves out the port's own LID.
+std::string FirmwareText(const v1::RdmaDevice& device, const v1::RdmaPort& port, bool shared) {
+  if (port.link_layer() != "InfiniBand") return device.fw_ver();
+  const std::string sm = Opt(port.has_sm_lid(), port.sm_lid());
+  if (shared) return absl::StrCat(device.fw_ver(), "; SM LID ", sm);
+  return absl::StrCat(device.fw_ver(), "; LID/SM ", Opt(port.has_lid(), port.lid()), " / ", sm);
+}
+
+std::string RateText(const v1::RdmaPort& port) {
+  std::string rate = port.has_rate_gbps() ? absl::StrCat(FormatNumber(port.rate_gbps()), " Gb/s")
+                                          : std::string("?");
+  if (port.has_width() || !port.speed_name().empty()) {
+    absl::StrAppend(&rate, " (", port.has_width() ? absl::StrCat(port.width(), "X ") : "",
+                    port.speed_name(), ")");
+  }
+  return rate;
+}
+
+std::string RdmaTable(const v1::Inventory& inv, bool shared) {
   std::vector<std::vector<HtmlCell>> rows;
   for (const auto& device : inv.rdma_devices()) {
     if (device.ports().empty()) {
@@ -112,29 +171,9 @@ std::string RdmaTable(const v1::Inventory& inv) {
                       Text(device.pci_address())});
     }
     for (const auto& port : device.ports()) {
-      int roce_v2 = 0;
-      std::vector<std::string> ipv4;
-      for (const auto& gid : port.gids()) {
-        if (gid.type() == "RoCE v2") ++roce_v2;
-        if (!gid.ipv4().empty()) ipv4.push_back(absl::StrCat(gid.index(), ":", gid.ipv4()));
-      }
-      std::string gids = absl::StrCat(port.gids_size(), " (", roce_v2, " RoCE v2)");
-      if (!ipv4.empty()) absl::StrAppend(&gids, " ", absl::StrJoin(ipv4, " "));
-      std::string rate = port.has_rate_gbps()
-                             ? absl::StrCat(FormatNumber(port.rate_gbps()), " Gb/s")
-                             : std::string("?");
-      if (port.has_width() || !port.speed_name().empty()) {
-        absl::StrAppend(&rate, " (", port.has_width() ? absl::StrCat(port.width(), "X ") : "",
-                        port.speed_name(), ")");
-      }
       std::string mtu = Opt(port.has_active_mtu(), port.active_mtu());
       if (!port.active_mtu_source().empty() && port.active_mtu_source() != "ibv_query_port") {
         absl::StrAppend(&mtu, " (", port.active_mtu_source(), ")");
-      }
-      std::string lid;
-      if (port.link_layer() == "InfiniBand") {
-        lid = absl::StrCat(Opt(port.has_lid(), port.lid()), " / ",
-                           Opt(port.has_sm_lid(), port.sm_lid()));
       }
       const bool active = port.state() == "ACTIVE";
       std::string device_text = device.name();
@@ -144,9 +183,8 @@ std::string RdmaTable(const v1::Inventory& inv) {
                       Text(port.state().empty() ? "?" : port.state(), active ? "ok" : "bad"),
                       Text(port.phys_state().empty() ? "?" : port.phys_state(),
                            port.phys_state() == "LinkUp" ? "ok" : "bad"),
-                      Text(rate), Text(port.link_layer()), Text(mtu), Text(port.netdev()),
-                      Text(gids),
-                      Text(absl::StrCat(device.fw_ver(), lid.empty() ? "" : "; LID/SM ", lid)),
+                      Text(RateText(port)), Text(port.link_layer()), Text(mtu), Text(port.netdev()),
+                      Text(GidsText(port, shared)), Text(FirmwareText(device, port, shared)),
                       Text(device.pci_address())});
     }
   }
@@ -156,17 +194,18 @@ std::string RdmaTable(const v1::Inventory& inv) {
                    rows, "compact");
 }
 
-std::string NetdevTable(const v1::Inventory& inv) {
+std::string NetdevTable(const v1::Inventory& inv, bool shared) {
   std::vector<std::vector<HtmlCell>> rows;
   for (const auto& netdev : inv.netdevs()) {
     std::string speed = netdev.has_speed_mbps()
                             ? absl::StrCat(FormatNumber(netdev.speed_mbps() / 1000.0), " Gb/s")
                             : std::string("?");
-    rows.push_back({Text(netdev.name()),
-                    Text(netdev.operstate(), netdev.operstate() == "up" ? "ok" : ""),
-                    Text(Opt(netdev.has_mtu(), netdev.mtu())), Text(speed),
-                    Text(netdev.pci_address()), Text(absl::StrJoin(netdev.rdma_devices(), ", ")),
-                    Text(absl::StrJoin(netdev.ipv4(), ", "))});
+    rows.push_back(
+        {Text(netdev.name()), Text(netdev.operstate(), netdev.operstate() == "up" ? "ok" : ""),
+         Text(Opt(netdev.has_mtu(), netdev.mtu())), Text(speed), Text(netdev.pci_address()),
+         Text(absl::StrJoin(netdev.rdma_devices(), ", ")),
+         Text(shared && !netdev.ipv4().empty() ? absl::StrCat(netdev.ipv4_size(), " address(es)")
+                                               : absl::StrJoin(netdev.ipv4(), ", "))});
   }
   if (rows.empty()) return "";
   return HtmlTable({"netdev", "state", "MTU", "speed", "PCI", "RDMA", "IPv4"}, rows, "compact");
@@ -195,16 +234,17 @@ std::string PciTable(const v1::Inventory& inv) {
                    "compact");
 }
 
-std::string GpuTables(const v1::Inventory& inv) {
+std::string GpuTables(const v1::Inventory& inv, bool shared) {
   std::string out;
   std::vector<std::vector<HtmlCell>> rows;
   for (const auto& gpu : inv.gpu_runtime().gpus()) {
     rows.push_back({Text(absl::StrCat(gpu.index())), Text(gpu.name()), Text(gpu.pci_bus_id()),
                     Text(absl::StrCat(FormatNumber(gpu.memory_bytes() / 1073741824.0), " GiB")),
-                    Text(gpu.uuid())});
+                    Text(shared ? std::string("-") : gpu.uuid())});
   }
   if (!rows.empty()) {
-    out += HtmlTable({"GPU", "name", "PCI", "memory", "UUID"}, rows, "compact");
+    out += HtmlTable({"GPU", "name", "PCI", "memory", shared ? "UUID (per node)" : "UUID"}, rows,
+                     "compact");
   }
   rows.clear();
   for (const auto& path : inv.gpu_nic_paths()) {
@@ -260,7 +300,27 @@ std::string UnknownsTable(const v1::Inventory& inv) {
       HtmlTable({"where", "field", "path", "reason"}, rows, "compact"), "</details>\n");
 }
 
+std::string InventoryTables(const v1::NodeResult& node, bool shared) {
+  const v1::Inventory& inv = node.inventory();
+  return absl::StrCat(Summary(inv, node, shared), RdmaTable(inv, shared), NetdevTable(inv, shared),
+                      PciTable(inv), GpuTables(inv, shared), QosTable(inv), UnknownsTable(inv));
+}
+
 }  // namespace
+
+std::string ClockErrorText(const v1::Clock& clock) {
+  std::string text = ClockSyncText(clock);
+  if (clock.has_est_error_us())
+    absl::StrAppend(&text, ", est. error ", clock.est_error_us(), " us");
+  if (clock.has_max_error_us()) absl::StrAppend(&text, ", max error ", clock.max_error_us(), " us");
+  return text;
+}
+
+std::string ClockOffsetText(const v1::NodeResult& node) {
+  if (!node.clock_measured()) return "";
+  return absl::StrCat(FormatNumber(node.clock_offset_ms()), " ms \xC2\xB1 ",
+                      FormatNumber(node.clock_uncertainty_ms()), " ms");
+}
 
 std::string NodeInventoryHtml(const v1::NodeResult& node) {
   std::string out =
@@ -279,10 +339,15 @@ std::string NodeInventoryHtml(const v1::NodeResult& node) {
     out += "<p class=\"muted\">No inventory was collected from this node.</p>\n</section>\n";
     return out;
   }
-  const v1::Inventory& inv = node.inventory();
-  absl::StrAppend(&out, Summary(inv, node), RdmaTable(inv), NetdevTable(inv), PciTable(inv),
-                  GpuTables(inv), QosTable(inv), UnknownsTable(inv), "</section>\n");
+  absl::StrAppend(&out, InventoryTables(node, /*shared=*/false), "</section>\n");
   return out;
+}
+
+std::string SharedInventoryHtml(const v1::NodeResult& node) {
+  if (!node.has_inventory()) {
+    return "<p class=\"muted\">No inventory was collected from these nodes.</p>\n";
+  }
+  return InventoryTables(node, /*shared=*/true);
 }
 
 }  // namespace clustercert::controller::report

@@ -10,10 +10,12 @@
 #include "controller/checks/status_text.h"
 #include "controller/collectives/collective_verdicts.h"
 #include "controller/report/html_inventory.h"
+#include "controller/report/html_large_cluster.h"
 #include "controller/report/html_pair_summary.h"
 #include "controller/report/html_parts.h"
 #include "controller/report/html_style.h"
 #include "controller/report/html_uplink.h"
+#include "controller/report/large_cluster.h"
 #include "controller/report/pair_matrices.h"
 #include "controller/report/pair_summary.h"
 #include "controller/report/report_text.h"
@@ -159,7 +161,9 @@ std::string FindingsSection(const v1::Certificate& c) {
                     " check(s) failed or stayed unknown, in triage order.</p>\n");
     for (const auto* f : Triaged(c.findings())) out += FindingCard(*f);
   }
-  if (!c.checks().empty()) {
+  if (!c.checks().empty() && CondensedForScale(c.nodes_size())) {
+    out += CheckTallyHtml(c);
+  } else if (!c.checks().empty()) {
     std::vector<std::vector<HtmlCell>> rows;
     for (const auto* f : Triaged(c.checks())) {
       rows.push_back({Html(FindingBadge(f->status(), f->severity())),
@@ -499,11 +503,7 @@ std::string PhasesSection(const v1::Certificate& c) {
 
 std::string SkippedSection(const v1::Certificate& c) {
   std::string out = "<section id=\"skipped\">\n<h2>Skipped</h2>\n";
-  std::vector<std::vector<HtmlCell>> rows;
-  for (const auto& s : c.skipped()) {
-    rows.push_back({Text(s.kind()), Text(s.key(), "mono"), Text(s.reason())});
-  }
-  if (rows.empty()) {
+  if (c.skipped().empty()) {
     int skipped_checks = 0;
     for (const auto& f : c.checks()) skipped_checks += f.status() == v1::Finding::skipped ? 1 : 0;
     absl::StrAppend(
@@ -513,7 +513,13 @@ std::string SkippedSection(const v1::Certificate& c) {
                                           "<a href=\"#findings\">All checks</a>.")
                            : std::string(),
         "</p>\n");
+  } else if (CondensedForScale(c.nodes_size())) {
+    out += SkipGroupsHtml(c);
   } else {
+    std::vector<std::vector<HtmlCell>> rows;
+    for (const auto& s : c.skipped()) {
+      rows.push_back({Text(s.kind()), Text(s.key(), "mono"), Text(s.reason())});
+    }
     out += HtmlTable({"kind", "what", "reason"}, rows, "compact");
   }
   out += "</section>\n";
@@ -523,7 +529,11 @@ std::string SkippedSection(const v1::Certificate& c) {
 std::string NodesSection(const v1::Certificate& c) {
   std::string out = "<section id=\"nodes\">\n<h2>Nodes</h2>\n";
   if (c.nodes().empty()) out += "<p>The certificate lists no nodes.</p>\n";
-  for (const auto& node : c.nodes()) out += NodeInventoryHtml(node);
+  if (CondensedForScale(c.nodes_size())) {
+    out += GroupedNodesHtml(c);
+  } else {
+    for (const auto& node : c.nodes()) out += NodeInventoryHtml(node);
+  }
   out += "</section>\n";
   return out;
 }

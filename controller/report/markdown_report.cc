@@ -11,6 +11,7 @@
 #include "controller/certificate/result_keys.h"
 #include "controller/checks/status_text.h"
 #include "controller/collectives/collective_verdicts.h"
+#include "controller/report/large_cluster.h"
 #include "controller/report/pair_matrices.h"
 #include "controller/report/pair_summary.h"
 #include "controller/report/report_files.h"
@@ -236,7 +237,50 @@ void Suspects(const v1::Certificate& c, std::string& out) {
   out += "\n";
 }
 
+// Subjects named per skipped group; its count says how many there are.
+constexpr size_t kSkipSubjectsShown = 10;
+
+// Above kMaxNodesForPerNodeDetail nodes: one row per check id with its
+// counts. Every check that did not pass is already under Failing findings.
+void CheckTallies(const v1::Certificate& c, std::string& out) {
+  if (c.checks().empty() || !CondensedForScale(c.nodes_size())) return;
+  std::vector<std::vector<std::string>> rows;
+  for (const CheckTally& t : TallyChecks(c.checks())) {
+    auto count = [](int n, bool bold) {
+      return bold && n > 0 ? absl::StrCat("**", n, "**") : absl::StrCat(n);
+    };
+    rows.push_back({MarkdownCellCode(t.id), absl::StrCat(t.nodes), count(t.pass, false),
+                    count(t.warn, true), count(t.fail, true), count(t.unknown, true),
+                    count(t.skipped, false)});
+  }
+  absl::StrAppend(&out, "## Checks\n\n", c.checks_size(), " checks on ", c.nodes_size(),
+                  " nodes, counted per check (more than ", kMaxNodesForPerNodeDetail,
+                  " nodes); each one that did not pass is under Failing findings, each one "
+                  "skipped under Skipped, every check in the certificate.\n\n",
+                  Table({"check", "nodes", "pass", "warn", "fail", "unknown", "skipped"}, rows),
+                  "\n");
+}
+
+// Above kMaxNodesForPerNodeDetail nodes: skipped tests grouped by kind,
+// check and reason.
+void GroupedSkipped(const v1::Certificate& c, std::string& out) {
+  std::vector<std::vector<std::string>> rows;
+  for (const SkipGroup& g : GroupSkipped(c.skipped())) {
+    rows.push_back({MarkdownCell(g.kind), MarkdownCellCode(g.what), MarkdownCell(g.reason),
+                    absl::StrCat(std::max<size_t>(g.subjects.size(), 1)), absl::StrCat(g.nodes),
+                    MarkdownCell(NodeRanges(g.subjects, kSkipSubjectsShown))});
+  }
+  absl::StrAppend(&out, "## Skipped\n\n", c.skipped_size(),
+                  " skipped test(s), grouped by kind, check and reason (more than ",
+                  kMaxNodesForPerNodeDetail, " nodes); every entry is in the certificate.\n\n",
+                  Table({"kind", "what", "reason", "count", "nodes", "where"}, rows), "\n");
+}
+
 void Skipped(const v1::Certificate& c, std::string& out) {
+  if (!c.skipped().empty() && CondensedForScale(c.nodes_size())) {
+    GroupedSkipped(c, out);
+    return;
+  }
   std::vector<std::vector<std::string>> rows;
   for (const auto& s : c.skipped()) {
     rows.push_back({MarkdownCell(s.kind()), MarkdownCellCode(s.key()), MarkdownCell(s.reason())});
@@ -345,6 +389,7 @@ std::string RenderMarkdownReport(const v1::Certificate& c) {
     absl::StrAppend(&out, "Unreachable: ", absl::StrJoin(unreachable, "; "), "\n\n");
   }
   Findings(c, out);
+  CheckTallies(c, out);
   Suspects(c, out);
   Matrices(c, out);
   Sweeps(c, out);

@@ -29,6 +29,14 @@ namespace clustercert::controller::report {
 // weigh 6 MB, so the per-node view is the readable one anyway.
 inline constexpr size_t kMaxNodesForFullMatrix = 32;
 
+// Above the same number of nodes the reports stop listing every node's
+// checks, inventory and skipped tests one by one (large_cluster.h): at 1,024
+// nodes those listings made report.html 17 MB and the terminal 6 MB, almost
+// all of it passing checks and inventories that read the same on every node.
+// The same threshold so that one cluster gets one layout: either everything
+// per node or everything summarised.
+inline constexpr size_t kMaxNodesForPerNodeDetail = kMaxNodesForFullMatrix;
+
 // True when the reports show `matrix` per node (more than
 // kMaxNodesForFullMatrix rows and columns).
 bool ShownPerNode(const PairMatrix& matrix);

@@ -280,7 +280,10 @@ TEST_F(SoftRoceLabTest, SlowedDataLinkIsLocalisedToItsNode) {
                     CertificatePathFromOutput(run.out), "--noise", "0.9", "--color=never"},
                    (WorkDir() / "diff").string());
     EXPECT_EQ(diff.exit_code, 1) << diff.out << diff.err;
-    EXPECT_NE(diff.out.find("node3 is in"), std::string::npos) << diff.out;
+    // The suspect names node3. (The summary's "hosts" line counts regressed
+    // pairs per host, and beside the CPU hog the healthy pairs' latency
+    // swings past any band: 400 us -> 14 ms was seen, so it may name another.)
+    EXPECT_NE(diff.out.find("suspect in NEW: node3"), std::string::npos) << diff.out;
     for (const char* pair : {"node1->node3", "node2->node3", "node3->node4"}) {
       EXPECT_NE(diff.out.find(std::string("REGRESSION ") + pair), std::string::npos) << pair << "\n"
                                                                                      << diff.out;
