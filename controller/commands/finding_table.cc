@@ -148,6 +148,7 @@ void RenderNotPassing(std::string& out, const std::vector<report::CheckTally>& t
 std::string RenderCondensed(const std::vector<NodeState>& nodes,
                             const std::vector<v1::Finding>& checks, bool color) {
   std::vector<const v1::Finding*> pointers;
+  pointers.reserve(checks.size());
   for (const auto& f : checks) pointers.push_back(&f);
   const std::vector<report::CheckTally> tallies = report::TallyChecks(pointers);
   std::string title = absl::StrCat(checks.size(), " checks on ", nodes.size(),

@@ -40,6 +40,7 @@ std::string SkipReasonsText(const CheckTally& t) {
 
 std::string TallyTable(const std::vector<CheckTally>& tallies) {
   std::vector<std::vector<HtmlCell>> rows;
+  rows.reserve(tallies.size());
   for (const auto& t : tallies) {
     rows.push_back({Text(t.id, "mono"), Text(absl::StrCat(t.nodes), "num"), Count(t.pass, "num"),
                     Count(t.warn, "warn"), Count(t.fail, "fail"), Count(t.unknown, "fail"),
@@ -53,6 +54,7 @@ std::string TallyTable(const std::vector<CheckTally>& tallies) {
 // Every check that warned, failed or stayed unknown, in triage order.
 std::string NotPassingTable(const std::vector<const v1::Finding*>& findings) {
   std::vector<std::vector<HtmlCell>> rows;
+  rows.reserve(findings.size());
   for (const auto* f : findings) {
     rows.push_back({Html(FindingBadge(f->status(), f->severity())), Text(f->node()),
                     Text(KeyOf(*f), "mono"), Text(f->observed()), Text(f->expected()),
@@ -168,7 +170,7 @@ std::string GroupedNodesHtml(const v1::Certificate& c) {
       IdentityTable(c), "</div>\n");
   for (size_t i = 0; i < groups.size(); ++i) {
     const InventoryGroup& g = groups[i];
-    absl::StrAppend(&out, "<section class=\"node\" id=\"inventory-", i + 1, "\">\n<h3>Inventory ",
+    absl::StrAppend(&out, R"(<section class="node" id="inventory-)", i + 1, "\">\n<h3>Inventory ",
                     i + 1, " of ", groups.size(), " <span class=\"muted\">(", g.nodes.size(),
                     " node(s))</span></h3>\n<p class=\"mono\">", HtmlEscape(NodeRanges(g.nodes)),
                     "</p>\n", g.html, "</section>\n");
