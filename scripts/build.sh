@@ -7,6 +7,10 @@
 #                                        CLUSTERCERT_FUZZ_SECONDS=N runs each N s, default 20)
 #   scripts/build.sh --tsan [TARGET]  -> build-tsan/ (clang: ThreadSanitizer; only
 #                                        TARGETs when given)
+#   scripts/build.sh --only TARGET... -> build/, only those TARGETs (and what they
+#                                        need); a TARGET this configuration
+#                                        does not have (collective-worker-nccl
+#                                        without CUDA) is left out, and said
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
@@ -27,6 +31,10 @@ case "${1:-}" in
     extra=(-DCMAKE_C_COMPILER=clang -DCMAKE_CXX_COMPILER=clang++ -DCLUSTERCERT_FUZZ=ON
            "-DCLUSTERCERT_FUZZ_SECONDS=${CLUSTERCERT_FUZZ_SECONDS:-20}" -DCMAKE_BUILD_TYPE=Debug
            "-DCMAKE_CXX_FLAGS_DEBUG=-gline-tables-only" "-DCMAKE_C_FLAGS_DEBUG=-gline-tables-only" -DCLUSTERCERT_BUILD_BENCH=OFF -DCLUSTERCERT_WITH_CUDA=OFF)
+    ;;
+  --only)
+    shift
+    targets=("$@")
     ;;
   --tsan)
     dir=build-tsan
@@ -53,6 +61,18 @@ if [ "$dir" != build ] && [ -f "$dir/CMakeCache.txt" ] &&
   rm -rf "$dir"
 fi
 cmake -S . -B "$dir" -G Ninja "${extra[@]}" >/dev/null
+if [ ${#targets[@]} -gt 0 ]; then
+  known=$(cmake --build "$dir" --target help | sed -n 's/^\([^ :]*\): .*/\1/p')
+  wanted=()
+  for target in "${targets[@]}"; do
+    if grep -qx -- "$target" <<<"$known"; then
+      wanted+=("$target")
+    else
+      echo "build.sh: $dir has no target $target in this configuration; leaving it out"
+    fi
+  done
+  targets=("${wanted[@]}")
+fi
 if [ ${#targets[@]} -gt 0 ]; then
   cmake --build "$dir" --target "${targets[@]}"
 else

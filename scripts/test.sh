@@ -3,17 +3,22 @@
 # first so a broken tree fails fast:
 #   1. clang-format over every C++ file, and the node-agent unit's hardening
 #      check (seconds each);
-#   2. the normal build: unit suites, clang-tidy on the changed lines, then
-#      the integration tests, the soft-RoCE lab beside a CPU hog, the
-#      perftest parity bench, the GPU check's dry run;
-#   3. the clang ASan+UBSan build: its unit and integration suites, and every
-#      libFuzzer target for CLUSTERCERT_FUZZ_SECONDS (default 20) from its
-#      seed corpus (fuzz/corpus/);
-#   4. the ThreadSanitizer build: the unit suites and the loopback
+#   2. the clang ASan+UBSan build: its unit suites, clang-tidy on the changed
+#      lines, the integration tests, and every libFuzzer target for
+#      CLUSTERCERT_FUZZ_SECONDS (default 20) from its seed corpus
+#      (fuzz/corpus/);
+#   3. the normal build (gcc -O2, CUDA when present) of what the next stages
+#      run: the unit suites that compile differently with CUDA, the
+#      soft-RoCE lab beside a CPU hog, the perftest parity bench, the GPU
+#      check's dry run, the scale bench;
+#   4. the ThreadSanitizer build: the threaded unit suites and the loopback
 #      integration tests.
-# --no-sanitize skips 3 and 4, CLUSTERCERT_TSAN=0 skips 4, and
-# CLUSTERCERT_FUZZ_SECONDS=N fuzzes N s per target. Each stage prints its wall
-# time.
+# The unit and integration suites run once, instrumented, instead of twice:
+# a normal-build run of them found nothing the ASan run did not, and cost CI
+# about 10 minutes of its 90. --no-sanitize skips 2 and 4 and runs every
+# suite in the normal build instead; CLUSTERCERT_TSAN=0 skips 4, and
+# CLUSTERCERT_FUZZ_SECONDS=N fuzzes N s per target. Each stage prints its
+# wall time.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
@@ -39,12 +44,39 @@ if [ -x deploy/check_unit_security.sh ]; then
   stage unit-security bash deploy/check_unit_security.sh
 fi
 
-stage build bash scripts/build.sh
-stage unit ctest --test-dir build --output-on-failure -j "$jobs" -L unit
-# clang-tidy (.clang-tidy) on the C++ lines changed since scripts/tidy-base;
-# it needs the build's compile_commands.json and generated protobuf headers.
-stage tidy bash scripts/check_tidy.sh build
-stage integration ctest --test-dir build --output-on-failure -j "$jobs" -LE 'unit|lab'
+sanitize=1
+if [ "${1:-}" = "--no-sanitize" ]; then sanitize=0; fi
+
+if ((sanitize)); then
+  stage asan-build bash scripts/build.sh --sanitize
+  # LeakSanitizer is on: a leak makes a suite, or an agent or controller the
+  # integration tests start, exit non-zero. The fuzzers (label fuzz) write
+  # what they find under build-asan/fuzz-work/ and a crashing input under
+  # build-asan/fuzz-artifacts/<name>/, which a failed run names.
+  export ASAN_OPTIONS=detect_leaks=1:abort_on_error=1
+  export UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1
+  stage asan-unit ctest --test-dir build-asan --output-on-failure -j "$jobs" -L unit
+  # clang-tidy (.clang-tidy) on the C++ lines changed since scripts/tidy-base;
+  # it needs a build's compile_commands.json and generated protobuf headers
+  # (files only the CUDA build compiles are checked by --no-sanitize runs).
+  stage tidy bash scripts/check_tidy.sh build-asan
+  stage asan-integration ctest --test-dir build-asan --output-on-failure -j "$jobs" -LE 'unit|fuzz'
+  stage fuzz ctest --test-dir build-asan --output-on-failure -j "$jobs" -L fuzz
+  unset ASAN_OPTIONS UBSAN_OPTIONS
+  # The normal build, only what the stages below run, and the two unit
+  # suites whose code differs with the CUDA runtime (the GPU inventory and
+  # the memory provider), which the ASan build compiles without it.
+  stage build bash scripts/build.sh --only node-agent controller collective-worker-gloo \
+    collective-worker-nccl gpu-memory-probe gloo_overhead lab_softroce \
+    unit_agent_inventory unit_agent_peer
+  stage unit-cuda ctest --test-dir build --output-on-failure -j "$jobs" -L unit
+else
+  stage build bash scripts/build.sh
+  stage unit ctest --test-dir build --output-on-failure -j "$jobs" -L unit
+  stage tidy bash scripts/check_tidy.sh build
+  stage integration ctest --test-dir build --output-on-failure -j "$jobs" -LE 'unit|lab'
+fi
+
 # The soft-RoCE lab (tests/lab, 4 qemu VMs; root only, CLUSTERCERT_LAB=0
 # skips it) beside a CPU hog, one busy loop per core: its verdicts must hold
 # on a machine whose cores are busy (emulated links then stall for seconds).
@@ -88,19 +120,7 @@ if [ "${CI:-}" = true ] || [ "${CLUSTERCERT_PARITY:-0}" = 1 ]; then
   stage gloo-overhead build/bin/gloo_overhead
 fi
 
-if [ "${1:-}" = "--no-sanitize" ]; then exit 0; fi
-
-stage asan-build bash scripts/build.sh --sanitize
-# LeakSanitizer is on: a leak makes a suite, or an agent or controller the
-# integration tests start, exit non-zero. The fuzzers (label fuzz) write what
-# they find under build-asan/fuzz-work/ and a crashing input under
-# build-asan/fuzz-artifacts/<name>/, which a failed run names.
-export ASAN_OPTIONS=detect_leaks=1:abort_on_error=1
-export UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1
-stage asan-unit ctest --test-dir build-asan --output-on-failure -j "$jobs" -L unit
-stage fuzz ctest --test-dir build-asan --output-on-failure -j "$jobs" -L fuzz
-stage asan-integration ctest --test-dir build-asan --output-on-failure -j "$jobs" -LE 'unit|fuzz'
-unset ASAN_OPTIONS UBSAN_OPTIONS
+if ((sanitize == 0)); then exit 0; fi
 
 # ThreadSanitizer: a race, a lock-order inversion or a thread leak fails the
 # test. Debian's gRPC, protobuf and absl are not instrumented: TSan ignores
