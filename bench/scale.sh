@@ -3,7 +3,9 @@
 # the two-rail RoCE fixture (tests/fixtures/sysfs/roce-healthy), then
 # `controller inventory` and `controller run` with the ring and k-batch
 # patterns (tcp engine, short write_bw tests over 127.0.0.1). Prints, per N
-# and command: wall time, the controller's max RSS, its peak threads and
+# and command: wall time, the controller's own CPU time (user + system: on
+# loopback the agents share the cores, so this is the controller's cost
+# alone), its max RSS, its peak threads and
 # open files, the certificate's and reports' sizes, stdout's size, the
 # pairwise phase's overhead over its tests' own time, and how long headless
 # Chromium takes to open report.html. Targets and the measured table:
@@ -159,8 +161,8 @@ EOF
 }
 
 failed=0
-printf '%-6s %-10s %8s %9s %8s %6s %9s %9s %9s %9s %9s %10s %6s %s\n' \
-  nodes command wall_s maxrss_mb threads fds cert_mb html_mb md_mb stdout_mb cells overhead% html_s verdict
+printf '%-6s %-10s %8s %6s %9s %8s %6s %9s %9s %9s %9s %9s %10s %6s %s\n' \
+  nodes command wall_s cpu_s maxrss_mb threads fds cert_mb html_mb md_mb stdout_mb cells overhead% html_s verdict
 for n in "${sizes[@]}"; do
   start_agents "$n"
   for run in $runs; do
@@ -177,7 +179,7 @@ for n in "${sizes[@]}"; do
     rm -rf "$work/certs-$n"
     args=("$command" "$dir/plan.yaml" --color=never)
     [ "$command" = run ] && args+=(--quiet)
-    /usr/bin/time -f '%e %M' -o "$dir/time" "$bin/controller" "${args[@]}" \
+    /usr/bin/time -f '%e %M %U %S' -o "$dir/time" "$bin/controller" "${args[@]}" \
       >"$dir/stdout" 2>"$dir/stderr" &
     time_pid=$!
     sample_peaks "$time_pid" "$dir/peaks" &
@@ -187,7 +189,8 @@ for n in "${sizes[@]}"; do
     wait "$sampler" || true
     # GNU time puts "Command exited with non-zero status N" first when the
     # controller's verdict was not 0: the figures are the last line.
-    read -r wall rss_kb < <(tail -1 "$dir/time") || { wall=-; rss_kb=0; }
+    read -r wall rss_kb user_s sys_s < <(tail -1 "$dir/time") || { wall=-; rss_kb=0; }
+    cpu=$(awk -v u="${user_s:-0}" -v s="${sys_s:-0}" 'BEGIN { printf "%.2f", u + s }')
     read -r threads fds <"$dir/peaks"
     cert=$(sed -n 's/^certificate: //p' "$dir/stdout" | head -1)
     out_dir=$(dirname "${cert:-/nonexistent/x}")
@@ -198,8 +201,8 @@ for n in "${sizes[@]}"; do
       verdict="exit $rc"
       cells=-
     fi
-    printf '%-6s %-10s %8s %9s %8s %6s %9s %9s %9s %9s %9s %10s %6s %s\n' \
-      "$n" "$run" "$wall" "$(awk -v k="$rss_kb" 'BEGIN { printf "%.0f", k / 1024 }')" \
+    printf '%-6s %-10s %8s %6s %9s %8s %6s %9s %9s %9s %9s %9s %10s %6s %s\n' \
+      "$n" "$run" "$wall" "$cpu" "$(awk -v k="$rss_kb" 'BEGIN { printf "%.0f", k / 1024 }')" \
       "$threads" "$fds" "$(size_mb "${cert:-}")" "$(size_mb "$out_dir/report.html")" \
       "$(size_mb "$out_dir/report.md")" "$(size_mb "$dir/stdout")" "$cells" \
       "$( [ "$command" = run ] && overhead_pct "${cert:-}" || echo -)" \

@@ -20,6 +20,9 @@ constexpr absl::string_view kDataIpRule =
 constexpr absl::string_view kRailsRule = "a list of RDMA device names (e.g. [mlx5_0, mlx5_1])";
 constexpr absl::string_view kRailRule =
     "an RDMA device name of letters, digits, '.', '_' and '-' (e.g. mlx5_0)";
+constexpr absl::string_view kLeafRule =
+    "a name of letters, digits, '.', '_' and '-': the node's leaf switch or rail group (e.g. "
+    "leaf3)";
 
 std::optional<FabricType> FabricTypeFromName(const std::string& name) {
   if (name == "roce") return FabricType::kRoce;
@@ -84,6 +87,9 @@ Node ParseNode(FieldReader& reader, const YamlField& item) {
   if (std::optional<YamlField> rails = entry.Get("rails")) ParseRails(reader, *rails, &node);
   entry.Int("gpus", 0, 64, "an integer from 0 to 64 (GPUs on the node; 0 for a CPU-only host)",
             &node.gpus);
+  if (std::optional<YamlField> leaf = entry.Get("leaf")) {
+    if (std::optional<std::string> value = reader.Name(*leaf, kLeafRule)) node.leaf = *value;
+  }
   entry.Finish();
   return node;
 }
@@ -135,7 +141,7 @@ void ParseNodesSection(MapReader& top, std::vector<Node>* nodes) {
   }
   for (const YamlField& item : *items) {
     if (!item.value.IsMap()) {
-      reader.Reject(item, "a map with name, agent, data_ip, rails and gpus");
+      reader.Reject(item, "a map with name, agent, data_ip, rails, gpus and leaf");
       // A placeholder keeps nodes[i] in the Plan aligned with nodes[i] in
       // the file for the cross-section rules; the plan is rejected anyway.
       Node placeholder;

@@ -46,6 +46,10 @@ struct Node {
   std::string data_ip;             // optional
   std::vector<std::string> rails;  // RDMA devices to test, e.g. mlx5_0
   int gpus = 0;
+  // The leaf switch the node hangs off (in a rail-optimised fabric, its rail
+  // group: the nodes whose rails share one leaf per rail); empty when the
+  // plan gives none. Drives pattern: leaf (pair_patterns.h).
+  std::string leaf;
   SourceLocation location;  // of the node's entry, for messages
 };
 
@@ -83,7 +87,7 @@ struct AgentSettings {
 };
 
 enum class PairwiseEngine { kVerbs, kTcp };
-enum class PairwisePattern { kAllPairs, kRing, kKBatch };
+enum class PairwisePattern { kAllPairs, kRing, kKBatch, kLeaf };
 
 struct Pairwise {
   bool enabled = false;  // true when the plan has a pairwise section

@@ -163,6 +163,49 @@ void CheckFabric(const Plan& plan, PlanErrorList* errors) {
   }
 }
 
+std::string PatternName(PairwisePattern pattern) {
+  switch (pattern) {
+    case PairwisePattern::kAllPairs:
+      return "all-pairs";
+    case PairwisePattern::kRing:
+      return "ring";
+    case PairwisePattern::kKBatch:
+      return "k-batch";
+    case PairwisePattern::kLeaf:
+      return "leaf";
+  }
+  return "all-pairs";
+}
+
+// nodes[].leaf: every node or none (a node left out would be scheduled as a
+// leaf of its own, and its switch never tested as the others'), and pattern
+// leaf needs them.
+void CheckLeaves(const Plan& plan, PlanErrorList* errors) {
+  std::vector<std::string> without_leaf;
+  std::string with_leaf;
+  for (size_t i = 0; i < plan.nodes.size(); ++i) {
+    if (EntryFailed(*errors, i) || errors->HasErrorAt(NodePath(i) + ".leaf")) continue;
+    if (plan.nodes[i].leaf.empty()) {
+      without_leaf.push_back(NodeLabel(plan, i));
+    } else if (with_leaf.empty()) {
+      with_leaf = NodeLabel(plan, i);
+    }
+  }
+  if (!with_leaf.empty() && !without_leaf.empty()) {
+    errors->Add(
+        LocationOf(plan, {"nodes"}), "nodes",
+        absl::StrCat(NodesPhrase(without_leaf, "has", "have"), " no leaf but node ", with_leaf,
+                     " has one; give every node its leaf switch (or rail group), or "
+                     "none."));
+  }
+  if (plan.pairwise.pattern == PairwisePattern::kLeaf && with_leaf.empty() &&
+      !errors->HasErrorAt("pairwise.pattern")) {
+    errors->Add(LocationOf(plan, {"pairwise.pattern", "pairwise"}), "pairwise.pattern",
+                "pairwise.pattern is leaf but no node has a leaf; give each node its leaf "
+                "switch or rail group (nodes[].leaf), or choose another pattern.");
+  }
+}
+
 void CheckPairwise(const Plan& plan, PlanErrorList* errors) {
   const Pairwise& pairwise = plan.pairwise;
   if (!pairwise.enabled) return;
@@ -205,11 +248,12 @@ void CheckPairwise(const Plan& plan, PlanErrorList* errors) {
     if (!k_batch && plan.locations.count("pairwise.k") != 0) {
       errors->Add(LocationOf(plan, {"pairwise.k"}), "pairwise.k",
                   absl::StrCat("pairwise.k is ", pairwise.k, " but pairwise.pattern is ",
-                               pairwise.pattern == PairwisePattern::kRing ? "ring" : "all-pairs",
+                               PatternName(pairwise.pattern),
                                "; k applies only to pattern k-batch (remove k or set pattern: "
                                "k-batch)."));
     }
   }
+  CheckLeaves(plan, errors);
   if (errors->HasErrorAt("pairwise.memory")) return;
   for (size_t i = 0; i < pairwise.memory.size(); ++i) {
     if (pairwise.memory[i] != "cuda") continue;

@@ -334,9 +334,10 @@ void ParsePairwiseSection(MapReader& top, Pairwise* pairwise) {
     pairwise->engine = engine == "verbs" ? PairwiseEngine::kVerbs : PairwiseEngine::kTcp;
   }
   std::string pattern;
-  if (section->Enum("pattern", {"all-pairs", "ring", "k-batch"}, &pattern)) {
+  if (section->Enum("pattern", {"all-pairs", "ring", "k-batch", "leaf"}, &pattern)) {
     pairwise->pattern = pattern == "all-pairs" ? PairwisePattern::kAllPairs
                         : pattern == "ring"    ? PairwisePattern::kRing
+                        : pattern == "leaf"    ? PairwisePattern::kLeaf
                                                : PairwisePattern::kKBatch;
   }
   section->Int("k", 2, 1024,

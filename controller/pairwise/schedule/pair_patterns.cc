@@ -26,6 +26,34 @@ absl::Status CheckK(int k) {
                    "nodes around the ring); set pairwise.k to 2 or more."));
 }
 
+// Members of each leaf in node order; an error for a leaf index out of range
+// or a leaf with no member.
+absl::StatusOr<std::vector<std::vector<int>>> LeafMembers(const std::vector<int>& leaf_of) {
+  const int nodes = static_cast<int>(leaf_of.size());
+  if (absl::Status status = CheckNodes(nodes); !status.ok()) return status;
+  int leaves = 0;
+  for (int leaf : leaf_of) leaves = std::max(leaves, leaf + 1);
+  std::vector<std::vector<int>> members(leaves);
+  for (int node = 0; node < nodes; ++node) {
+    if (leaf_of[node] < 0) {
+      return absl::InvalidArgumentError(absl::StrCat("node #", node, " has leaf index ",
+                                                     leaf_of[node], "; leaves count from 0."));
+    }
+    members[leaf_of[node]].push_back(node);
+  }
+  for (int leaf = 0; leaf < leaves; ++leaf) {
+    if (members[leaf].empty()) {
+      return absl::InvalidArgumentError(absl::StrCat(
+          "leaf #", leaf, " has no node; number the leaves 0..", leaves - 1, " without gaps."));
+    }
+  }
+  return members;
+}
+
+void AddPair(int a, int b, std::vector<std::pair<int, int>>* pairs) {
+  if (a != b) pairs->emplace_back(std::min(a, b), std::max(a, b));
+}
+
 }  // namespace
 
 absl::StatusOr<std::vector<PairRound>> AllPairsRounds(int nodes) {
@@ -82,6 +110,44 @@ absl::StatusOr<std::vector<std::pair<int, int>>> KBatchPairs(int nodes, int k) {
   std::sort(pairs.begin(), pairs.end());
   pairs.erase(std::unique(pairs.begin(), pairs.end()), pairs.end());
   return pairs;
+}
+
+absl::StatusOr<std::vector<std::pair<int, int>>> LeafPairs(const std::vector<int>& leaf_of) {
+  auto members = LeafMembers(leaf_of);
+  if (!members.ok()) return members.status();
+  const int leaves = static_cast<int>(members->size());
+  std::vector<std::pair<int, int>> pairs;
+  for (const std::vector<int>& leaf : *members) {
+    for (size_t i = 0; i < leaf.size(); ++i) {
+      for (size_t j = i + 1; j < leaf.size(); ++j) AddPair(leaf[i], leaf[j], &pairs);
+    }
+  }
+  // Two leaves are one neighbourship, not two: a ring of two is one link.
+  const int spine_links = leaves == 2 ? 1 : (leaves > 2 ? leaves : 0);
+  for (int a = 0; a < spine_links; ++a) {
+    const std::vector<int>& from = (*members)[a];
+    const std::vector<int>& to = (*members)[(a + 1) % leaves];
+    const size_t span = std::max(from.size(), to.size());
+    for (size_t j = 0; j < span; ++j) AddPair(from[j % from.size()], to[j % to.size()], &pairs);
+  }
+  std::sort(pairs.begin(), pairs.end());
+  pairs.erase(std::unique(pairs.begin(), pairs.end()), pairs.end());
+  return pairs;
+}
+
+absl::StatusOr<std::vector<PairRound>> LeafRounds(const std::vector<int>& leaf_of) {
+  auto pairs = LeafPairs(leaf_of);
+  if (!pairs.ok()) return pairs.status();
+  return ColourEdges(static_cast<int>(leaf_of.size()), *pairs);
+}
+
+int LargestDegree(int nodes, const std::vector<std::pair<int, int>>& pairs) {
+  std::vector<int> degree(std::max(nodes, 0), 0);
+  int largest = 0;
+  for (const auto& [a, b] : pairs) {
+    largest = std::max({largest, ++degree[a], ++degree[b]});
+  }
+  return largest;
 }
 
 absl::StatusOr<std::vector<PairRound>> KBatchRounds(int nodes, int k) {

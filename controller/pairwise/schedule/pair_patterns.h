@@ -38,4 +38,22 @@ absl::StatusOr<std::vector<std::pair<int, int>>> KBatchPairs(int nodes, int k);
 // 2k-regular circulant, in at most 2k+1 rounds (ColourEdges).
 absl::StatusOr<std::vector<PairRound>> KBatchRounds(int nodes, int k);
 
+// The leaf pattern, from each node's leaf (leaf_of[i], 0..M-1; every leaf
+// in use): every pair inside a leaf (each node's path through its own leaf
+// switch), and across the spine each node with one node of the next leaf
+// and one of the previous (leaves taken as a ring in index order; member j
+// of leaf a with member j of leaf a+1, the smaller leaf's members reused
+// round-robin), so every node's path through the spine is tested too. One
+// leaf is all-pairs. Deduplicated (lower, higher) pairs; needs two nodes.
+absl::StatusOr<std::vector<std::pair<int, int>>> LeafPairs(const std::vector<int>& leaf_of);
+
+// LeafPairs in rounds: a proper edge colouring, at most (largest degree + 1)
+// rounds, where a node's degree is its leaf's size - 1 plus its spine
+// partners.
+absl::StatusOr<std::vector<PairRound>> LeafRounds(const std::vector<int>& leaf_of);
+
+// The largest number of pairs any one node is in, for counting rounds
+// without colouring (at most that + 1).
+int LargestDegree(int nodes, const std::vector<std::pair<int, int>>& pairs);
+
 }  // namespace clustercert::controller::pairwise::schedule

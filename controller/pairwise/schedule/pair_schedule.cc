@@ -1,6 +1,7 @@
 #include "controller/pairwise/schedule/pair_schedule.h"
 
 #include <algorithm>
+#include <map>
 #include <string>
 #include <utility>
 #include <vector>
@@ -14,8 +15,16 @@
 namespace clustercert::controller::pairwise::schedule {
 namespace {
 
-absl::StatusOr<std::vector<PairRound>> NodeRounds(int nodes, plan::PairwisePattern pattern, int k) {
+absl::StatusOr<std::vector<PairRound>> NodeRounds(int nodes, plan::PairwisePattern pattern, int k,
+                                                  const std::vector<int>& leaf_of) {
   switch (pattern) {
+    case plan::PairwisePattern::kLeaf:
+      if (static_cast<int>(leaf_of.size()) != nodes) {
+        return absl::InvalidArgumentError(
+            absl::StrCat("pairwise.pattern is leaf but ", leaf_of.size(), " of the ", nodes,
+                         " nodes have a leaf; give every node its leaf (nodes[].leaf)."));
+      }
+      return LeafRounds(leaf_of);
     case plan::PairwisePattern::kAllPairs:
       return AllPairsRounds(nodes);
     case plan::PairwisePattern::kRing:
@@ -24,7 +33,7 @@ absl::StatusOr<std::vector<PairRound>> NodeRounds(int nodes, plan::PairwisePatte
       return KBatchRounds(nodes, k);
   }
   return absl::InvalidArgumentError(absl::StrCat("pairwise.pattern ", static_cast<int>(pattern),
-                                                 " is not all-pairs, ring or k-batch."));
+                                                 " is not all-pairs, ring, k-batch or leaf."));
 }
 
 absl::Status CheckRails(int nodes, const std::vector<int>& rails_per_node) {
@@ -112,11 +121,18 @@ std::string Describe(const std::vector<Round>& rounds, const plan::Plan* plan) {
 absl::StatusOr<std::vector<Round>> BuildSchedule(int nodes, plan::PairwisePattern pattern, int k,
                                                  int directions,
                                                  const std::vector<int>& rails_per_node) {
+  return BuildSchedule(nodes, pattern, k, directions, rails_per_node, {});
+}
+
+absl::StatusOr<std::vector<Round>> BuildSchedule(int nodes, plan::PairwisePattern pattern, int k,
+                                                 int directions,
+                                                 const std::vector<int>& rails_per_node,
+                                                 const std::vector<int>& leaf_of) {
   if (directions != 1 && directions != 2) {
     return absl::InvalidArgumentError(absl::StrCat(
         "directions is ", directions, "; use 1 (each pair once) or 2 (each pair both ways)."));
   }
-  absl::StatusOr<std::vector<PairRound>> pairs = NodeRounds(nodes, pattern, k);
+  absl::StatusOr<std::vector<PairRound>> pairs = NodeRounds(nodes, pattern, k, leaf_of);
   if (!pairs.ok()) return pairs.status();
   if (absl::Status status = CheckRails(nodes, rails_per_node); !status.ok()) return status;
   std::vector<Round> rounds;
@@ -143,6 +159,16 @@ absl::StatusOr<std::vector<int>> RailsPerNode(const plan::Plan& plan) {
   return rails_per_node;
 }
 
+std::vector<int> LeafIndices(const plan::Plan& plan) {
+  std::vector<int> leaf_of;
+  std::map<std::string, int> index;  // leaf name -> its number, first seen first
+  for (const plan::Node& node : plan.nodes) {
+    if (node.leaf.empty()) return {};
+    leaf_of.push_back(index.try_emplace(node.leaf, static_cast<int>(index.size())).first->second);
+  }
+  return leaf_of;
+}
+
 int DirectionsOf(const plan::Plan& plan) {
   // Both directions as separate cells unless the plan asks for one, or for
   // bidirectional tests (both ways at once in one cell).
@@ -161,7 +187,7 @@ absl::StatusOr<std::vector<Round>> BuildSchedule(const plan::Plan& plan) {
     k = choice->k;
   }
   return BuildSchedule(static_cast<int>(plan.nodes.size()), pattern, k, DirectionsOf(plan),
-                       *rails_per_node);
+                       *rails_per_node, LeafIndices(plan));
 }
 
 std::string DescribeSchedule(const plan::Plan& plan, const std::vector<Round>& rounds) {

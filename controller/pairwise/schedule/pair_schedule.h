@@ -44,6 +44,9 @@ absl::StatusOr<std::vector<Round>> BuildSchedule(const plan::Plan& plan);
 // bidirectional cells). A plan with pairwise.budget_minutes runs the
 // pattern ChoosePattern picks (pattern_budget.h).
 absl::StatusOr<std::vector<int>> RailsPerNode(const plan::Plan& plan);
+// Each node's leaf as a number (leaves numbered by first appearance in
+// plan.nodes); empty unless every node has one.
+std::vector<int> LeafIndices(const plan::Plan& plan);
 int DirectionsOf(const plan::Plan& plan);
 
 // The same from plain numbers, for tests and callers without a plan.
@@ -58,9 +61,14 @@ int DirectionsOf(const plan::Plan& plan);
 // pair with fewer rails idles in the later sub-rounds. So all-pairs takes
 // (N−1 or N) × directions × (largest rail count of a pair) rounds when the
 // rail counts are equal.
+//   leaf_of         pattern leaf only: each node's leaf number (LeafPairs).
 absl::StatusOr<std::vector<Round>> BuildSchedule(int nodes, plan::PairwisePattern pattern, int k,
                                                  int directions,
                                                  const std::vector<int>& rails_per_node);
+absl::StatusOr<std::vector<Round>> BuildSchedule(int nodes, plan::PairwisePattern pattern, int k,
+                                                 int directions,
+                                                 const std::vector<int>& rails_per_node,
+                                                 const std::vector<int>& leaf_of);
 
 // One line per round for progress output, e.g.
 //   round 1/6: node1->node2 (mlx5_0), node3->node4 (mlx5_0); idle: —

@@ -7,6 +7,7 @@
 
 #include "absl/status/status.h"
 #include "absl/strings/str_cat.h"
+#include "controller/pairwise/schedule/pair_patterns.h"
 #include "controller/pairwise/schedule/pair_schedule.h"
 
 namespace clustercert::controller::pairwise::schedule {
@@ -49,6 +50,12 @@ absl::StatusOr<int> RoundsOf(const plan::Plan& plan, PairwisePattern pattern, in
     case PairwisePattern::kKBatch:
       node_rounds = 2 * k + 1;
       break;
+    case PairwisePattern::kLeaf: {
+      auto pairs = LeafPairs(LeafIndices(plan));
+      if (!pairs.ok()) return pairs.status();
+      node_rounds = LargestDegree(n, *pairs) + 1;
+      break;
+    }
   }
   return node_rounds * RailRounds(plan) * DirectionsOf(plan);
 }
@@ -99,6 +106,14 @@ std::string Summary(const plan::Plan& plan, const PatternChoice& choice) {
     pattern = absl::StrCat("k-batch with k = ", choice.k);
     rounds = absl::StrCat("at most ", choice.rounds);
     coverage = absl::StrCat("each node with the ", 2 * choice.k, " nearest around the ring");
+  } else if (choice.pattern == PairwisePattern::kLeaf) {
+    std::vector<int> leaf_of = LeafIndices(plan);
+    const int leaves = leaf_of.empty() ? 0 : *std::max_element(leaf_of.begin(), leaf_of.end()) + 1;
+    pattern = "leaf";
+    rounds = absl::StrCat("at most ", choice.rounds);
+    coverage = absl::StrCat("every pair inside each of the ", leaves,
+                            " leaves, and each node with a node of the next and the previous "
+                            "leaf across the spine");
   } else if (choice.pattern == PairwisePattern::kRing) {
     pattern = "ring";
     coverage = "each node with its two ring neighbours";
@@ -136,6 +151,14 @@ absl::StatusOr<PatternChoice> ChoosePattern(const plan::Plan& plan) {
   if (!all_pairs.ok()) return all_pairs.status();
   std::optional<PatternChoice> choice;
   if (all_pairs->estimate <= p.budget) choice = *all_pairs;
+  // Then every leaf's pairs and the spine, when the plan gives the leaves.
+  std::vector<int> leaf_of = LeafIndices(plan);
+  if (!choice.has_value() && !leaf_of.empty() &&
+      *std::max_element(leaf_of.begin(), leaf_of.end()) >= 1) {
+    auto leaf = Candidate(plan, PairwisePattern::kLeaf, 0);
+    if (!leaf.ok()) return leaf.status();
+    if (leaf->estimate <= p.budget) choice = *leaf;
+  }
   // k-batch with 2k+1 >= N is all-pairs already.
   const int widest_k = (static_cast<int>(plan.nodes.size()) - 2) / 2;
   if (!choice.has_value() && widest_k >= 2) {

@@ -9,7 +9,9 @@
 namespace clustercert::controller::pairwise::schedule {
 
 // pairwise.budget_minutes: the widest pattern whose estimated time fits the
-// budget. All-pairs when it fits; else k-batch with the largest k that fits
+// budget. All-pairs when it fits; else, when the plan gives every node's
+// leaf (two or more), the leaf pattern (every pair inside a leaf and each
+// node across the spine); else k-batch with the largest k that fits
 // (every node sends to and receives from 2k others); else the ring (every
 // node sends to one neighbour and receives from the other, both ways with
 // directions: both). Every choice covers each node's send and receive path.

@@ -127,7 +127,7 @@ const std::vector<RejectCase> kNodeCases = {
        "[mlx5_0, mlx5_1]\n    gpus: 4\n",
        "  - node2\n"}},
      "- |node2",
-     "nodes[1] is \"node2\"; it must be a map with name, agent, data_ip, rails and gpus."},
+     "nodes[1] is \"node2\"; it must be a map with name, agent, data_ip, rails, gpus and leaf."},
     {"NameMissing",
      {{"  - name: node1\n    agent", "  - agent"}},
      "- |agent: 192.168.100.11",
@@ -234,7 +234,7 @@ const std::vector<RejectCase> kNodeCases = {
      {{"gpus: 4\nexpect:", "gpu: 4\nexpect:"}},
      "gpu: 4\nexpect:",
      "nodes[1].gpu is not a known key; did you mean gpus? Keys allowed in nodes[1]: name, agent, "
-     "data_ip, rails, gpus."},
+     "data_ip, rails, gpus, leaf."},
 };
 
 class FabricRejectionTest : public ::testing::TestWithParam<RejectCase> {};
@@ -298,7 +298,7 @@ nodes:
   EXPECT_THAT(ErrorLines(plan.status()),
               ::testing::ElementsAre(
                   "plans/t.yaml:4:5: nodes[0] is \"just-a-name\"; it must be a map with name, "
-                  "agent, data_ip, rails and gpus.",
+                  "agent, data_ip, rails, gpus and leaf.",
                   "plans/t.yaml:6:12: nodes[2].name is a, already the name of nodes[1] (line 5); "
                   "node names must be unique."));
 }
@@ -313,6 +313,56 @@ TEST(NodesTest, ParsesAThousandNodes) {
   ASSERT_TRUE(plan.ok()) << plan.status();
   EXPECT_EQ(plan->nodes.size(), 1024u);
   EXPECT_EQ(plan->nodes[1023].agent, "10.0.3.255:7070");
+}
+
+// Three leaves of two nodes on the tcp engine, pattern `pattern`.
+std::string LeafPlan(const std::string& leaves, const std::string& pattern) {
+  std::string text = "cluster: lab\nfabric: {type: ethernet}\nnodes:\n";
+  for (size_t i = 0; i < leaves.size(); ++i) {
+    absl::StrAppend(
+        &text, "  - {name: n", i, ", agent: \"10.0.0.", i + 1, ":7070\", data_ip: ", "10.1.0.",
+        i + 1,
+        leaves[i] == '-' ? std::string() : absl::StrCat(", leaf: leaf", std::string(1, leaves[i])),
+        "}\n");
+  }
+  absl::StrAppend(&text, "pairwise: {engine: tcp, pattern: ", pattern, "}\n");
+  return text;
+}
+
+TEST(NodesTest, LeafLabelsDrivePatternLeaf) {
+  const absl::StatusOr<Plan> plan = ParsePlan(LeafPlan("112233", "leaf"), kFile);
+  ASSERT_TRUE(plan.ok()) << plan.status();
+  EXPECT_EQ(plan->nodes[2].leaf, "leaf2");
+  EXPECT_EQ(plan->pairwise.pattern, PairwisePattern::kLeaf);
+}
+
+TEST(NodesTest, LeavesAreForEveryNodeOrNone) {
+  const absl::StatusOr<Plan> plan = ParsePlan(LeafPlan("11-2-3", "ring"), kFile);
+  ASSERT_FALSE(plan.ok());
+  EXPECT_THAT(
+      ErrorLines(plan.status()),
+      ::testing::ElementsAre(::testing::HasSubstr(
+          "nodes n2, n4 have no leaf but node n0 has one; give every node its leaf switch (or "
+          "rail group), or none.")));
+}
+
+TEST(NodesTest, PatternLeafNeedsLeaves) {
+  const absl::StatusOr<Plan> plan = ParsePlan(LeafPlan("------", "leaf"), kFile);
+  ASSERT_FALSE(plan.ok());
+  EXPECT_THAT(ErrorLines(plan.status()),
+              ::testing::ElementsAre(::testing::HasSubstr(
+                  "pairwise.pattern is leaf but no node has a leaf; give each node its leaf "
+                  "switch or rail group (nodes[].leaf), or choose another pattern.")));
+}
+
+TEST(NodesTest, LeafMustBeAName) {
+  std::string text = LeafPlan("-12233", "leaf");
+  text = Replace(text, "data_ip: 10.1.0.1}", "data_ip: 10.1.0.1, leaf: \"leaf 1\"}");
+  const absl::StatusOr<Plan> plan = ParsePlan(text, kFile);
+  ASSERT_FALSE(plan.ok());
+  EXPECT_NE(std::string(plan.status().message()).find("nodes[0].leaf is \"leaf 1\""),
+            std::string::npos)
+      << plan.status();
 }
 
 TEST(NodesTest, KeepsEachNodesSourceLocation) {

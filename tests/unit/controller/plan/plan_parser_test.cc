@@ -104,7 +104,7 @@ TEST(PlanParserTest, UnknownKeysAtEveryLevelWithSuggestions) {
                                "active_mtu, min_netdev_mtu, roce."),
                   absl::StrCat(file,
                                ":10:5: nodes[0].gpu is not a known key; did you mean gpus? Keys "
-                               "allowed in nodes[0]: name, agent, data_ip, rails, gpus."),
+                               "allowed in nodes[0]: name, agent, data_ip, rails, gpus, leaf."),
                   absl::StrCat(file,
                                ":11:1: colectives is not a known key; did you mean collectives? "
                                "Keys allowed at the top level: cluster, fabric, nodes, expect, "

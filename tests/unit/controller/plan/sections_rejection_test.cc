@@ -129,7 +129,8 @@ const std::vector<RejectCase> kPairwiseCases = {
     {"PatternTypo",
      {{"pattern: all-pairs", "pattern: all_pairs"}},
      "all_pairs",
-     "pairwise.pattern is \"all_pairs\"; it must be one of all-pairs, ring, k-batch. Did you mean "
+     "pairwise.pattern is \"all_pairs\"; it must be one of all-pairs, ring, k-batch, leaf. Did you "
+     "mean "
      "all-pairs?"},
     {"KBatchWithoutK",
      {{"pattern: all-pairs", "pattern: k-batch"}},

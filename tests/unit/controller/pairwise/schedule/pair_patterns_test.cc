@@ -146,5 +146,65 @@ TEST(PatternErrorsTest, KBelowOne) {
   }
 }
 
+// leaf_of for `leaves` leaves of the given sizes, members contiguous.
+std::vector<int> LeavesOfSizes(const std::vector<int>& sizes) {
+  std::vector<int> leaf_of;
+  for (size_t leaf = 0; leaf < sizes.size(); ++leaf)
+    leaf_of.insert(leaf_of.end(), sizes[leaf], leaf);
+  return leaf_of;
+}
+
+TEST(LeafRoundsTest, EveryPairInsideALeafAndEveryNodeAcrossTheSpine) {
+  for (const std::vector<int>& sizes :
+       std::vector<std::vector<int>>{{4, 4}, {3, 5, 2}, {8, 8, 8, 8}, {1, 6, 6}, {32, 32, 31}}) {
+    const std::vector<int> leaf_of = LeavesOfSizes(sizes);
+    const int n = static_cast<int>(leaf_of.size());
+    SCOPED_TRACE(n);
+    auto rounds = LeafRounds(leaf_of);
+    ASSERT_TRUE(rounds.ok()) << rounds.status();
+    ExpectTidy(*rounds);
+    EXPECT_EQ(NodeTwice(*rounds), "");
+    const auto counts = PairCounts(*rounds);
+    std::vector<int> spine_partners(n, 0);
+    for (const auto& [pair, count] : counts) {
+      EXPECT_EQ(count, 1);
+      if (leaf_of[pair.first] != leaf_of[pair.second]) {
+        ++spine_partners[pair.first];
+        ++spine_partners[pair.second];
+      }
+    }
+    for (int a = 0; a < n; ++a) {
+      for (int b = a + 1; b < n; ++b) {
+        if (leaf_of[a] == leaf_of[b]) EXPECT_EQ(counts.count({a, b}), 1u) << a << "-" << b;
+      }
+      EXPECT_GE(spine_partners[a], 1) << "node " << a << " never crosses the spine";
+    }
+    // Vizing's bound, which pattern_budget.cc counts instead of colouring.
+    auto pairs = LeafPairs(leaf_of);
+    ASSERT_TRUE(pairs.ok());
+    EXPECT_LE(static_cast<int>(rounds->size()), LargestDegree(n, *pairs) + 1);
+  }
+}
+
+TEST(LeafRoundsTest, OneLeafIsAllPairs) {
+  auto rounds = LeafRounds(std::vector<int>(6, 0));
+  ASSERT_TRUE(rounds.ok());
+  EXPECT_TRUE(EachOnce(PairCounts(*rounds), AllPairsOf(6)));
+}
+
+TEST(LeafRoundsTest, ThreeLeavesGiveEachNodeBothNeighbouringLeaves) {
+  auto pairs = LeafPairs(LeavesOfSizes({2, 2, 2}));
+  ASSERT_TRUE(pairs.ok());
+  // Inside: 0-1, 2-3, 4-5; spine: leaf 0-1 (0-2, 1-3), 1-2 (2-4, 3-5), 2-0 (4-0, 5-1).
+  EXPECT_EQ(*pairs, (std::vector<std::pair<int, int>>{
+                        {0, 1}, {0, 2}, {0, 4}, {1, 3}, {1, 5}, {2, 3}, {2, 4}, {3, 5}, {4, 5}}));
+}
+
+TEST(LeafRoundsTest, RejectsGapsAndNegativeLeaves) {
+  EXPECT_FALSE(LeafRounds({0, 2, 2}).ok());
+  EXPECT_FALSE(LeafRounds({0, -1}).ok());
+  EXPECT_FALSE(LeafRounds({0}).ok());
+}
+
 }  // namespace
 }  // namespace clustercert::controller::pairwise::schedule

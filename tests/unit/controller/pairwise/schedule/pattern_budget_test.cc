@@ -131,5 +131,38 @@ TEST(PatternBudgetTest, WithoutBudgetThePlansPatternStands) {
   EXPECT_EQ(choice->rounds, 8);
 }
 
+TEST(PatternBudgetTest, LeafPatternWhenTheLeavesAreKnownAndItFits) {
+  // 1,024 nodes on 32 leaves of 32: a leaf round holds 31 inside pairs and
+  // 2 spine partners per node, so at most 34 node rounds x 2 rails x 2
+  // directions = 136 rounds of 11 s (about 25 min).
+  plan::Plan plan = PlanOf(1024, absl::Minutes(60));
+  for (int i = 0; i < 1024; ++i) plan.nodes[i].leaf = "leaf" + std::to_string(i / 32);
+  auto choice = ChoosePattern(plan);
+  ASSERT_TRUE(choice.ok()) << choice.status();
+  EXPECT_EQ(choice->pattern, PairwisePattern::kLeaf);
+  EXPECT_EQ(choice->rounds, 34 * 4);
+  EXPECT_NE(choice->summary.find("each of the 32 leaves"), std::string::npos) << choice->summary;
+  auto built = BuildSchedule(plan);
+  ASSERT_TRUE(built.ok()) << built.status();
+  EXPECT_LE(static_cast<int>(built->size()), choice->rounds);
+  ExpectEveryPathCovered(1024, *built);
+  // A budget the leaf pattern does not fit falls back to the widest k-batch.
+  plan.pairwise.budget = absl::Minutes(20);
+  choice = ChoosePattern(plan);
+  ASSERT_TRUE(choice.ok()) << choice.status();
+  EXPECT_EQ(choice->pattern, PairwisePattern::kKBatch);
+}
+
+TEST(PatternBudgetTest, PatternLeafWithoutBudgetRunsTheLeaves) {
+  plan::Plan plan = PlanOf(12, absl::ZeroDuration());
+  plan.pairwise.pattern = PairwisePattern::kLeaf;
+  for (int i = 0; i < 12; ++i) plan.nodes[i].leaf = i < 6 ? "a" : "b";
+  auto built = BuildSchedule(plan);
+  ASSERT_TRUE(built.ok()) << built.status();
+  ExpectEveryPathCovered(12, *built);
+  plan.nodes[3].leaf.clear();  // a plan the validator would refuse
+  EXPECT_FALSE(BuildSchedule(plan).ok());
+}
+
 }  // namespace
 }  // namespace clustercert::controller::pairwise::schedule
