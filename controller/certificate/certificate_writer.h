@@ -1,5 +1,6 @@
 #pragma once
 
+#include <ostream>
 #include <string>
 
 #include "absl/status/statusor.h"
@@ -11,6 +12,9 @@ namespace clustercert::controller {
 // The certificate as JSON: proto field names, every scalar printed, stable
 // field order (so a later signature and diff see the same bytes).
 absl::StatusOr<std::string> CertificateJson(const v1::Certificate& certificate);
+// The same, written to `out` as it is printed (a 1,024-node certificate is
+// tens of MB: it is never held whole).
+absl::Status WriteCertificateJson(const v1::Certificate& certificate, std::ostream& out);
 
 // Makes the run's own directory, OUT/<cluster>-<UTC stamp> (-2, -3, ... when
 // taken), and returns its path. Each run gets its own: a re-certification
