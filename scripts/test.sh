@@ -14,8 +14,8 @@
 #   4. the ThreadSanitizer build: the threaded unit suites and the loopback
 #      integration tests.
 # The unit and integration suites run once, instrumented, instead of twice:
-# a normal-build run of them found nothing the ASan run did not, and cost CI
-# about 10 minutes of its 90. --no-sanitize skips 2 and 4 and runs every
+# their normal-build copy cost CI about 10 minutes of its 90 to run the
+# same tests without the sanitizers' checks. --no-sanitize skips 2 and 4 and runs every
 # suite in the normal build instead; CLUSTERCERT_TSAN=0 skips 4, and
 # CLUSTERCERT_FUZZ_SECONDS=N fuzzes N s per target. Each stage prints its
 # wall time.

@@ -120,6 +120,18 @@ const v1::Certificate& Large1024() {
   return *c;
 }
 
+// Its report.html and report.md, rendered once per process too: a render is
+// seconds under the sanitizers, whose builds run the suite as one process,
+// and four tests read them.
+const std::string& Large1024Html() {
+  static const std::string* html = new std::string(RenderHtmlReport(Large1024()));
+  return *html;
+}
+const std::string& Large1024Markdown() {
+  static const std::string* md = new std::string(RenderMarkdownReport(Large1024()));
+  return *md;
+}
+
 bool NotPassing(const v1::Finding& f) {
   return f.status() == v1::Finding::fail || f.status() == v1::Finding::unknown;
 }
@@ -141,8 +153,8 @@ TEST(CondensedListing, HtmlAtAThousandNodesIsUnderTenMegabytesAndLinear) {
   const v1::Certificate c512 = LargeCertificate(512);
   const v1::Certificate& c1024 = Large1024();
   const std::string html512 = RenderHtmlReport(c512);
-  const std::string html1024 = RenderHtmlReport(c1024);
-  const std::string md1024 = RenderMarkdownReport(c1024);
+  const std::string& html1024 = Large1024Html();
+  const std::string& md1024 = Large1024Markdown();
   const size_t listing =
       ChecksPart(html1024).size() + SkippedPart(html1024).size() + NodesPart(html1024).size();
   std::cout << "1,024 nodes, " << c1024.checks_size() << " checks: report.html " << html1024.size()
@@ -193,8 +205,7 @@ TEST(CondensedListing, EveryCheckThatDidNotPassIsListedInFull) {
 }
 
 TEST(CondensedListing, ChecksAreCountedPerCheckId) {
-  const v1::Certificate& c = Large1024();
-  const std::string html = RenderHtmlReport(c);
+  const std::string& html = Large1024Html();
   auto root = ParseMarkup(ChecksPart(html), /*html=*/true);
   ASSERT_NE(root, nullptr);
   // 2 rails x 1,024; 11 nodes fail it on mlx5_1 (n0007 .. n1007), n0099 did
@@ -215,14 +226,14 @@ TEST(CondensedListing, ChecksAreCountedPerCheckId) {
   EXPECT_EQ(rows[0][0], "node.check00");  // unknown on n0099: the urgent ones first
   EXPECT_EQ(CountOccurrences(ChecksPart(html), "<tr>"), 1 + rows.size() + 1 + 11 + 21 + 44);
 
-  const std::string md = RenderMarkdownReport(c);
+  const std::string& md = Large1024Markdown();
   EXPECT_THAT(md, HasSubstr("| `port.check03` | 1024 | 2035 | 0 | **11** | **2** | 0 |"));
   EXPECT_THAT(md, HasSubstr("| `qos.ecn` | 1024 | 0 | 0 | 0 | 0 | 1024 |"));
 }
 
 TEST(CondensedListing, InventoriesAreGroupedAndNameEveryNode) {
   const v1::Certificate& c = Large1024();
-  const std::string nodes = NodesPart(RenderHtmlReport(c));
+  const std::string nodes = NodesPart(Large1024Html());
   auto root = ParseMarkup(nodes, /*html=*/true);
   ASSERT_NE(root, nullptr);
   std::vector<std::vector<std::string>> groups;
@@ -257,8 +268,7 @@ TEST(CondensedListing, InventoriesAreGroupedAndNameEveryNode) {
 }
 
 TEST(CondensedListing, SkippedTestsAreGroupedByCheckAndReason) {
-  const v1::Certificate& c = Large1024();
-  auto root = ParseMarkup(SkippedPart(RenderHtmlReport(c)), /*html=*/true);
+  auto root = ParseMarkup(SkippedPart(Large1024Html()), /*html=*/true);
   ASSERT_NE(root, nullptr);
   const auto tables = TablesHeaded(*root, {"kind", "what", "reason", "count"});
   ASSERT_THAT(tables, SizeIs(1));
@@ -274,7 +284,7 @@ TEST(CondensedListing, SkippedTestsAreGroupedByCheckAndReason) {
   EXPECT_THAT(rows[2], ElementsAre("check", "clock.ntp", "plan sets expect.ntp_synced: false.",
                                    "1024", "1024", absl::StrCat("n0000", kEnDash, "n1023")));
 
-  const std::string md = RenderMarkdownReport(c);
+  const std::string& md = Large1024Markdown();
   const std::string skipped = md.substr(md.find("## Skipped"));
   EXPECT_THAT(skipped, HasSubstr("| check | `gpu.count` | plan lists no GPUs for this node. | "
                                  "1024 | 1024 | n0000\xE2\x80\x93n1023 |"));
