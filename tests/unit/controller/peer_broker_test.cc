@@ -149,6 +149,25 @@ TEST_F(PeerBrokerTest, ABusyAgentIsTheControlPlanesAndNeedsNoCloseByTestId) {
   EXPECT_THAT(log_.calls, ElementsAre("server Prepare"));
 }
 
+// The agent answered, but no longer holds the endpoint (its lease ran out
+// while the keep-alives were stuck): the control plane lost it, not the link.
+TEST_F(PeerBrokerTest, AnEndpointWhoseLeaseRanOutIsTheControlPlanes) {
+  for (const char* step : {"ConnectEndpoint", "RunEndpoint"}) {
+    SCOPED_TRACE(step);
+    ScriptedAgent server{"server", log_};
+    ScriptedAgent client{"client", log_};
+    client.failing = step;
+    client.failure = absl::NotFoundError(
+        "no endpoint client-ep on this agent for this caller: it was closed, or its lease ran "
+        "out (the controller took too long between calls)");
+    server.hold_run = std::string(step) == "RunEndpoint";
+    BrokeredRun run =
+        RunBrokeredTest({&server, "server", {}}, {&client, "client", {}}, "t1", Deadlines());
+    EXPECT_THAT(run.error, HasSubstr("lease ran out"));
+    EXPECT_TRUE(run.control_plane);
+  }
+}
+
 TEST_F(PeerBrokerTest, AnEndWhoseAgentVanishedMidRunIsTheControlPlanes) {
   client_.failing = "RunEndpoint";
   client_.failure = MarkNoAnswer(absl::UnavailableError("Socket closed"));
