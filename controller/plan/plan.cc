@@ -14,4 +14,18 @@ const char* FabricTypeName(FabricType type) {
   return "unknown";
 }
 
+const char* PairwisePatternName(PairwisePattern pattern) {
+  switch (pattern) {
+    case PairwisePattern::kAllPairs:
+      return "all-pairs";
+    case PairwisePattern::kRing:
+      return "ring";
+    case PairwisePattern::kKBatch:
+      return "k-batch";
+    case PairwisePattern::kLeaf:
+      return "leaf";
+  }
+  return "unknown";
+}
+
 }  // namespace clustercert::controller::plan

@@ -217,5 +217,7 @@ struct Plan {
 };
 
 const char* FabricTypeName(FabricType type);  // "roce" | "infiniband" | "ethernet"
+// "all-pairs" | "ring" | "k-batch" | "leaf", as the plan spells them.
+const char* PairwisePatternName(PairwisePattern pattern);
 
 }  // namespace clustercert::controller::plan

@@ -163,20 +163,6 @@ void CheckFabric(const Plan& plan, PlanErrorList* errors) {
   }
 }
 
-std::string PatternName(PairwisePattern pattern) {
-  switch (pattern) {
-    case PairwisePattern::kAllPairs:
-      return "all-pairs";
-    case PairwisePattern::kRing:
-      return "ring";
-    case PairwisePattern::kKBatch:
-      return "k-batch";
-    case PairwisePattern::kLeaf:
-      return "leaf";
-  }
-  return "all-pairs";
-}
-
 // nodes[].leaf: every node or none (a node left out would be scheduled as a
 // leaf of its own, and its switch never tested as the others'), and pattern
 // leaf needs them.
@@ -248,7 +234,7 @@ void CheckPairwise(const Plan& plan, PlanErrorList* errors) {
     if (!k_batch && plan.locations.count("pairwise.k") != 0) {
       errors->Add(LocationOf(plan, {"pairwise.k"}), "pairwise.k",
                   absl::StrCat("pairwise.k is ", pairwise.k, " but pairwise.pattern is ",
-                               PatternName(pairwise.pattern),
+                               PairwisePatternName(pairwise.pattern),
                                "; k applies only to pattern k-batch (remove k or set pattern: "
                                "k-batch)."));
     }
