@@ -375,8 +375,11 @@ TEST_P(DataPathTest, AStalledLinkEndsAsNoProgressLongBeforeTheDeadline) {
     EXPECT_EQ(client_result.status().code(), absl::StatusCode::kDeadlineExceeded)
         << client_result.status();
     EXPECT_THAT(std::string(client_result.status().message()),
-                AllOf(HasSubstr("run on fake0 moved no data for 0.3 s"), HasSubstr("while "),
-                      HasSubstr("pairwise.no_progress_s")));
+                // At least no_progress_s (0.3 s); more on a busy machine
+                // (0.4 s was seen under ASan beside other suites).
+                AllOf(::testing::ContainsRegex(
+                          "run on fake0 moved no data for (0\\.[3-9]|[1-4]\\.[0-9]) s"),
+                      HasSubstr("while "), HasSubstr("pairwise.no_progress_s")));
     cancelled = true;  // the controller's close, which only the target needs
     server.join();
     EXPECT_EQ(server_result.status().code(),
