@@ -104,9 +104,8 @@ class InstantAgent final : public testing::FakeAgentClient {
     auto* bandwidth = response.mutable_result()->mutable_bandwidth();
     bandwidth->set_avg_gbps(9.0);
     bandwidth->set_seconds(absl::ToDoubleSeconds(duration_));
-    timers_.At(absl::Now() + duration_, [done = std::move(done), response]() mutable {
-      done(response, {});
-    });
+    timers_.At(absl::Now() + duration_,
+               [done = std::move(done), response]() mutable { done(response, {}); });
   }
 
  private:
@@ -132,8 +131,8 @@ plan::Plan BenchPlan(int n, plan::PairwisePattern pattern, absl::Duration durati
     plan::Node node;
     node.name = "n" + std::to_string(i);
     node.agent = "127.0.0.1:" + std::to_string(20000 + i);
-    node.data_ip = "10." + std::to_string(i / 65536) + "." + std::to_string(i / 256 % 256) +
-                   "." + std::to_string(i % 256);
+    node.data_ip = "10." + std::to_string(i / 65536) + "." + std::to_string(i / 256 % 256) + "." +
+                   std::to_string(i % 256);
     plan.nodes.push_back(node);
   }
   return plan;
@@ -165,11 +164,10 @@ void RunOne(int n, plan::PairwisePattern pattern, absl::Duration duration) {
   const absl::Duration wall = absl::Now() - start;
   const double cpu = CpuSeconds() - cpu_before;
   const absl::Duration ideal = outcome.rounds * duration;
-  const absl::Duration per_round = outcome.rounds > 0
-                                       ? (wall - ideal) / outcome.rounds
-                                       : absl::ZeroDuration();
-  const double overhead_pct = 100.0 * absl::ToDoubleSeconds(per_round) /
-                              absl::ToDoubleSeconds(duration);
+  const absl::Duration per_round =
+      outcome.rounds > 0 ? (wall - ideal) / outcome.rounds : absl::ZeroDuration();
+  const double overhead_pct =
+      100.0 * absl::ToDoubleSeconds(per_round) / absl::ToDoubleSeconds(duration);
   std::printf("%6d  %-8s %6d %7zu %8.2f %8.2f %10.1f %9.2f %8.2f  %s\n", n,
               PairwisePatternName(pattern), outcome.rounds, outcome.pairs.size(),
               absl::ToDoubleSeconds(wall), absl::ToDoubleSeconds(ideal),
@@ -188,8 +186,10 @@ int main(int argc, char** argv) {
   for (int i = 1; i < argc; ++i) {
     const int n = std::atoi(argv[i]);
     if (n < 2 || n > 4096) {
-      std::fprintf(stderr, "pairwise_scheduling_bench: '%s' is not a node count in 2..4096; "
-                           "give sizes such as 64 256 1024\n", argv[i]);
+      std::fprintf(stderr,
+                   "pairwise_scheduling_bench: '%s' is not a node count in 2..4096; "
+                   "give sizes such as 64 256 1024\n",
+                   argv[i]);
       return 2;
     }
     sizes.push_back(n);
@@ -202,8 +202,10 @@ int main(int argc, char** argv) {
                  env);
     return 2;
   }
-  std::printf("  nodes pattern   rounds  cells   wall_s  ideal_s  ms/round  overhead%%   cpu_s  "
-              "verdict (target: <= 5 %% of a %.1f s test per round)\n", seconds);
+  std::printf(
+      "  nodes pattern   rounds  cells   wall_s  ideal_s  ms/round  overhead%%   cpu_s  "
+      "verdict (target: <= 5 %% of a %.1f s test per round)\n",
+      seconds);
   for (int n : sizes) {
     for (PairwisePattern pattern : {PairwisePattern::kRing, PairwisePattern::kKBatch}) {
       RunOne(n, pattern, absl::Seconds(seconds));

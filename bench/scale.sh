@@ -7,7 +7,8 @@
 # loopback the agents share the cores, so this is the controller's cost
 # alone), its max RSS, its peak threads and
 # open files, the certificate's and reports' sizes, stdout's size, the
-# pairwise phase's overhead over its tests' own time, and how long headless
+# pairwise phase's overhead over its tests' own time (wall, and the
+# controller's own CPU per round), and how long headless
 # Chromium takes to open report.html. Targets and the measured table:
 # docs/scale.md.
 #
@@ -18,6 +19,7 @@
 #   SCALE_RUNS        which runs (default "inventory ring k-batch")
 #   SCALE_CHROMIUM=0  skips timing report.html in Chromium
 #   SCALE_OUT         keeps every run's plan, output and certificate there
+#   SCALE_SCHED=0     skips the closing pairwise_scheduling_bench table
 # Needs a build (bash scripts/build.sh) and /usr/bin/time; agents listen on
 # 127.0.0.1 only (--insecure) and are stopped on exit.
 set -euo pipefail
@@ -143,27 +145,33 @@ chromium_s() {
   fi
 }
 
-# The pairwise phase's time over rounds x duration (tests run one per pair
-# per round here): the controller's own share, in percent.
+# Two figures of the pairwise phase against its tests' own time (rounds x
+# duration; tests run one per pair per round here): its wall time beyond
+# that, in percent (the agents' starved CPU is in it), and the controller's
+# own CPU per round (the phase's controller_cpu_ms / rounds) as a percentage
+# of one test's duration: what the controller costs a round on its own.
 overhead_pct() {
   local cert=$1
-  [ -f "$cert" ] || { echo -; return; }
+  [ -f "$cert" ] || { echo "- -"; return; }
   python3 - "$cert" "$duration" <<'EOF'
 import json, sys
 cert = json.load(open(sys.argv[1]))
 phase = next((p for p in cert.get("phases", []) if p.get("name") == "pairwise"), None)
 rounds = max((int(c.get("round", 0)) for c in cert.get("pairs", [])), default=0)
 if phase is None or rounds == 0:
-    print("-")
+    print("- -")
 else:
-    ideal = rounds * float(sys.argv[2]) * 1000
-    print("%.1f" % ((float(phase.get("duration_ms", 0)) - ideal) / ideal * 100))
+    test_ms = float(sys.argv[2]) * 1000
+    ideal = rounds * test_ms
+    cpu_per_round = float(phase.get("controller_cpu_ms", 0)) / rounds
+    print("%.1f %.1f" % ((float(phase.get("duration_ms", 0)) - ideal) / ideal * 100,
+                         cpu_per_round / test_ms * 100))
 EOF
 }
 
 failed=0
-printf '%-6s %-10s %8s %6s %9s %8s %6s %9s %9s %9s %9s %9s %10s %6s %s\n' \
-  nodes command wall_s cpu_s maxrss_mb threads fds cert_mb html_mb md_mb stdout_mb cells overhead% html_s verdict
+printf '%-6s %-10s %8s %6s %9s %8s %6s %9s %9s %9s %9s %9s %10s %12s %6s %s\n' \
+  nodes command wall_s cpu_s maxrss_mb threads fds cert_mb html_mb md_mb stdout_mb cells overhead% ctl_cpu%/rnd html_s verdict
 for n in "${sizes[@]}"; do
   start_agents "$n"
   for run in $runs; do
@@ -202,11 +210,12 @@ for n in "${sizes[@]}"; do
       verdict="exit $rc"
       cells=-
     fi
-    printf '%-6s %-10s %8s %6s %9s %8s %6s %9s %9s %9s %9s %9s %10s %6s %s\n' \
+    read -r wall_pct cpu_pct < <(if [ "$command" = run ]; then overhead_pct "${cert:-}"; else echo "- -"; fi)
+    printf '%-6s %-10s %8s %6s %9s %8s %6s %9s %9s %9s %9s %9s %10s %12s %6s %s\n' \
       "$n" "$run" "$wall" "$cpu" "$(awk -v k="$rss_kb" 'BEGIN { printf "%.0f", k / 1024 }')" \
       "$threads" "$fds" "$(size_mb "${cert:-}")" "$(size_mb "$out_dir/report.html")" \
       "$(size_mb "$out_dir/report.md")" "$(size_mb "$dir/stdout")" "$cells" \
-      "$( [ "$command" = run ] && overhead_pct "${cert:-}" || echo -)" \
+      "$wall_pct" "$cpu_pct" \
       "$( [ "$command" = run ] && chromium_s "$out_dir/report.html" || echo -)" "$verdict"
     if [ "$rc" -gt 1 ]; then
       echo "scale.sh: controller $command at N=$n exited $rc; its last lines:" >&2
@@ -216,5 +225,13 @@ for n in "${sizes[@]}"; do
   done
   stop_agents
 done
+
+# The controller's scheduling overhead per round on its own: the same
+# pairwise phase over fake agents that answer at once (the agents above
+# share the cores with it, so their wall overhead is the machine's).
+if [ "${SCALE_SCHED:-1}" != 0 ] && [ -x "$bin/pairwise_scheduling_bench" ]; then
+  echo
+  SCHED_DURATION_S=$duration "$bin/pairwise_scheduling_bench" "${sizes[@]}" || failed=1
+fi
 # A run that could not run (exit 2 or 3) fails the bench; a verdict does not.
 exit "$failed"

@@ -67,7 +67,7 @@ if ((sanitize)); then
   # suites whose code differs with the CUDA runtime (the GPU inventory and
   # the memory provider), which the ASan build compiles without it.
   stage build bash scripts/build.sh --only node-agent controller collective-worker-gloo \
-    collective-worker-nccl gpu-memory-probe gloo_overhead lab_softroce \
+    collective-worker-nccl gpu-memory-probe gloo_overhead pairwise_scheduling_bench lab_softroce \
     unit_agent_inventory unit_agent_peer
   stage unit-cuda ctest --test-dir build --output-on-failure -j "$jobs" -L unit
 else
@@ -111,8 +111,10 @@ stage gpu-check-dry-run bash bench/gpu_check.sh --dry-run --bin build/bin --out 
 
 # The controller at cluster scale (bench/scale.sh, docs/scale.md): 64 real
 # agents on loopback, inventory, a ring and a k-batch run; prints wall time,
-# peak RSS, threads, files and report sizes, and fails only when a run could
-# not run. 1,024 nodes take minutes more than CI's budget allows.
+# peak RSS, threads, files and report sizes, then the controller's own
+# scheduling overhead per round over agents that answer at once
+# (pairwise_scheduling_bench), and fails only when a run could not run.
+# 1,024 nodes take minutes more than CI's budget allows.
 stage scale env SCALE_CHROMIUM=0 bash bench/scale.sh 64
 
 # The sweep harness's own overhead against a bare gloo loop (prints ratios).

@@ -49,15 +49,21 @@ std::vector<std::string> MpirunCommand(const plan::Plan& plan, int ranks) {
   return argv;
 }
 
-MpirunSweepResult RunMpirunSweep(const plan::Plan& plan, process::CommandRunner& runner) {
-  MpirunSweepResult result;
-  v1::CollectiveSweep& sweep = result.sweep;
+v1::CollectiveSweep MpirunSweepFrame(const plan::Plan& plan) {
+  v1::CollectiveSweep sweep;
   sweep.set_scope("all-nodes");
   sweep.set_backend("nccl");
   sweep.set_launcher("mpirun");
   for (const plan::Node& node : plan.nodes) sweep.add_nodes(node.name);
-  const int ranks = TotalRanks(plan);
-  sweep.set_ranks(ranks);
+  sweep.set_ranks(TotalRanks(plan));
+  return sweep;
+}
+
+MpirunSweepResult RunMpirunSweep(const plan::Plan& plan, process::CommandRunner& runner) {
+  MpirunSweepResult result;
+  result.sweep = MpirunSweepFrame(plan);
+  v1::CollectiveSweep& sweep = result.sweep;
+  const int ranks = sweep.ranks();
   const absl::Time start = absl::Now();
   absl::StatusOr<process::CommandResult> ran =
       runner.Run(MpirunCommand(plan, ranks), plan.collectives.timeout);

@@ -22,6 +22,10 @@ struct MpirunSweepResult {
 // -x NAME=VALUE... BINARY -b MIN -e MAX -f FACTOR -g 1 -w W -n I -c 1.
 std::vector<std::string> MpirunCommand(const plan::Plan& plan, int ranks);
 
+// What names the sweep before it runs: its scope (all-nodes), backend,
+// launcher, nodes and ranks; a resumed run finds a journaled sweep by it.
+v1::CollectiveSweep MpirunSweepFrame(const plan::Plan& plan);
+
 MpirunSweepResult RunMpirunSweep(const plan::Plan& plan, process::CommandRunner& runner);
 MpirunSweepResult RunMpirunSweep(const plan::Plan& plan);  // the live process runner
 

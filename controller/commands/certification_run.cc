@@ -1,5 +1,6 @@
 #include "controller/commands/certification_run.h"
 
+#include <ctime>
 #include <functional>
 #include <memory>
 #include <optional>
@@ -33,15 +34,25 @@ void Conclude(v1::PhaseResult& phase, v1::PhaseResult::Status status, std::strin
   phase.set_detail(std::move(detail));
 }
 
-// The frame of every phase: its name, and its duration on `clock` around
-// `measure`, which concludes it.
+// This process's CPU time so far, every thread, user and system. Not on the
+// injected clock: it measures what the controller itself cost.
+absl::Duration ProcessCpuTime() {
+  timespec now{};
+  if (clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &now) != 0) return absl::ZeroDuration();
+  return absl::DurationFromTimespec(now);
+}
+
+// The frame of every phase: its name, and its duration on `clock` and the
+// controller's CPU time around `measure`, which concludes it.
 v1::PhaseResult TimedPhase(const char* name, Clock& clock,
                            const std::function<void(v1::PhaseResult&)>& measure) {
   v1::PhaseResult phase;
   phase.set_name(name);
   const absl::Time start = clock.Now();
+  const absl::Duration cpu_start = ProcessCpuTime();
   measure(phase);
   phase.set_duration_ms(absl::ToInt64Milliseconds(clock.Now() - start));
+  phase.set_controller_cpu_ms(absl::ToInt64Milliseconds(ProcessCpuTime() - cpu_start));
   return phase;
 }
 
@@ -158,13 +169,14 @@ v1::PhaseResult RunCollectives(const plan::Plan& plan, std::vector<NodeState>& n
 v1::PhaseResult RunUplink(const plan::Plan& plan, std::vector<NodeState>& nodes,
                           std::vector<NodeState>& sinks, CertificationResult& result,
                           RunRecord& record, Progress& progress, Clock& clock,
-                          const RerunScope* rerun, const RunStop* stop) {
+                          const RerunScope* rerun, const RunStop* stop, PhaseJournal* journal) {
   return SectionPhase("uplink", plan.uplink.enabled, progress, clock, [&](v1::PhaseResult& phase) {
     if (result.reachable == 0) {
       Conclude(phase, v1::PhaseResult::skipped, kNoAgentAnswered);
       return;
     }
-    UplinkOutcome outcome = RunUplinkPhase(nodes, sinks, plan, progress, clock, rerun, stop);
+    UplinkOutcome outcome =
+        RunUplinkPhase(nodes, sinks, plan, progress, clock, rerun, stop, journal);
     const int blocking = checks::CountBlocking(outcome.checks);
     const v1::UplinkSizing& sizing = outcome.uplink.sizing();
     Conclude(
@@ -302,7 +314,7 @@ CertificationResult RunCertification(const plan::Plan& plan, std::vector<NodeSta
         "uplink",
         [&] {
           return RunUplink(plan, nodes, sinks != nullptr ? *sinks : no_sinks, result, record,
-                           progress, clock, rerun, stop);
+                           progress, clock, rerun, stop, journal);
         },
         true, plan.uplink.enabled));
   }

@@ -121,10 +121,10 @@ int RunVerifyCommand(const std::vector<std::string>& args, const CommandOptions&
   if (certificate.has_resumed()) {
     const v1::Resumed& resumed = certificate.resumed();
     std::printf(
-        "resumed: %d pair cell(s) and %d sweep(s) taken over from the journal %s of the run "
-        "started %s\n",
-        resumed.pairs(), resumed.sweeps(), Printable(resumed.journal()).c_str(),
-        Printable(resumed.from_started_at()).c_str());
+        "resumed: %d pair cell(s), %d sweep(s) and %d uplink run(s) taken over from the journal "
+        "%s of the run started %s\n",
+        resumed.pairs(), resumed.sweeps(), resumed.uplink_runs(),
+        Printable(resumed.journal()).c_str(), Printable(resumed.from_started_at()).c_str());
   }
   if (valid) {
     std::printf("valid\n");

@@ -57,6 +57,9 @@ bool TakeRecord(const std::string& line, bool first, JournalContents& contents) 
     case v1::JournalRecord::kSweep:
       contents.sweeps.push_back(std::move(*record.mutable_sweep()));
       return true;
+    case v1::JournalRecord::kUplinkRun:
+      contents.uplink_runs.push_back(std::move(*record.mutable_uplink_run()));
+      return true;
     case v1::JournalRecord::kResumedAt:
       ++contents.resumes;
       return true;

@@ -69,6 +69,7 @@ struct JournalContents {
   v1::JournalHeader header;
   std::vector<v1::PairResult> pairs;
   std::vector<v1::CollectiveSweep> sweeps;
+  std::vector<v1::UplinkThroughput> uplink_runs;
   std::string finished_at;  // set when the run ended uninterrupted
   int resumes = 0;          // earlier resumes that appended to it
   // Lines that are not a record (torn by a kill mid-write, or edited): their

@@ -296,12 +296,29 @@ std::vector<v1::CollectiveSweep> CarryBaselineSweeps(const std::vector<NodeState
 }
 
 // The external launcher runs the whole sweep; the agents take no part.
-CollectivesOutcome RunThroughMpirun(const plan::Plan& plan, Progress& progress) {
+// One mpirun launch for the all-nodes scope; on a resumed run, the sweep the
+// journal holds instead, and a completed launch goes to the journal.
+CollectivesOutcome RunThroughMpirun(const plan::Plan& plan, Progress& progress, const RunStop* stop,
+                                    PhaseJournal* journal) {
   CollectivesOutcome outcome;
-  MpirunSweepResult external = RunMpirunSweep(plan);
-  if (!external.not_run.empty()) {
-    outcome.not_run = external.not_run;
-    return outcome;
+  const v1::CollectiveSweep frame = MpirunSweepFrame(plan);
+  std::optional<v1::CollectiveSweep> taken;
+  if (journal != nullptr && journal->resuming()) {
+    taken = journal->TakeSweep(frame.scope(), {frame.nodes().begin(), frame.nodes().end()});
+  }
+  MpirunSweepResult external;
+  if (taken) {
+    progress.Line("collectives", "all-nodes (mpirun): taken over from the journal");
+    external.sweep = std::move(*taken);
+  } else {
+    external = RunMpirunSweep(plan);
+    if (!external.not_run.empty()) {
+      outcome.not_run = external.not_run;
+      return outcome;
+    }
+    if (journal != nullptr && !(stop != nullptr && stop->requested())) {
+      journal->RecordSweep(external.sweep);
+    }
   }
   PrintSweep(external.sweep, progress);
   SetFloor(plan, external.sweep);
@@ -354,7 +371,7 @@ CollectivesOutcome RunCollectivesPhase(std::vector<NodeState>& nodes, const plan
                                        Progress& progress, Clock& clock, const RerunScope* rerun,
                                        const RunStop* stop, PhaseJournal* journal) {
   if (plan.collectives.launcher == plan::CollectiveLauncher::kMpirun) {
-    return RunThroughMpirun(plan, progress);
+    return RunThroughMpirun(plan, progress, stop, journal);
   }
   CollectivesOutcome outcome;
   std::vector<size_t> reachable;

@@ -6,6 +6,13 @@
 #include "controller/certificate/result_keys.h"
 
 namespace clustercert::controller {
+namespace {
+
+std::string UplinkRunKey(const std::string& node, const std::string& target, int flows) {
+  return absl::StrCat(node, "\t", target, "\t", flows);
+}
+
+}  // namespace
 
 std::string ResumeKey(const v1::PairResult& pair) {
   std::string key = PairKey(pair);
@@ -29,6 +36,9 @@ PhaseJournal::PhaseJournal(journal::JournalWriter* writer, const journal::Journa
     pairs_.emplace(ResumeKey(pair), pair);  // the first record of a cell counts
   }
   for (const v1::CollectiveSweep& sweep : resumed->sweeps) sweeps_.emplace_back(sweep);
+  for (const v1::UplinkThroughput& run : resumed->uplink_runs) {
+    uplink_runs_.emplace(UplinkRunKey(run.node(), run.target(), run.flows()), run);
+  }
 }
 
 void PhaseJournal::RecordPair(const v1::PairResult& pair) {
@@ -40,6 +50,12 @@ void PhaseJournal::RecordPair(const v1::PairResult& pair) {
 void PhaseJournal::RecordSweep(const v1::CollectiveSweep& sweep) {
   v1::JournalRecord record;
   *record.mutable_sweep() = sweep;
+  Append(record);
+}
+
+void PhaseJournal::RecordUplinkRun(const v1::UplinkThroughput& run) {
+  v1::JournalRecord record;
+  *record.mutable_uplink_run() = run;
   Append(record);
 }
 
@@ -79,6 +95,19 @@ std::optional<v1::CollectiveSweep> PhaseJournal::TakeSweep(const std::string& sc
   return std::nullopt;
 }
 
+std::optional<v1::UplinkThroughput> PhaseJournal::TakeUplinkRun(const std::string& node,
+                                                                const std::string& target,
+                                                                int flows) {
+  std::lock_guard<std::mutex> lock(mutex_);
+  auto found = uplink_runs_.find(UplinkRunKey(node, target, flows));
+  if (found == uplink_runs_.end()) return std::nullopt;
+  v1::UplinkThroughput run = std::move(found->second);
+  uplink_runs_.erase(found);
+  *run.mutable_carried() = carried_;
+  ++uplink_runs_taken_;
+  return run;
+}
+
 v1::Resumed PhaseJournal::Taken() const {
   std::lock_guard<std::mutex> lock(mutex_);
   v1::Resumed resumed;
@@ -87,6 +116,7 @@ v1::Resumed PhaseJournal::Taken() const {
   resumed.set_ignored_lines(ignored_lines_);
   resumed.set_pairs(pairs_taken_);
   resumed.set_sweeps(sweeps_taken_);
+  resumed.set_uplink_runs(uplink_runs_taken_);
   return resumed;
 }
 

@@ -44,6 +44,8 @@ class Progress {
   void EndBar();
 
   static bool IsInteractive(std::FILE* out);
+  // --quiet: nothing is written, so nothing need be measured to be shown.
+  bool quiet() const { return quiet_; }
 
  private:
   // All with mutex_ held.

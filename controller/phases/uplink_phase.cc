@@ -1,6 +1,7 @@
 #include "controller/phases/uplink_phase.h"
 
 #include <algorithm>
+#include <optional>
 #include <string>
 
 #include "absl/strings/str_cat.h"
@@ -144,8 +145,9 @@ class UplinkRunner {
 
 UplinkOutcome RunUplinkPhase(std::vector<NodeState>& nodes, std::vector<NodeState>& sinks,
                              const plan::Plan& plan, Progress& progress, Clock& clock,
-                             const RerunScope* rerun, const RunStop* stop) {
+                             const RerunScope* rerun, const RunStop* stop, PhaseJournal* journal) {
   UplinkOutcome outcome;
+  auto stopping = [stop] { return stop != nullptr && stop->requested(); };
   *outcome.uplink.mutable_sizing() = uplink::SizeUplink(plan);
   const v1::UplinkSizing& sizing = outcome.uplink.sizing();
   if (!sizing.arithmetic().empty()) {
@@ -176,19 +178,28 @@ UplinkOutcome RunUplinkPhase(std::vector<NodeState>& nodes, std::vector<NodeStat
       if (!sends_to(node, target)) continue;
       for (int flows : plan.uplink.flows) {
         ++done;
-        if (!measure || (stop != nullptr && stop->requested())) continue;
-        v1::UplinkThroughput run;
-        run.set_node(node.node.name);
-        run.set_target(target.name);
-        run.set_target_type(target.type);
-        run.set_flows(flows);
-        run.set_need_gbps(uplink::NodeNeedGbps(plan, sizing, node.node));
-        runner.Run(node, target, flows, run);
+        if (!measure || stopping()) continue;
+        std::optional<v1::UplinkThroughput> run =
+            journal != nullptr ? journal->TakeUplinkRun(node.node.name, target.name, flows)
+                               : std::nullopt;
+        const bool taken = run.has_value();
+        if (!taken) {
+          run.emplace();
+          run->set_node(node.node.name);
+          run->set_target(target.name);
+          run->set_target_type(target.type);
+          run->set_flows(flows);
+          run->set_need_gbps(uplink::NodeNeedGbps(plan, sizing, node.node));
+          runner.Run(node, target, flows, *run);
+          // A run the stop cut short is not a completed one.
+          if (journal != nullptr && !stopping()) journal->RecordUplinkRun(*run);
+        }
         progress.Advance("uplink", done, total,
                          absl::StrCat(node.node.name, " -> ", target.name, " ", flows, " flow(s): ",
-                                      run.ok() ? uplink::GbpsText(run.aggregate_gbps())
-                                               : absl::StrCat("failed: ", run.error())));
-        *outcome.uplink.add_throughput() = std::move(run);
+                                      run->ok() ? uplink::GbpsText(run->aggregate_gbps())
+                                                : absl::StrCat("failed: ", run->error()),
+                                      taken ? " (taken over from the journal)" : ""));
+        *outcome.uplink.add_throughput() = std::move(*run);
       }
     }
   }

@@ -5,6 +5,7 @@
 #include "clustercert/v1/certificate.pb.h"
 #include "common/clock.h"
 #include "controller/phases/node_state.h"
+#include "controller/phases/phase_journal.h"
 #include "controller/phases/progress.h"
 #include "controller/phases/rerun_scope.h"
 #include "controller/phases/run_stop.h"
@@ -26,9 +27,12 @@ struct UplinkOutcome {
 // outside the plan's nodes, by target name; plan nodes are their own
 // sinks). Every call has a deadline, so a dead storage path is a failed
 // run with its reason. A partial re-certification measures only its nodes
-// and carries the other nodes' runs over.
+// and carries the other nodes' runs over. Each run goes to `journal` as it
+// ends (not once the stop is requested); on a resumed run the runs the
+// journal holds are taken over, not measured again.
 UplinkOutcome RunUplinkPhase(std::vector<NodeState>& nodes, std::vector<NodeState>& sinks,
                              const plan::Plan& plan, Progress& progress, Clock& clock,
-                             const RerunScope* rerun = nullptr, const RunStop* stop = nullptr);
+                             const RerunScope* rerun = nullptr, const RunStop* stop = nullptr,
+                             PhaseJournal* journal = nullptr);
 
 }  // namespace clustercert::controller

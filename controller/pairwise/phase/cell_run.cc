@@ -167,8 +167,12 @@ void CellRun::RunTest() {
   keep_alive_ = StartBrokeredTest(loop_, server, client, test_id_, deadlines, std::move(events));
 }
 
-void CellRun::PollProgress() {
+void CellRun::KeepAlive() {
   if (keep_alive_) keep_alive_();
+}
+
+void CellRun::PollProgress() {
+  KeepAlive();
   if (counting_endpoint_.empty() || poll_out_) return;
   v1::GetEndpointProgressRequest request;
   request.set_endpoint_id(counting_endpoint_);

@@ -52,6 +52,8 @@ class CellRun : public std::enable_shared_from_this<CellRun> {
   // runs, asks the counting end for its bytes and prints the rate since the
   // last poll.
   void PollProgress();
+  // The tick without the live rate: only the broker's keep-alive.
+  void KeepAlive();
 
  private:
   std::string Unrunnable() const;

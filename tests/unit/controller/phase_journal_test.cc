@@ -9,6 +9,7 @@
 #include <vector>
 
 #include "controller/phases/collectives_phase.h"
+#include "controller/phases/uplink_phase.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
 #include "tests/support/fake_agent_client.h"
@@ -182,6 +183,136 @@ TEST(PhaseJournalTest, AResumedCollectivesPhaseSweepsOnlyWhatTheJournalLacks) {
   }
   EXPECT_EQ(carried, 2);
   EXPECT_EQ(resuming.Taken().sweeps(), 2);
+}
+
+// An agent that answers every uplink run at 9 Gb/s and counts them.
+class UplinkLedger final : public testing::FakeAgentClient {
+ public:
+  explicit UplinkLedger(int& runs) : runs_(runs) {}
+  void RunUplinkFlows(const v1::RunUplinkFlowsRequest& request, absl::Duration,
+                      AgentCallback<v1::RunUplinkFlowsResponse> done) override {
+    ++runs_;
+    v1::RunUplinkFlowsResponse response;
+    v1::UplinkFlows& result = *response.mutable_result();
+    result.set_aggregate_gbps(9);
+    result.set_seconds(1);
+    result.set_total_bytes(1'125'000'000);
+    for (uint32_t i = 0; i < request.flows(); ++i) {
+      result.add_flows()->set_gbps(9.0 / request.flows());
+    }
+    done(response, {});
+  }
+
+ private:
+  int& runs_;
+};
+
+class UplinkJournalTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    plan_.uplink.enabled = true;
+    plan::UplinkTarget target;
+    target.type = "http";
+    target.url = "http://10.0.9.1:8080/dataset.bin";
+    target.name = target.url;
+    plan_.uplink.targets = {target};
+    plan_.uplink.flows = {1, 4};
+    plan_.uplink.duration = absl::Seconds(1);
+    for (int i = 1; i <= 2; ++i) {
+      NodeState state;
+      state.node.name = "node" + std::to_string(i);
+      state.reachable = true;
+      state.inventory = v1::Inventory();
+      state.client = std::make_unique<UplinkLedger>(runs_);
+      plan_.nodes.push_back(state.node);
+      nodes_.push_back(std::move(state));
+    }
+  }
+  v1::UplinkThroughput Run(const std::string& node, int flows) const {
+    v1::UplinkThroughput run;
+    run.set_node(node);
+    run.set_target(plan_.uplink.targets[0].name);
+    run.set_target_type("http");
+    run.set_flows(flows);
+    run.set_ok(true);
+    run.set_aggregate_gbps(7);
+    return run;
+  }
+
+  plan::Plan plan_;
+  std::vector<NodeState> nodes_;
+  std::vector<NodeState> sinks_;
+  int runs_ = 0;
+  Progress progress_{stderr, /*quiet=*/true};
+  clustercert::testing::SimulatedClock clock_;
+};
+
+TEST_F(UplinkJournalTest, AFreshRunJournalsEveryUplinkRunAsItEnds) {
+  clustercert::testing::TempTree tree("clustercert_uplink_journal");
+  const std::string path = (tree.root() / journal::kJournalFile).string();
+  v1::JournalHeader header;
+  header.set_format(journal::kJournalFormat);
+  auto writer = journal::JournalWriter::Create(path, header);
+  ASSERT_TRUE(writer.ok()) << writer.status();
+  PhaseJournal journaling(writer->get(), nullptr, {}, progress_);
+  const UplinkOutcome outcome =
+      RunUplinkPhase(nodes_, sinks_, plan_, progress_, clock_, nullptr, nullptr, &journaling);
+  EXPECT_EQ(runs_, 4);
+  auto contents = journal::ReadJournal(path);
+  ASSERT_TRUE(contents.ok()) << contents.status();
+  ASSERT_EQ(contents->uplink_runs.size(), 4u);
+  EXPECT_EQ(contents->uplink_runs[1].node(), "node1");
+  EXPECT_EQ(contents->uplink_runs[1].flows(), 4);
+  EXPECT_DOUBLE_EQ(contents->uplink_runs[1].aggregate_gbps(), 9);
+}
+
+// A resumed uplink phase: the runs the journal holds are taken over (marked
+// carried, judged as usual), only the rest run.
+TEST_F(UplinkJournalTest, AResumedUplinkPhaseRunsOnlyWhatTheJournalLacks) {
+  journal::JournalContents killed;
+  killed.uplink_runs = {Run("node1", 1), Run("node1", 4)};
+  PhaseJournal resuming(nullptr, &killed, FromJournal(), progress_);
+  const UplinkOutcome outcome =
+      RunUplinkPhase(nodes_, sinks_, plan_, progress_, clock_, nullptr, nullptr, &resuming);
+  EXPECT_EQ(runs_, 2);  // node2's two
+  ASSERT_EQ(outcome.uplink.throughput_size(), 4);
+  for (const v1::UplinkThroughput& run : outcome.uplink.throughput()) {
+    EXPECT_TRUE(run.ok()) << run.node();
+    const bool from_journal = run.node() == "node1";
+    EXPECT_EQ(run.has_carried(), from_journal) << run.node() << " " << run.flows();
+    EXPECT_DOUBLE_EQ(run.aggregate_gbps(), from_journal ? 7 : 9);
+  }
+  EXPECT_EQ(resuming.Taken().uplink_runs(), 2);
+  EXPECT_FALSE(resuming.TakeUplinkRun("node1", plan_.uplink.targets[0].name, 1).has_value());
+}
+
+// launcher: mpirun on a resumed run whose journal holds its sweep: taken
+// over, and mpirun is not launched again.
+TEST(PhaseJournalTest, AResumedMpirunLaunchIsTakenOverNotRelaunched) {
+  plan::Plan plan;
+  plan.collectives.enabled = true;
+  plan.collectives.launcher = plan::CollectiveLauncher::kMpirun;
+  plan.collectives.backend = plan::CollectiveBackend::kNccl;
+  plan.collectives.nccl_tests_binary = "/nonexistent/all_reduce_perf";
+  for (int i = 1; i <= 2; ++i) {
+    plan::Node node;
+    node.name = "node" + std::to_string(i);
+    plan.nodes.push_back(node);
+  }
+  journal::JournalContents killed;
+  v1::CollectiveSweep sweep = Sweep("all-nodes", {"node1", "node2"});
+  sweep.set_launcher("mpirun");
+  killed.sweeps = {sweep};
+  Progress progress(stderr, /*quiet=*/true);
+  PhaseJournal resuming(nullptr, &killed, FromJournal(), progress);
+  std::vector<NodeState> nodes;
+  clustercert::testing::SimulatedClock clock;
+  CollectivesOutcome outcome =
+      RunCollectivesPhase(nodes, plan, progress, clock, nullptr, nullptr, &resuming);
+  EXPECT_TRUE(outcome.not_run.empty()) << outcome.not_run;
+  ASSERT_EQ(outcome.sweeps.size(), 1u);
+  EXPECT_EQ(outcome.sweeps[0].carried().from_journal(), "out/run/journal.jsonl");
+  EXPECT_EQ(resuming.Taken().sweeps(), 1);
 }
 
 }  // namespace

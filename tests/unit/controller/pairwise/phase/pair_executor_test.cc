@@ -189,5 +189,38 @@ TEST_F(PairExecutorTest, ARunningBandwidthCellShowsItsRateFromTheCountingEnd) {
   EXPECT_THAT(lines, HasSubstr("node1 -> node2 write_bw host: 10.00 Gb/s now (1 s)"));
 }
 
+// The tick of a round too big to show live rates: the broker's keep-alive,
+// and no progress call to either end.
+TEST_F(PairExecutorTest, TheKeepAliveAloneAsksNoEndForProgress) {
+  MakeNodes(2, /*hold_runs=*/true);
+  Progress progress(stderr, /*quiet=*/false, /*tty=*/false, nullptr);
+  CallLoop loop;
+  bool finished = false;
+  auto cell = std::make_shared<CellRun>(loop, plan_, progress, Job(0, 1),
+                                        [&](const v1::PairResult&) { finished = true; });
+  cell->Start();
+  loop.RunUntil([&] { return Agent(0).held.size() + Agent(1).held.size() == 2; });
+  cell->KeepAlive();
+  bool ticked = false;
+  loop.Post([&] { ticked = true; });
+  loop.RunUntil([&] { return ticked; });
+  EXPECT_TRUE(Agent(0).progress_endpoints.empty());
+  EXPECT_TRUE(Agent(1).progress_endpoints.empty());
+  for (int node : {0, 1}) {
+    for (auto& answer : Agent(node).held) answer();
+    Agent(node).held.clear();
+  }
+  loop.RunUntil([&] { return finished; });
+}
+
+TEST_F(PairExecutorTest, LiveRatesAreShownForSmallRoundsOnlyAndNeverWhenQuiet) {
+  Progress shown(stderr, /*quiet=*/false, /*tty=*/false, nullptr);
+  EXPECT_TRUE(ShowsLiveRates(shown, 1));
+  EXPECT_TRUE(ShowsLiveRates(shown, 16));
+  EXPECT_FALSE(ShowsLiveRates(shown, 17));   // a 34-node round
+  EXPECT_FALSE(ShowsLiveRates(shown, 512));  // a 1,024-node ring round
+  EXPECT_FALSE(ShowsLiveRates(quiet_, 2));
+}
+
 }  // namespace
 }  // namespace clustercert::controller
