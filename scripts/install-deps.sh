@@ -31,6 +31,8 @@ build_packages=(
   # The report test opens report.html in headless Chromium; the certificate
   # schema test validates certificates with python3-jsonschema.
   chromium fonts-liberation python3-jsonschema
+  # promtool checks clustercert.prom and the alert rules (docs/prometheus.md).
+  prometheus
 )
 if [ $# -gt 0 ]; then packages=("$@"); else packages=("${build_packages[@]}"); fi
 

@@ -11,6 +11,7 @@
 #include "controller/report/junit_report.h"
 #include "controller/report/markdown_report.h"
 #include "controller/report/pair_csv.h"
+#include "controller/report/prometheus_metrics.h"
 
 namespace clustercert::controller::report {
 namespace {
@@ -66,6 +67,7 @@ absl::StatusOr<std::vector<std::string>> WriteReports(const v1::Certificate& cer
       {kMarkdownReportName, RenderMarkdownReport(certificate)},
       {kJunitReportName, RenderJunitReport(certificate)},
       {kPairCsvName, RenderPairCsv(certificate)},
+      {kPrometheusName, RenderPrometheusMetrics(certificate)},
   };
   std::vector<std::string> paths;
   for (const auto& [name, text] : reports) {

@@ -34,7 +34,8 @@ TEST(ReportCommand, WritesNextToTheCertificateAndPrintsThePaths) {
   EXPECT_EQ(code, 0);
   EXPECT_EQ(out,
             absl::StrCat((dir / "report.html").string(), "\n", (dir / "report.md").string(), "\n",
-                         (dir / "junit.xml").string(), "\n", (dir / "pairs.csv").string(), "\n"));
+                         (dir / "junit.xml").string(), "\n", (dir / "pairs.csv").string(), "\n",
+                         (dir / "clustercert.prom").string(), "\n"));
   EXPECT_TRUE(fs::exists(dir / "report.html"));
 }
 

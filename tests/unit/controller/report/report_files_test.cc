@@ -14,6 +14,7 @@
 #include "controller/report/junit_report.h"
 #include "controller/report/markdown_report.h"
 #include "controller/report/pair_csv.h"
+#include "controller/report/prometheus_metrics.h"
 #include "tests/unit/controller/report/report_test_support.h"
 #include "tests/unit/controller/report/ring_certificate.h"
 
@@ -40,23 +41,25 @@ fs::path FreshDir(const std::string& name) {
   return dir;
 }
 
-TEST(WriteReports, WritesTheThreeReportsAndThePairCsvIntoANewDirectory) {
+TEST(WriteReports, WritesTheThreeReportsThePairCsvAndTheMetricsIntoANewDirectory) {
   const v1::Certificate certificate = LoadFixture("lab-slowed");
   const fs::path dir = FreshDir("ok") / "nested";
   auto paths = WriteReports(certificate, dir.string());
   ASSERT_TRUE(paths.ok()) << paths.status();
   EXPECT_THAT(*paths, ElementsAre((dir / "report.html").string(), (dir / "report.md").string(),
-                                  (dir / "junit.xml").string(), (dir / "pairs.csv").string()));
+                                  (dir / "junit.xml").string(), (dir / "pairs.csv").string(),
+                                  (dir / "clustercert.prom").string()));
   EXPECT_EQ(Read((*paths)[0]), RenderHtmlReport(certificate));
   EXPECT_EQ(Read((*paths)[1]), RenderMarkdownReport(certificate));
   EXPECT_EQ(Read((*paths)[2]), RenderJunitReport(certificate));
   EXPECT_EQ(Read((*paths)[3]), RenderPairCsv(certificate));
+  EXPECT_EQ(Read((*paths)[4]), RenderPrometheusMetrics(certificate));
   size_t files = 0;
   for (const auto& entry : fs::directory_iterator(dir)) {
     EXPECT_NE(entry.path().extension(), ".partial") << "left behind: " << entry.path();
     ++files;
   }
-  EXPECT_EQ(files, 4u);
+  EXPECT_EQ(files, 5u);
   // A second run replaces the reports in place.
   v1::Certificate other = certificate;
   other.set_cluster("second-run");
