@@ -37,6 +37,10 @@ PhaseJournal::PhaseJournal(journal::JournalWriter* writer, const journal::Journa
   }
   for (const v1::CollectiveSweep& sweep : resumed->sweeps) sweeps_.emplace_back(sweep);
   for (const v1::UplinkThroughput& run : resumed->uplink_runs) {
+    // A failed run is measured again: its error may be the control plane's
+    // (an agent that did not answer in time), which says nothing of the
+    // uplink, and a run that fails again fails with today's reason.
+    if (!run.ok()) continue;
     uplink_runs_.emplace(UplinkRunKey(run.node(), run.target(), run.flows()), run);
   }
 }

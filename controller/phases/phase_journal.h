@@ -43,7 +43,8 @@ class PhaseJournal {
   std::optional<v1::CollectiveSweep> TakeSweep(const std::string& scope,
                                                const std::vector<std::string>& nodes);
   // The journaled run of `node` to `target` with `flows` flows, marked
-  // carried; nullopt when the killed run did not complete it.
+  // carried; nullopt when the killed run did not complete it or it failed
+  // (a failure is measured again: it may have been the control plane's).
   std::optional<v1::UplinkThroughput> TakeUplinkRun(const std::string& node,
                                                     const std::string& target, int flows);
 

@@ -270,11 +270,14 @@ TEST_F(UplinkJournalTest, AFreshRunJournalsEveryUplinkRunAsItEnds) {
 // carried, judged as usual), only the rest run.
 TEST_F(UplinkJournalTest, AResumedUplinkPhaseRunsOnlyWhatTheJournalLacks) {
   journal::JournalContents killed;
-  killed.uplink_runs = {Run("node1", 1), Run("node1", 4)};
+  v1::UplinkThroughput failed = Run("node2", 1);
+  failed.set_ok(false);
+  failed.set_error("node2: Deadline Exceeded");
+  killed.uplink_runs = {Run("node1", 1), Run("node1", 4), failed};
   PhaseJournal resuming(nullptr, &killed, FromJournal(), progress_);
   const UplinkOutcome outcome =
       RunUplinkPhase(nodes_, sinks_, plan_, progress_, clock_, nullptr, nullptr, &resuming);
-  EXPECT_EQ(runs_, 2);  // node2's two
+  EXPECT_EQ(runs_, 2);  // node2's two: the failed one is measured again
   ASSERT_EQ(outcome.uplink.throughput_size(), 4);
   for (const v1::UplinkThroughput& run : outcome.uplink.throughput()) {
     EXPECT_TRUE(run.ok()) << run.node();
