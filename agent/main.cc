@@ -13,8 +13,11 @@
 #include "absl/strings/str_join.h"
 #include "absl/time/clock.h"
 #include "agent/capture/host_capture.h"
+#include "agent/inventory/fabric_isolation.h"
 #include "agent/inventory/gpu_source.h"
 #include "agent/inventory/inventory_collector.h"
+#include "agent/inventory/netlink_route_source.h"
+#include "agent/inventory/socket_reach_prober.h"
 #include "agent/peer/endpoint_registry.h"
 #include "agent/peer/ethtool_stats_source.h"
 #include "agent/peer/port_counters.h"
@@ -77,6 +80,8 @@ CommandLine AgentCommandLine() {
        "development and tests",
        ""},
       {"port-file", true, "FILE", "write the port actually bound to FILE", ""},
+      {"frr-pathspace", true, "NAME",
+       "read BGP from the FRR started with -N NAME (vtysh -N NAME); default: the host's FRR", ""},
       {"log-level", true, "LEVEL", "trace, debug, info, warn or error", "info"},
       {"log-format", true, "FORMAT",
        "text, or json (one object per line: time, level, logger, msg) for a log shipper", "text"},
@@ -149,6 +154,7 @@ absl::StatusOr<agent::AgentFlags> ReadFlags(const CommandLine& command_line,
   flags.insecure = command_line.GetBool("insecure");
   flags.allow_roles = command_line.Get("allow-roles");
   flags.port_file = command_line.Get("port-file");
+  flags.frr_pathspace = command_line.Get("frr-pathspace");
   for (auto [flag, out] : {std::pair{"worker-threads", &flags.worker_threads},
                            std::pair{"max-long-calls", &flags.max_long_calls}}) {
     if (absl::Status read = ParseNumber(command_line, flag, out); !read.ok()) return read;
@@ -186,10 +192,13 @@ struct AgentParts {
   AgentParts(const agent::AgentOptions& options, double test_clock_offset_ms,
              const std::string& worker_dir)
       : view(options.sysfs_root),
-        collector(agent::inventory::MakeInventoryCollector(view, options.listen.host)),
+        collector(agent::inventory::MakeInventoryCollector(view, options.listen.host,
+                                                           {options.frr_pathspace})),
+        prober(RealClock()),
+        isolation(routes, prober),
         handlers(
             {options.node_name, Hostname()}, *collector, [] { return absl::Now(); },
-            absl::Milliseconds(test_clock_offset_ms)),
+            absl::Milliseconds(test_clock_offset_ms), view.is_live() ? &isolation : nullptr),
         uplink({agent::uplink::RunHttpRangeFlows, agent::uplink::RunTcpSendFlows},
                [] { return absl::Now(); }),
         tcp_engine(RealClock()),
@@ -214,6 +223,10 @@ struct AgentParts {
 
   SysfsView view;
   std::unique_ptr<agent::inventory::InventorySource> collector;
+  // Whether the data netdevs reach the plan's other fabrics (live hosts only).
+  agent::inventory::NetlinkRouteSource routes;
+  agent::inventory::SocketReachProber prober;
+  agent::inventory::FabricIsolationCollector isolation;
   agent::AgentHandlers handlers;
   agent::UplinkHandlers uplink;
   agent::peer::TcpEngine tcp_engine;

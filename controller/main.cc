@@ -18,6 +18,7 @@
 #include "controller/commands/command_support.h"
 #include "controller/commands/diagnostics.h"
 #include "controller/commands/diff_command.h"
+#include "controller/commands/health_command.h"
 #include "controller/commands/inventory_command.h"
 #include "controller/commands/plan_check_command.h"
 #include "controller/commands/report_command.h"
@@ -33,6 +34,14 @@ constexpr char kUsage[] =
     "                         2 plan/usage error, 3 could not run, 130/143 interrupted by\n"
     "                         SIGINT/SIGTERM: partial certificate written, never certified)\n"
     "  inventory PLAN         connect and inventory only, tables per node (--json for machines)\n"
+    "  run PLAN --slurm-nodes PARTITION|NODELIST [--slurm-drain]\n"
+    "                         the nodes Slurm lists (agents from the plan's slurm section); with\n"
+    "                         --slurm-drain, drain the nodes the certificate fails (reason\n"
+    "                         'clustercert: <first finding>') and resume the ones clustercert\n"
+    "                         drained that pass now (exit 4: Slurm refused; docs/slurm.md)\n"
+    "  health PLAN --local | --node NAME [--slurm-drain]\n"
+    "                         one node's inventory checks, for Slurm's HealthCheckProgram\n"
+    "                         (exit 0 ok, 1 fail; prints the first finding)\n"
     "  run PLAN --baseline OLD.json --only node3[,node4]\n"
     "                         re-run only the tests touching those nodes, carry the rest over\n"
     "  run PLAN --resume DIR  continue a killed or interrupted run (DIR: the \"output:\" line it\n"
@@ -77,6 +86,13 @@ clustercert::CommandLine ControllerCommandLine() {
       {"resume", true, "DIR",
        "run: continue the run whose output directory is DIR (same plan, unedited)", ""},
       {"noise", true, "FRACTION", "diff: relative change band treated as noise", "0.10"},
+      {"slurm-nodes", true, "PARTITION|NODELIST",
+       "run: take the nodes from Slurm (a partition, or a hostlist such as node[1-4])", ""},
+      {"slurm-drain", false, "",
+       "run/health: drain failing nodes in Slurm, resume the ones clustercert drained that pass",
+       ""},
+      {"local", false, "", "health: check the node this host is (its short hostname)", ""},
+      {"node", true, "NAME", "health: check this node", ""},
       {"help", false, "", "print this help", ""},
   });
 }
@@ -93,6 +109,10 @@ std::optional<CommandOptions> ReadOptions(const clustercert::CommandLine& comman
   options.baseline = command_line.Get("baseline");
   options.only = command_line.Get("only");
   options.resume = command_line.Get("resume");
+  options.slurm_nodes = command_line.Get("slurm-nodes");
+  options.slurm_drain = command_line.GetBool("slurm-drain");
+  options.local = command_line.GetBool("local");
+  options.node = command_line.Get("node");
   const std::string noise = command_line.Get("noise");
   char* end = nullptr;
   options.noise = std::strtod(noise.c_str(), &end);
@@ -115,6 +135,7 @@ int RunCommand(const std::vector<std::string>& args, const CommandOptions& optio
   std::vector<std::string> rest(args.begin() + 1, args.end());
   if (command == "run") return RunRunCommand(rest, options);
   if (command == "inventory") return RunInventoryCommand(rest, options);
+  if (command == "health") return RunHealthCommand(rest, options);
   if (command == "verify") return RunVerifyCommand(rest, options);
   if (command == "keygen") return RunKeygenCommand(rest, options);
   if (command == "schema") return RunSchemaCommand(rest, options);

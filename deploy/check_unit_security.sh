@@ -58,11 +58,11 @@ if [[ -z "$exposure" ]]; then
   exit 2
 fi
 
-# Verify: the installed path /usr/local/bin/node-agent need not exist here,
+# Verify: the installed path /usr/sbin/node-agent need not exist here,
 # so a copy points ExecStart at an executable that does; everything else is
 # checked as written. systemd-analyze verify exits 0 on an unknown key or a
 # bad value (it only warns), so any output is a failure.
-sed 's#/usr/local/bin/node-agent#/bin/true#' "$unit" >"${work}/${name}"
+sed 's#/usr/sbin/node-agent#/bin/true#' "$unit" >"${work}/${name}"
 systemd-analyze verify --man=no "${work}/${name}" >"${work}/verify" 2>&1 || true
 sed -i "s#${work}/##g" "${work}/verify"
 

@@ -33,6 +33,16 @@ build_packages=(
   chromium fonts-liberation python3-jsonschema
   # promtool checks clustercert.prom and the alert rules (docs/prometheus.md).
   prometheus
+  # cpack -G DEB's dependency scan (dpkg-shlibdeps) reads the binaries' type
+  # with file(1); scripts/package_test.sh installs what it makes.
+  file
+  # tests/integration/frr_lab_test.sh runs zebra and bgpd (FRR 8.4) in
+  # network namespaces: two hosts and a leaf peering BGP unnumbered.
+  frr
+  # tests/integration/slurm_test.sh starts a real slurmctld and slurmd
+  # (Slurm 22.05) authenticated by its own munged; the controller's
+  # --slurm-nodes / --slurm-drain call scontrol (docs/slurm.md).
+  slurm-wlm munge
 )
 if [ $# -gt 0 ]; then packages=("$@"); else packages=("${build_packages[@]}"); fi
 

@@ -77,6 +77,12 @@ else
   stage integration ctest --test-dir build --output-on-failure -j "$jobs" -LE 'unit|lab'
 fi
 
+# The Debian packages (cmake/packaging.cmake) from the normal build: cpack,
+# dpkg -i, the installed agent answering the installed controller, the unit
+# through systemd-analyze verify, dpkg -P leaving nothing behind (root only;
+# skipped otherwise, and a failure under CI=true).
+stage package bash scripts/package_test.sh build
+
 # The soft-RoCE lab (tests/lab, 4 qemu VMs; root only, CLUSTERCERT_LAB=0
 # skips it) beside a CPU hog, one busy loop per core: its verdicts must hold
 # on a machine whose cores are busy (emulated links then stall for seconds).

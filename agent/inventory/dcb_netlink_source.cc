@@ -17,48 +17,13 @@
 #include <vector>
 
 #include "absl/strings/str_cat.h"
+#include "agent/inventory/netlink_socket.h"
 
 namespace clustercert::agent::inventory {
 namespace {
 
 constexpr size_t kReceiveBufferBytes = size_t{64} * 1024;
 constexpr uint32_t kSequence = 1;
-
-// Owns one rtnetlink socket.
-class NetlinkSocket {
- public:
-  static absl::StatusOr<NetlinkSocket> Open(absl::Duration timeout) {
-    int fd = ::socket(AF_NETLINK, SOCK_RAW | SOCK_CLOEXEC, NETLINK_ROUTE);
-    if (fd < 0) {
-      int err = errno;
-      std::string message = absl::StrCat("cannot open an rtnetlink socket: ", std::strerror(err));
-      if (err == EPERM || err == EACCES) return absl::PermissionDeniedError(message);
-      return absl::UnavailableError(message);
-    }
-    NetlinkSocket socket(fd);
-    timeval tv{};
-    int64_t micros = absl::ToInt64Microseconds(timeout);
-    tv.tv_sec = micros / 1000000;
-    tv.tv_usec = micros % 1000000;
-    ::setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof(tv));
-    ::setsockopt(fd, SOL_SOCKET, SO_SNDTIMEO, &tv, sizeof(tv));
-    return socket;
-  }
-
-  NetlinkSocket(NetlinkSocket&& other) noexcept : fd_(std::exchange(other.fd_, -1)) {}
-  NetlinkSocket& operator=(NetlinkSocket&&) = delete;
-  NetlinkSocket(const NetlinkSocket&) = delete;
-  NetlinkSocket& operator=(const NetlinkSocket&) = delete;
-  ~NetlinkSocket() {
-    if (fd_ >= 0) ::close(fd_);
-  }
-
-  int fd() const { return fd_; }
-
- private:
-  explicit NetlinkSocket(int fd) : fd_(fd) {}
-  int fd_;
-};
 
 absl::Status NetlinkError(int err, const std::string& netdev, absl::string_view what) {
   const char* name = strerrorname_np(err);
@@ -81,23 +46,6 @@ absl::Status NetlinkError(int err, const std::string& netdev, absl::string_view 
       return absl::UnavailableError(absl::StrCat(
           netdev, ": DCB netlink ", what, " failed: ", std::strerror(err), " (", errno_name, ")"));
   }
-}
-
-// Calls `visit(type, payload, length)` for each attribute in [data, data + length);
-// false when an attribute runs past the end.
-bool ForEachAttribute(const char* data, size_t length,
-                      const std::function<void(uint16_t, const char*, size_t)>& visit) {
-  while (length >= NLA_HDRLEN) {
-    nlattr attr;
-    std::memcpy(&attr, data, sizeof(attr));
-    if (attr.nla_len < NLA_HDRLEN || attr.nla_len > length) return false;
-    visit(attr.nla_type & NLA_TYPE_MASK, data + NLA_HDRLEN, attr.nla_len - NLA_HDRLEN);
-    size_t step = NLA_ALIGN(attr.nla_len);
-    if (step >= length) break;
-    data += step;
-    length -= step;
-  }
-  return true;
 }
 
 absl::StatusOr<DcbSettings> ParseIeee(const char* data, size_t length, const std::string& netdev,

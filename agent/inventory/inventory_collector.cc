@@ -51,8 +51,8 @@ std::string Hostname() {
 }  // namespace
 
 InventoryCollector::InventoryCollector(const SysfsView& view, InventoryProbes probes,
-                                       std::string listen_host)
-    : view_(view), probes_(probes), listen_host_(std::move(listen_host)) {}
+                                       std::string listen_host, FrrOptions frr)
+    : view_(view), probes_(probes), listen_host_(std::move(listen_host)), frr_(std::move(frr)) {}
 
 absl::StatusOr<v1::Inventory> InventoryCollector::Collect(const std::string& dialed_host) {
   v1::Inventory inventory;
@@ -67,7 +67,22 @@ absl::StatusOr<v1::Inventory> InventoryCollector::Collect(const std::string& dia
   for (auto& netdev : netdevs) *inventory.add_netdevs() = std::move(netdev);
   for (auto& function : pci) *inventory.add_pci() = std::move(function);
   NvidiaSmiIdentity(view_, probes_.commands).Fill(inventory);
+  CollectBgp(inventory);
   return inventory;
+}
+
+void InventoryCollector::CollectBgp(v1::Inventory& inventory) {
+  if (!view_.is_live()) {
+    inventory.mutable_bgp()->set_reason(
+        "not queried: the sysfs root is a fixture or capture, and vtysh would describe this "
+        "machine's FRR instead");
+    return;
+  }
+  if (probes_.commands == nullptr) {
+    inventory.mutable_bgp()->set_reason("not queried: no command runner");
+    return;
+  }
+  *inventory.mutable_bgp() = FrrCollector(*probes_.commands, frr_).Collect();
 }
 
 std::vector<v1::Netdev> InventoryCollector::CollectNetdevs(v1::Inventory& inventory) {
@@ -200,7 +215,7 @@ namespace {
 // Owns the production probes for the collector's lifetime.
 class HostInventorySource final : public InventorySource {
  public:
-  HostInventorySource(const SysfsView& view, const std::string& listen_host)
+  HostInventorySource(const SysfsView& view, const std::string& listen_host, FrrOptions frr)
       : port_attributes_(
             view.is_live()
                 ? std::unique_ptr<PortAttributeSource>(new VerbsPortAttributeSource())
@@ -211,7 +226,7 @@ class HostInventorySource final : public InventorySource {
         collector_(view,
                    InventoryProbes{port_attributes_.get(), dcb_.get(), &clock_, gpus_.get(),
                                    &addresses_, &resolver_, &commands_},
-                   listen_host) {}
+                   listen_host, std::move(frr)) {}
 
   absl::StatusOr<v1::Inventory> Collect(const std::string& dialed_host) override {
     return collector_.Collect(dialed_host);
@@ -231,8 +246,9 @@ class HostInventorySource final : public InventorySource {
 }  // namespace
 
 std::unique_ptr<InventorySource> MakeInventoryCollector(const SysfsView& view,
-                                                        const std::string& listen_host) {
-  return std::make_unique<HostInventorySource>(view, listen_host);
+                                                        const std::string& listen_host,
+                                                        FrrOptions frr) {
+  return std::make_unique<HostInventorySource>(view, listen_host, std::move(frr));
 }
 
 }  // namespace clustercert::agent::inventory

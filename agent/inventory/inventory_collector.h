@@ -7,6 +7,7 @@
 #include "agent/inventory/address_source.h"
 #include "agent/inventory/clock_source.h"
 #include "agent/inventory/dcb_source.h"
+#include "agent/inventory/frr_collector.h"
 #include "agent/inventory/gpu_source.h"
 #include "agent/inventory/inventory_source.h"
 #include "agent/inventory/port_attribute_source.h"
@@ -30,11 +31,13 @@ struct InventoryProbes {
 // Assembles one host's Inventory from every collector, in dependency order:
 // netdevs (their MTUs feed the RoCE active MTU), RDMA devices, the
 // netdev<->RDMA links, PCIe functions and GPU<->NIC paths, the stack, RoCE
-// QoS on the Ethernet RDMA ports, GPUs, clock, management interface. No
+// QoS on the Ethernet RDMA ports, GPUs, clock, management interface, FRR's BGP. No
 // collector's failure stops the others: it becomes an Unknown entry.
 class InventoryCollector final : public InventorySource {
  public:
-  InventoryCollector(const SysfsView& view, InventoryProbes probes, std::string listen_host);
+  // `frr` names the FRR instance whose BGP state is read (live views only).
+  InventoryCollector(const SysfsView& view, InventoryProbes probes, std::string listen_host,
+                     FrrOptions frr = {});
 
   absl::StatusOr<v1::Inventory> Collect(const std::string& dialed_host) override;
 
@@ -51,10 +54,13 @@ class InventoryCollector final : public InventorySource {
   // Stack, NIC firmware, QoS, the GPU runtime and the clock.
   void CollectProbed(v1::Inventory& inventory, const std::vector<v1::RdmaDevice>& rdma);
   void CollectManagement(v1::Inventory& inventory, const std::string& host);
+  // FRR's BGP state (routed fabrics); only a live host's FRR describes it.
+  void CollectBgp(v1::Inventory& inventory);
 
   const SysfsView& view_;
   InventoryProbes probes_;
   std::string listen_host_;
+  FrrOptions frr_;
 };
 
 // Production wiring. On a live view ("/") the probes are the real ones
@@ -63,6 +69,7 @@ class InventoryCollector final : public InventorySource {
 // tree's clustercert-capture/ files, CUDA is not asked (it would describe this
 // machine, not the tree), while the clock and addresses stay this machine's.
 std::unique_ptr<InventorySource> MakeInventoryCollector(const SysfsView& view,
-                                                        const std::string& listen_host);
+                                                        const std::string& listen_host,
+                                                        FrrOptions frr = {});
 
 }  // namespace clustercert::agent::inventory

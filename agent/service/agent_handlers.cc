@@ -1,13 +1,17 @@
 #include "agent/service/agent_handlers.h"
 
+#include "absl/strings/str_join.h"
 #include "common/version.h"
+#include "spdlog/spdlog.h"
 
 namespace clustercert::agent {
 
 AgentHandlers::AgentHandlers(AgentIdentity identity, inventory::InventorySource& inventory,
-                             std::function<absl::Time()> now, absl::Duration test_clock_offset)
+                             std::function<absl::Time()> now, absl::Duration test_clock_offset,
+                             inventory::FabricIsolationCollector* isolation)
     : identity_(std::move(identity)),
       inventory_(inventory),
+      isolation_(isolation),
       now_(std::move(now)),
       test_clock_offset_(test_clock_offset),
       started_(now_()) {}
@@ -34,8 +38,35 @@ v1::ExchangeTimeResponse AgentHandlers::ExchangeTime(const v1::ExchangeTimeReque
   return response;
 }
 
+void AgentHandlers::AnswerIsolation(const v1::IsolationQuery& query, v1::Inventory& inventory) {
+  if (isolation_ != nullptr) {
+    *inventory.mutable_isolation() = isolation_->Collect(query, inventory);
+    const v1::FabricIsolation& answer = inventory.isolation();
+    int reached = 0;
+    for (const v1::ReachProbe& probe : answer.probes()) reached += probe.reached() ? 1 : 0;
+    // Outbound connects from a root daemon: say where they went.
+    spdlog::info(
+        "isolation query: {} other fabric(s), data netdevs [{}], {} route(s) into them of {} "
+        "read, {} probe(s) sent, {} answered",
+        query.fabrics_size(), absl::StrJoin(answer.data_netdevs(), ", "), answer.routes_size(),
+        answer.routes_seen(), answer.probes_size(), reached);
+    return;
+  }
+  v1::Unknown* unknown = inventory.mutable_isolation()->add_unknowns();
+  unknown->set_field("isolation");
+  unknown->set_path(inventory.sysfs_root());
+  unknown->set_reason(
+      "this agent reads a captured tree (--sysfs-root): the routes and probes would be this "
+      "machine's, not the tree's host's");
+}
+
 absl::StatusOr<v1::GetInventoryResponse> AgentHandlers::GetInventory(
     const v1::GetInventoryRequest& request) {
+  if (request.has_isolation()) {
+    if (absl::Status valid = inventory::ValidateIsolationQuery(request.isolation()); !valid.ok()) {
+      return valid;
+    }
+  }
   std::lock_guard<std::mutex> lock(collect_mutex_);
   const absl::Time start = now_();
   auto inventory = inventory_.Collect(request.dialed_host());
@@ -43,6 +74,7 @@ absl::StatusOr<v1::GetInventoryResponse> AgentHandlers::GetInventory(
   v1::GetInventoryResponse response;
   *response.mutable_inventory() = std::move(*inventory);
   auto& out = *response.mutable_inventory();
+  if (request.has_isolation()) AnswerIsolation(request.isolation(), out);
   out.set_node_name(identity_.node_name);
   if (out.hostname().empty()) out.set_hostname(identity_.hostname);
   out.set_agent_version(kToolVersion);

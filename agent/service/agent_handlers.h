@@ -6,6 +6,7 @@
 
 #include "absl/status/statusor.h"
 #include "absl/time/time.h"
+#include "agent/inventory/fabric_isolation.h"
 #include "agent/inventory/inventory_source.h"
 #include "clustercert/v1/node_agent.pb.h"
 
@@ -24,9 +25,12 @@ class AgentHandlers {
   // `test_clock_offset` shifts every time this agent reports (GetVersion,
   // ExchangeTime) and is said in each ExchangeTime answer: the test-only
   // --test-clock-offset-ms flag, zero unless a test sets it.
+  // `isolation` answers a GetInventory's IsolationQuery; null on a captured
+  // tree (--sysfs-root), whose routes would be this machine's, not the tree's.
   AgentHandlers(AgentIdentity identity, inventory::InventorySource& inventory,
                 std::function<absl::Time()> now,
-                absl::Duration test_clock_offset = absl::ZeroDuration());
+                absl::Duration test_clock_offset = absl::ZeroDuration(),
+                inventory::FabricIsolationCollector* isolation = nullptr);
 
   v1::GetVersionResponse GetVersion(const v1::GetVersionRequest& request) const;
   // `received` is when the call arrived (t2), taken by the caller as early
@@ -37,8 +41,11 @@ class AgentHandlers {
   absl::StatusOr<v1::GetInventoryResponse> GetInventory(const v1::GetInventoryRequest& request);
 
  private:
+  void AnswerIsolation(const v1::IsolationQuery& query, v1::Inventory& inventory);
+
   AgentIdentity identity_;
   inventory::InventorySource& inventory_;
+  inventory::FabricIsolationCollector* isolation_;
   std::function<absl::Time()> now_;
   absl::Duration test_clock_offset_;
   absl::Time started_;

@@ -1,11 +1,13 @@
 #include "agent/service/agent_options.h"
 
+#include <algorithm>
 #include <filesystem>
 #include <string>
 #include <system_error>
 #include <utility>
 #include <vector>
 
+#include "absl/strings/ascii.h"
 #include "absl/strings/str_cat.h"
 #include "agent/service/peer_authorizer.h"
 #include "common/host_port.h"
@@ -101,6 +103,23 @@ absl::Status CheckThreadLimits(const AgentFlags& flags) {
   return absl::OkStatus();
 }
 
+// The name goes to vtysh as an argument and into paths under /var/run/frr
+// and /etc/frr, so only FRR's plain instance names pass: no '/', no '..',
+// nothing a path or an option could be made of.
+absl::Status CheckFrrPathspace(const std::string& pathspace) {
+  const bool plain =
+      pathspace.size() <= 32 && (pathspace.empty() || pathspace.front() != '-') &&
+      std::all_of(pathspace.begin(), pathspace.end(), [](char c) {
+        return absl::ascii_isalnum(static_cast<unsigned char>(c)) || c == '_' || c == '-';
+      });
+  if (plain) return absl::OkStatus();
+  return absl::InvalidArgumentError(absl::StrCat(
+      "--frr-pathspace '", pathspace.substr(0, 40),
+      "' is not an FRR pathspace: give the NAME the FRR daemons were started with (-N NAME), "
+      "1 to 32 letters, digits, '_' or '-' not starting with '-', or leave it out for the "
+      "host's FRR"));
+}
+
 }  // namespace
 
 absl::StatusOr<AgentOptions> ValidateAgentFlags(const AgentFlags& flags,
@@ -133,6 +152,8 @@ absl::StatusOr<AgentOptions> ValidateAgentFlags(const AgentFlags& flags,
   if (absl::Status threads = CheckThreadLimits(flags); !threads.ok()) return threads;
   options.worker_threads = flags.worker_threads;
   options.max_long_calls = flags.max_long_calls;
+  if (absl::Status frr = CheckFrrPathspace(flags.frr_pathspace); !frr.ok()) return frr;
+  options.frr_pathspace = flags.frr_pathspace;
   return options;
 }
 

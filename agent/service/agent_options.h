@@ -21,7 +21,8 @@ struct AgentFlags {
   std::string allow_roles;  // --allow-roles ROLE[,ROLE]; empty: not given (controller)
   std::string port_file;
   int worker_threads = 2;
-  int max_long_calls = 32;  // RunEndpoint/RunUplinkFlows at once
+  int max_long_calls = 32;    // RunEndpoint/RunUplinkFlows at once
+  std::string frr_pathspace;  // --frr-pathspace NAME: vtysh -N NAME; empty: FRR's default
 };
 
 // The validated form the daemon runs with.
@@ -37,6 +38,9 @@ struct AgentOptions {
   std::string port_file;
   int worker_threads = 2;
   int max_long_calls = 32;
+  // The FRR instance whose BGP state the inventory reads (vtysh -N); empty
+  // for the host's default one.
+  std::string frr_pathspace;
 };
 
 // Checks the flags together; every error says which flag and how to fix it.

@@ -1,5 +1,6 @@
 #include "controller/checks/inventory_evaluation.h"
 
+#include "controller/checks/bgp_checks.h"
 #include "controller/checks/consistency_checks.h"
 #include "controller/checks/node_checks.h"
 
@@ -24,6 +25,7 @@ std::vector<v1::Finding> EvaluateInventoryChecks(const plan::Plan& plan,
     if (evidence.clock) clocks.push_back(*evidence.clock);
   }
   for (auto& finding : EvaluateConsistency(plan, nodes)) checks.push_back(std::move(finding));
+  for (auto& finding : EvaluateBgpRouterIds(plan, nodes)) checks.push_back(std::move(finding));
   checks.push_back(ClockOffsetFinding(plan, clocks));
   return checks;
 }

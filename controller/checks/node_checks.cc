@@ -4,11 +4,13 @@
 #include <vector>
 
 #include "absl/strings/str_cat.h"
+#include "controller/checks/bgp_checks.h"
 #include "controller/checks/check_context.h"
 #include "controller/checks/clock_checks.h"
 #include "controller/checks/finding_builder.h"
 #include "controller/checks/host_checks.h"
 #include "controller/checks/host_setting_checks.h"
+#include "controller/checks/isolation_checks.h"
 #include "controller/checks/management_checks.h"
 #include "controller/checks/mtu_checks.h"
 #include "controller/checks/nccl_env_checks.h"
@@ -30,12 +32,14 @@ std::vector<v1::Finding> EvaluateNode(const plan::Plan& plan, const plan::Node& 
   AppendSubnetManagerChecks(context, findings);
   AppendRoceGidChecks(context, findings);
   AppendMtuChecks(context, findings);
+  AppendBgpChecks(context, findings);
   AppendQosChecks(context, findings);
   AppendGpuChecks(context, findings);
   AppendPcieChecks(context, findings);
   AppendHostSettingChecks(context, findings);
   AppendTopologyChecks(context, findings);
   AppendManagementChecks(context, findings);
+  AppendIsolationChecks(context, findings);
   AppendClockChecks(context, findings);
   AppendNcclEnvChecks(context, findings);
   return findings;

@@ -103,15 +103,22 @@ absl::StatusOr<std::vector<NodeState>> MakeSinkStates(const plan::Plan& plan,
 }
 
 std::optional<PreparedRun> PrepareRun(const std::vector<std::string>& args, const char* usage,
-                                      const ClientFactory* factory_override, int* exit_code) {
+                                      const ClientFactory* factory_override, int* exit_code,
+                                      const PlanResolver& resolve) {
   if (args.size() != 1) {
     std::fprintf(stderr, "%s\n", usage);
     *exit_code = kExitUsage;
     return std::nullopt;
   }
+  *exit_code = kExitUsage;
   auto plan = LoadPlanOrReport(args[0]);
-  if (!plan) {
-    *exit_code = kExitUsage;
+  if (plan && resolve) plan = resolve(*std::move(plan), exit_code);
+  if (!plan) return std::nullopt;
+  if (plan->nodes.empty()) {
+    Diagnostics().error(
+        "{} lists no nodes: its slurm section takes them from Slurm; run with --slurm-nodes "
+        "PARTITION|NODELIST (docs/slurm.md) or add a nodes list",
+        args[0]);
     return std::nullopt;
   }
   absl::StatusOr<ClientFactory> factory = factory_override

@@ -20,20 +20,27 @@ enum ExitCode : int {
   kExitNotCertified = 1,  // ran, but a check failed or a node was unreachable
   kExitUsage = 2,         // bad plan or command line; nothing ran
   kExitCannotRun = 3,     // no agent reachable, or an internal error
+  // --slurm-drain: the certificate is written, but Slurm refused a drain or
+  // resume; the verdict is the certificate's (docs/slurm.md).
+  kExitSlurmFailed = 4,
 };
 
 // What every subcommand may be given on the command line.
 struct CommandOptions {
-  std::string out;        // --out: overrides the plan's certificate.out
-  bool json = false;      // --json: machine-readable stdout
-  bool color = false;     // resolved from --color and the terminal
-  bool quiet = false;     // --quiet: no progress lines
-  double noise = 0.10;    // --noise: diff's relative band within which a change is noise
-  std::string pubkey;     // --pubkey: verify against this public key
-  std::string trust_dir;  // --trust-dir: verify trusts the *.pub keys in this directory
-  std::string baseline;   // --baseline: certificate a partial re-certification starts from
-  std::string only;       // --only: comma-separated nodes to measure again
-  std::string resume;     // --resume: the directory of a killed run to continue
+  std::string out;           // --out: overrides the plan's certificate.out
+  bool json = false;         // --json: machine-readable stdout
+  bool color = false;        // resolved from --color and the terminal
+  bool quiet = false;        // --quiet: no progress lines
+  double noise = 0.10;       // --noise: diff's relative band within which a change is noise
+  std::string pubkey;        // --pubkey: verify against this public key
+  std::string trust_dir;     // --trust-dir: verify trusts the *.pub keys in this directory
+  std::string baseline;      // --baseline: certificate a partial re-certification starts from
+  std::string only;          // --only: comma-separated nodes to measure again
+  std::string resume;        // --resume: the directory of a killed run to continue
+  std::string slurm_nodes;   // --slurm-nodes: a partition or hostlist; the nodes come from Slurm
+  bool slurm_drain = false;  // --slurm-drain: drain failing nodes, resume those that pass again
+  bool local = false;        // --local: health checks the node this host is
+  std::string node;          // --node: health checks this node
 };
 
 // Makes the client for one plan node; gRPC in production, fakes in tests.
@@ -64,10 +71,17 @@ struct PreparedRun {
   std::vector<NodeState> sinks;
 };
 
-// Checks the arguments (exactly one: the plan), loads the plan and makes the
-// clients (gRPC unless `factory_override` is given). On failure prints why
-// (`usage` for bad arguments) and sets *exit_code (2 or 3).
+// Turns the loaded plan into the one to run (run --slurm-nodes: the nodes
+// Slurm lists); nullopt, once the refusal is diagnosed, with *exit_code set.
+using PlanResolver = std::function<std::optional<plan::Plan>(plan::Plan plan, int* exit_code)>;
+
+// Checks the arguments (exactly one: the plan), loads the plan (through
+// `resolve` when given) and makes the clients (gRPC unless
+// `factory_override` is given). On failure prints why (`usage` for bad
+// arguments) and sets *exit_code (2 or 3). A plan with no nodes (a slurm
+// plan run without --slurm-nodes) is refused.
 std::optional<PreparedRun> PrepareRun(const std::vector<std::string>& args, const char* usage,
-                                      const ClientFactory* factory_override, int* exit_code);
+                                      const ClientFactory* factory_override, int* exit_code,
+                                      const PlanResolver& resolve = nullptr);
 
 }  // namespace clustercert::controller

@@ -8,6 +8,7 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
 #include "common/clock.h"
+#include "common/process/process_command_runner.h"
 #include "common/text_escape.h"
 #include "controller/certificate/certificate_signer.h"
 #include "controller/certificate/certificate_writer.h"
@@ -18,6 +19,7 @@
 #include "controller/commands/interrupt_watcher.h"
 #include "controller/commands/matrix_table.h"
 #include "controller/commands/run_output.h"
+#include "controller/commands/slurm_support.h"
 #include "controller/commands/uplink_table.h"
 #include "controller/report/report_files.h"
 
@@ -153,8 +155,13 @@ int RunRunCommand(const std::vector<std::string>& args, const CommandOptions& op
   RunStop stop;
   InterruptWatcher watcher(stop, clock.NowFunction());
   int exit_code = 0;
-  auto prepared = PrepareRun(args, "usage: controller run PLAN.yaml [--out DIR | --resume DIR]",
-                             factory_override, &exit_code);
+  process::ProcessCommandRunner slurm_runner;  // scontrol, for --slurm-nodes / --slurm-drain
+  auto prepared =
+      PrepareRun(args,
+                 "usage: controller run PLAN.yaml [--out DIR | --resume DIR] [--slurm-nodes "
+                 "PARTITION|NODELIST] [--slurm-drain]",
+                 factory_override, &exit_code,
+                 options.slurm_nodes.empty() ? nullptr : SlurmPlanResolver(options, slurm_runner));
   if (!prepared) return exit_code;
   const plan::Plan& plan = prepared->plan;
   std::vector<NodeState>& nodes = prepared->nodes;
@@ -195,10 +202,15 @@ int RunRunCommand(const std::vector<std::string>& args, const CommandOptions& op
   }
 
   PrintRunSummary(plan, nodes, result, *path, reports_failed ? "" : output->dir, options);
+  const int slurm_failed =
+      options.slurm_drain && watcher.exit_code() == 0
+          ? UpdateSlurm(plan, result.certificate, slurm_runner, options.json ? stderr : stdout)
+          : 0;
   // A stopped run ends as a stopped tool does (130 / 143), its partial
   // certificate written.
   if (watcher.exit_code() != 0) return watcher.exit_code();
   if (signing_failed || reports_failed) return kExitCannotRun;
+  if (slurm_failed != 0) return kExitSlurmFailed;
   return ExitCodeFor(result, nodes.size());
 }
 

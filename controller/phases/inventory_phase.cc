@@ -8,6 +8,27 @@
 namespace clustercert::controller {
 namespace {
 
+// How long each isolation probe waits for an answer: a host on the other
+// fabric answers a SYN in well under a millisecond; a second covers a
+// congested or routed path and keeps the inventory call short.
+constexpr uint32_t kIsolationProbeTimeoutMs = 1000;
+
+// What the agent is asked about the plan's other fabrics (field by field the
+// agent re-validates it: fabric_isolation.h).
+v1::IsolationQuery IsolationQueryFor(const plan::Plan& plan, const plan::Node& node) {
+  v1::IsolationQuery query;
+  for (const plan::OtherFabric& fabric : plan.other_fabrics) {
+    v1::IsolationQuery::OtherFabric* entry = query.add_fabrics();
+    entry->set_name(fabric.name);
+    for (const std::string& subnet : fabric.subnets) entry->add_subnets(subnet);
+    for (const std::string& target : fabric.probe) entry->add_probe(target);
+  }
+  for (const std::string& rail : node.rails) query.add_rails(rail);
+  query.set_data_ip(node.data_ip);
+  query.set_probe_timeout_ms(kIsolationProbeTimeoutMs);
+  return query;
+}
+
 void FetchInventories(std::vector<NodeState>& nodes, const plan::Plan& plan, Progress& progress,
                       const RerunScope* rerun) {
   std::vector<size_t> reachable;
@@ -37,6 +58,9 @@ void FetchInventories(std::vector<NodeState>& nodes, const plan::Plan& plan, Pro
     v1::GetInventoryRequest request;
     auto host = ParseHostPort(state.node.agent);
     if (host.ok()) request.set_dialed_host(host->host);
+    if (!plan.other_fabrics.empty()) {
+      *request.mutable_isolation() = IsolationQueryFor(plan, state.node);
+    }
     state.client->GetInventory(
         request, timeout,
         [&state, &progress, finished](absl::StatusOr<v1::GetInventoryResponse> result,

@@ -97,8 +97,8 @@ Node ParseNode(FieldReader& reader, const YamlField& item) {
 }  // namespace
 
 void ParseFabricSection(MapReader& top, Fabric* fabric) {
-  std::optional<MapReader> section =
-      top.Map("fabric", "a map with type, link_rate_gbps, active_mtu, min_netdev_mtu and roce");
+  std::optional<MapReader> section = top.Map(
+      "fabric", "a map with type, link_rate_gbps, active_mtu, min_netdev_mtu, roce and routing");
   if (!section.has_value()) return;
   std::string type;
   if (section->Enum("type", {"roce", "infiniband", "ethernet"}, &type)) {
@@ -116,6 +116,12 @@ void ParseFabricSection(MapReader& top, Fabric* fabric) {
                "data netdevs; 9000 for jumbo frames)",
                &fabric->min_netdev_mtu);
   ParseRoce(*section, &fabric->roce);
+  std::string routing;
+  if (section->Enum("routing", {"auto", "bgp", "l2"}, &routing)) {
+    fabric->routing = routing == "bgp"  ? FabricRouting::kBgp
+                      : routing == "l2" ? FabricRouting::kL2
+                                        : FabricRouting::kAuto;
+  }
   section->Finish();
 }
 

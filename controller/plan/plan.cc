@@ -14,6 +14,18 @@ const char* FabricTypeName(FabricType type) {
   return "unknown";
 }
 
+const char* FabricRoutingName(FabricRouting routing) {
+  switch (routing) {
+    case FabricRouting::kAuto:
+      return "auto";
+    case FabricRouting::kBgp:
+      return "bgp";
+    case FabricRouting::kL2:
+      return "l2";
+  }
+  return "unknown";
+}
+
 const char* PairwisePatternName(PairwisePattern pattern) {
   switch (pattern) {
     case PairwisePattern::kAllPairs:

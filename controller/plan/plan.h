@@ -21,6 +21,11 @@ struct SourceLocation {
 
 enum class FabricType { kRoce, kInfiniband, kEthernet };
 
+// How the data fabric is switched (fabric.routing): kAuto runs the bgp.*
+// checks on each node whose agent reports a BGP instance (FRR), kBgp requires
+// one on every node (a routed Clos, BGP unnumbered), kL2 never runs them.
+enum class FabricRouting { kAuto, kBgp, kL2 };
+
 struct RoceSettings {
   int gid_index = 3;
   int pfc_priority = 3;
@@ -38,6 +43,7 @@ struct Fabric {
   int active_mtu = 4096;      // 256 | 512 | 1024 | 2048 | 4096
   int min_netdev_mtu = 9000;  // RoCE / ethernet data netdevs
   RoceSettings roce;          // used when type == kRoce
+  FabricRouting routing = FabricRouting::kAuto;
 };
 
 struct Node {
@@ -192,9 +198,35 @@ struct Uplink {
   absl::Duration duration = absl::Seconds(5);  // uplink.duration_s: per node, target and flow count
 };
 
+// A fabric the training data plane must not reach (other_fabrics[]): an
+// inference or storage fabric, by its subnets, and addresses in it known to
+// answer, which each node's data netdevs try to connect to.
+struct OtherFabric {
+  std::string name;
+  std::vector<std::string> subnets;  // canonical CIDRs: "10.20.0.0/16"
+  std::vector<std::string> probe;    // "10.20.0.10:2049", "[fd00::1]:2049"
+  SourceLocation location;
+};
+
 struct CertificateSettings {
   std::string out = "certs/";
   std::string signing_key;  // empty: unsigned
+};
+
+// The plan's slurm section (docs/slurm.md): how a node that Slurm lists
+// becomes a plan node when `controller run --slurm-nodes` takes the node list
+// from Slurm. Patterns hold {name}, {addr}, {hostname} and {n}
+// (controller/plan/node_pattern.h); a plan `nodes:` entry of the same name
+// wins over them.
+struct SlurmSettings {
+  bool enabled = false;  // the plan has a slurm section
+  std::string agent;     // slurm.agent, e.g. "{addr}:7070"
+  std::string data_ip;   // slurm.data_ip, e.g. "10.10.1.{n}"; empty: none
+  // slurm.node_defaults: what every Slurm node without a plan entry has.
+  std::vector<std::string> rails;
+  int gpus = 0;
+  std::string leaf;
+  absl::Duration timeout = absl::Seconds(10);  // slurm.timeout_s: each scontrol call
 };
 
 struct Plan {
@@ -209,14 +241,17 @@ struct Plan {
   Pairwise pairwise;
   Collectives collectives;
   Uplink uplink;
+  std::vector<OtherFabric> other_fabrics;  // empty: the isolation checks are skipped
   CertificateSettings certificate;
+  SlurmSettings slurm;
   // Where each key's value sits in the file, by path ("fabric.link_rate_gbps",
   // "nodes[2].rails[1]"), so a finding can cite the plan line that set it.
   // Only keys present in the file are listed.
   std::map<std::string, SourceLocation> locations;
 };
 
-const char* FabricTypeName(FabricType type);  // "roce" | "infiniband" | "ethernet"
+const char* FabricTypeName(FabricType type);           // "roce" | "infiniband" | "ethernet"
+const char* FabricRoutingName(FabricRouting routing);  // "auto" | "bgp" | "l2"
 // "all-pairs" | "ring" | "k-batch" | "leaf", as the plan spells them.
 const char* PairwisePatternName(PairwisePattern pattern);
 

@@ -15,8 +15,10 @@
 #include "controller/plan/cluster_sections.h"
 #include "controller/plan/field_reader.h"
 #include "controller/plan/map_reader.h"
+#include "controller/plan/other_fabrics_section.h"
 #include "controller/plan/plan_error_list.h"
 #include "controller/plan/plan_validator.h"
+#include "controller/plan/slurm_section.h"
 #include "controller/plan/test_sections.h"
 #include "controller/plan/yaml_document.h"
 #include "controller/plan/yaml_scalar.h"
@@ -26,7 +28,7 @@ namespace {
 
 constexpr absl::string_view kTopLevelRule =
     "a map of sections: cluster, fabric, nodes, expect, agents, pairwise, collectives, uplink, "
-    "certificate";
+    "other_fabrics, certificate, slurm";
 
 SourceLocation TopOfFile() { return SourceLocation{1, 1}; }
 
@@ -79,13 +81,20 @@ void ParseSections(const YamlNode& root, FieldReader& reader, Plan* plan) {
     }
   }
   ParseFabricSection(top, &plan->fabric);
-  ParseNodesSection(top, &plan->nodes);
+  // With a slurm section the node list may come from Slurm at run time
+  // (--slurm-nodes), so nodes is optional there. KeyLocation does not
+  // declare the key, so the allowed keys keep the documented order.
+  if (!top.KeyLocation("slurm").has_value() || top.Has("nodes")) {
+    ParseNodesSection(top, &plan->nodes);
+  }
   ParseExpectSection(top, &plan->expect);
   ParseAgentsSection(top, &plan->agents);
   ParsePairwiseSection(top, &plan->pairwise);
   ParseCollectivesSection(top, &plan->collectives);
   ParseUplinkSection(top, &plan->uplink);
+  ParseOtherFabricsSection(top, plan);  // after the nodes: it checks their data_ip
   ParseCertificateSection(top, &plan->certificate);
+  ParseSlurmSection(top, &plan->slurm);
   top.Finish();
 }
 

@@ -5,6 +5,11 @@
 #   PREFIX-n1..4  host N: mgmt veth 10.201.1.N, data veth 10.201.2.N
 #   PREFIX-ctl    the controller: mgmt veth 10.201.1.100
 #   PREFIX-st     (after `storage`) a storage host: mgmt 10.201.1.50, data 10.201.2.50
+#   PREFIX-inf    (after `inference`) a host of another fabric: 10.202.0.10 on
+#                 its own bridge (infbr, 10.202.0.0/24)
+#   PREFIX-rt     (after `inference`) the L3 router between the two fabrics:
+#                 data 10.201.2.254, inference 10.202.0.1; reachable through
+#                 only from a host given the route (`leak`)
 #
 # Every address lives only inside these namespaces.
 #   netns_lab.sh up PREFIX          build it
@@ -12,6 +17,8 @@
 #   netns_lab.sh slow-rx PREFIX N RATE shape only what host N receives
 #   netns_lab.sh storage PREFIX     add the storage host
 #   netns_lab.sh databr PREFIX up|down  the data bridge (a fabric outage)
+#   netns_lab.sh inference PREFIX   add the other fabric's host
+#   netns_lab.sh leak PREFIX N      host N routes the other fabric via the router on data0
 #   netns_lab.sh down PREFIX        remove it (idempotent)
 set -euo pipefail
 
@@ -36,7 +43,7 @@ attach() {  # attach HOSTNS IFNAME BRIDGE ADDRESS; the switch port is <m|d>-<hos
 }
 
 down() {
-  for name in sw ctl n1 n2 n3 n4 st; do
+  for name in sw ctl n1 n2 n3 n4 st inf rt; do
     ip netns pids "$(ns $name)" 2>/dev/null | xargs -r kill -9 2>/dev/null || true
     ip netns del "$(ns $name)" 2>/dev/null || true
   done
@@ -91,11 +98,27 @@ case "$action" in
   databr)
     ip -n "$(ns sw)" link set databr "$3"
     ;;
+  inference)
+    ip -n "$(ns sw)" link add infbr type bridge
+    ip -n "$(ns sw)" link set infbr up
+    for name in inf rt; do
+      ip netns add "$(ns $name)"
+      ip -n "$(ns $name)" link set lo up
+    done
+    attach "$(ns rt)" data0 databr 10.201.2.254
+    attach "$(ns rt)" inf0 infbr 10.202.0.1
+    ip netns exec "$(ns rt)" sysctl -qw net.ipv4.ip_forward=1
+    attach "$(ns inf)" inf0 infbr 10.202.0.10
+    ip -n "$(ns inf)" route add default via 10.202.0.1
+    ;;
+  leak)
+    ip -n "$(ns n$3)" route add 10.202.0.0/24 via 10.201.2.254 dev data0
+    ;;
   down)
     down
     ;;
   *)
-    echo "usage: $0 up|slow|slow-rx|fast|storage|databr|down PREFIX [ARGS]" >&2
+    echo "usage: $0 up|slow|slow-rx|fast|storage|databr|inference|leak|down PREFIX [ARGS]" >&2
     exit 2
     ;;
 esac

@@ -189,6 +189,50 @@ TEST_F(NetnsPairwiseTest, SlowReceivePathIsLocalisedWithItsSide) {
   EXPECT_NE(run.out.find("only where node3 receives"), std::string::npos) << run.out;
 }
 
+// Another fabric behind an L3 router on the data bridge: only node2 was
+// given a route to it through data0, so only node2's data plane reaches it;
+// isolation.routes and isolation.probe fail there and pass elsewhere. The
+// probe target answers with a RST (nothing listens): an answer all the same.
+TEST_F(NetnsPairwiseTest, DataPlaneReachingAnotherFabricFailsThatNodeOnly) {
+  for (const std::vector<std::string>& step :
+       {std::vector<std::string>{"inference", prefix_}, {"leak", prefix_, "2"}}) {
+    std::vector<std::string> argv = {"/bin/bash", kLab};
+    argv.insert(argv.end(), step.begin(), step.end());
+    CommandResult result = RunCommand(argv, (dir_ / step[0]).string());
+    ASSERT_EQ(result.exit_code, 0) << result.err;
+  }
+  StartAgents();
+  std::string plan =
+      "cluster: netns-lab\n"
+      "fabric: {type: ethernet, min_netdev_mtu: 1500}\n"
+      "nodes:\n" +
+      NodesAndAgents() +
+      "other_fabrics: [{name: inference, subnets: [10.202.0.0/24], probe: "
+      "[\"10.202.0.10:8000\"]}]\n"
+      "certificate: {out: " +
+      (dir_ / "certs").string() + "}\n";
+  const fs::path path = dir_ / "isolation.yaml";
+  std::ofstream(path) << plan;
+  CommandResult run = RunCommand(ControllerArgv(path.string()), (dir_ / "controller").string());
+  ASSERT_EQ(run.exit_code, 1) << run.out << run.err;
+  v1::Certificate certificate = CertificateFromOutput(run.out);
+  int judged = 0;
+  for (const v1::Finding& check : certificate.checks()) {
+    if (check.id() != "isolation.routes" && check.id() != "isolation.probe") continue;
+    ++judged;
+    EXPECT_EQ(check.status(), check.node() == "node2" ? v1::Finding::fail : v1::Finding::pass)
+        << check.node() << " " << check.id() << ": " << check.message();
+    if (check.node() == "node2" && check.id() == "isolation.probe") {
+      EXPECT_NE(check.observed().find("data0 reached 10.202.0.10:8000 (inference): refused"),
+                std::string::npos)
+          << check.observed();
+    }
+  }
+  EXPECT_EQ(judged, 8);
+  EXPECT_NE(run.out.find("node2's training data plane reaches another fabric"), std::string::npos)
+      << run.out;
+}
+
 // A re-certification: a healthy signed run; node3's link slowed (the bad
 // cable); diff names node3 and its pairs; the cable "swapped" (shaping
 // removed) and only node3 re-run against the slowed baseline: the carried

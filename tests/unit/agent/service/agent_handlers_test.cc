@@ -51,6 +51,38 @@ TEST_F(AgentHandlersTest, InventoryIsStampedWithNodeAndVersion) {
   EXPECT_EQ(response->inventory().netdevs(0).name(), "eno1");
 }
 
+v1::GetInventoryRequest WithIsolationQuery() {
+  v1::GetInventoryRequest request;
+  auto* fabric = request.mutable_isolation()->add_fabrics();
+  fabric->set_name("inference");
+  fabric->add_subnets("10.30.0.0/16");
+  fabric->add_probe("10.30.0.10:8000");
+  request.mutable_isolation()->set_probe_timeout_ms(1000);
+  return request;
+}
+
+// An agent on a captured tree has no isolation collector: it says why,
+// never answers with this machine's routes.
+TEST_F(AgentHandlersTest, IsolationOnACapturedTreeIsUnknownWithTheReason) {
+  auto response = handlers_.GetInventory(WithIsolationQuery());
+  ASSERT_TRUE(response.ok()) << response.status();
+  const v1::FabricIsolation& isolation = response->inventory().isolation();
+  ASSERT_EQ(isolation.unknowns_size(), 1);
+  EXPECT_EQ(isolation.unknowns(0).field(), "isolation");
+  EXPECT_NE(isolation.unknowns(0).reason().find("captured tree"), std::string::npos);
+  EXPECT_EQ(isolation.probes_size(), 0);
+}
+
+// A query past the agent's bounds is refused before anything is collected.
+TEST_F(AgentHandlersTest, IsolationQueryOutsideTheBoundsIsRefused) {
+  v1::GetInventoryRequest request = WithIsolationQuery();
+  request.mutable_isolation()->mutable_fabrics(0)->set_probe(0, "metadata.internal:80");
+  inventory_.last_dialed_host = "untouched";
+  auto response = handlers_.GetInventory(request);
+  EXPECT_EQ(response.status().code(), absl::StatusCode::kInvalidArgument);
+  EXPECT_EQ(inventory_.last_dialed_host, "untouched");
+}
+
 TEST_F(AgentHandlersTest, ExchangeTimeStampsArrivalAndAnswer) {
   v1::ExchangeTimeRequest request;
   request.set_controller_send_unix_us(123);

@@ -42,8 +42,8 @@ TEST(PlanParserTest, EmptyFileIsAnError) {
     EXPECT_EQ(plan.status().code(), absl::StatusCode::kInvalidArgument);
     EXPECT_EQ(Message(plan),
               "plans/t.yaml:1:1: the plan is empty; it must be a map of sections: cluster, fabric, "
-              "nodes, expect, agents, pairwise, collectives, uplink, certificate (at least cluster "
-              "and nodes).");
+              "nodes, expect, agents, pairwise, collectives, uplink, other_fabrics, certificate, "
+              "slurm (at least cluster and nodes).");
   }
 }
 
@@ -101,14 +101,15 @@ TEST(PlanParserTest, UnknownKeysAtEveryLevelWithSuggestions) {
       ElementsAre(absl::StrCat(file,
                                ":5:3: fabric.link_rate_gpbs is not a known key; did you mean "
                                "link_rate_gbps? Keys allowed in fabric: type, link_rate_gbps, "
-                               "active_mtu, min_netdev_mtu, roce."),
+                               "active_mtu, min_netdev_mtu, roce, routing."),
                   absl::StrCat(file,
                                ":10:5: nodes[0].gpu is not a known key; did you mean gpus? Keys "
                                "allowed in nodes[0]: name, agent, data_ip, rails, gpus, leaf."),
                   absl::StrCat(file,
                                ":11:1: colectives is not a known key; did you mean collectives? "
                                "Keys allowed at the top level: cluster, fabric, nodes, expect, "
-                               "agents, pairwise, collectives, uplink, certificate.")));
+                               "agents, pairwise, collectives, uplink, other_fabrics, "
+                               "certificate, slurm.")));
 }
 
 TEST(PlanParserTest, ReportsEveryErrorInTheFileInOrder) {

@@ -24,7 +24,8 @@ const std::vector<RejectCase> kClusterCases = {
      {{"cluster: test-cluster", "clustr: test-cluster"}},
      "|clustr",
      "clustr is not a known key; did you mean cluster? Keys allowed at the top level: cluster, "
-     "fabric, nodes, expect, agents, pairwise, collectives, uplink, certificate.",
+     "fabric, nodes, expect, agents, pairwise, collectives, uplink, other_fabrics, certificate, "
+     "slurm.",
      2},
     {"UnknownSection",
      {{"cluster: test-cluster\n", "cluster: test-cluster\nmonitoring: on\n"}},
