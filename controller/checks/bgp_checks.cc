@@ -88,10 +88,26 @@ struct InterfacePeer {
   const v1::BgpNeighbor* first = nullptr;
 };
 
-InterfacePeer PeerOn(const v1::BgpState& bgp, absl::string_view netdev) {
+// Whether `neighbor` peers over `netdev`: by name for an unnumbered peer;
+// for a numbered one (an address), when the address lies in one of the
+// netdev's subnets, so a numbered eBGP fabric is judged as it is, not failed
+// for having no interface-named neighbour.
+bool PeersOver(const v1::BgpNeighbor& neighbor, absl::string_view netdev, const v1::Netdev* entry) {
+  if (neighbor.peer() == netdev) return true;
+  if (neighbor.unnumbered() || entry == nullptr) return false;
+  for (const std::string& cidr : entry->cidrs()) {
+    std::optional<IpSubnet> subnet = IpSubnet::Parse(cidr);
+    if (subnet.has_value() && subnet->prefix_length() > 0 && subnet->Contains(neighbor.peer())) {
+      return true;
+    }
+  }
+  return false;
+}
+
+InterfacePeer PeerOn(const v1::BgpState& bgp, absl::string_view netdev, const v1::Netdev* entry) {
   InterfacePeer peer;
   for (const v1::BgpNeighbor& neighbor : bgp.neighbors()) {
-    if (neighbor.peer() != netdev) continue;
+    if (!PeersOver(neighbor, netdev, entry)) continue;
     if (!peer.listed) peer.first = &neighbor;
     const bool established = neighbor.state() == "Established";
     if (!peer.listed || (!established && peer.established)) peer.state = neighbor.state();
@@ -296,7 +312,8 @@ void AppendBgpChecks(const CheckContext& context, std::vector<v1::Finding>& find
   }
   std::vector<v1::Finding> prefixes;
   for (const std::string& netdev : fabric.names) {
-    const InterfacePeer peer = PeerOn(context.inventory().bgp(), netdev);
+    const InterfacePeer peer =
+        PeerOn(context.inventory().bgp(), netdev, context.FindNetdev(netdev));
     findings.push_back(NeighborFinding(context, netdev, peer));
     prefixes.push_back(PrefixesFinding(context, netdev, peer));
   }

@@ -141,6 +141,26 @@ TEST(BgpChecksTest, RailNetdevWithoutANeighbourFails) {
                         "65101`"));
 }
 
+// A numbered eBGP session (the leaf's address in the rail's subnet) counts
+// for that rail: the fabric is routed, only not unnumbered.
+TEST(BgpChecksTest, NumberedNeighbourInTheRailsSubnetCountsForIt) {
+  plan::Plan plan = testing::RocePlan();
+  v1::Inventory inventory = testing::HealthyRoceInventory();
+  v1::BgpState* bgp = inventory.mutable_bgp();
+  *bgp = CollectedState("healthy-host1");
+  bgp->mutable_neighbors(0)->set_peer("enp65s0np0");
+  v1::BgpNeighbor* numbered = bgp->add_neighbors();
+  *numbered = bgp->neighbors(0);
+  numbered->set_peer("10.10.2.254");  // enp193s0np0 holds 10.10.2.1/24
+  numbered->set_unnumbered(false);
+  const auto findings = Findings(plan, inventory);
+  EXPECT_EQ(Get(findings, "bgp.neighbor", "enp193s0np0").status(), v1::Finding::pass);
+  EXPECT_EQ(Get(findings, "bgp.prefixes", "enp193s0np0").status(), v1::Finding::pass);
+  numbered->set_peer("10.99.0.1");  // in no rail's subnet: still no neighbour there
+  EXPECT_EQ(Get(Findings(plan, inventory), "bgp.neighbor", "enp193s0np0").status(),
+            v1::Finding::fail);
+}
+
 TEST(BgpChecksTest, AutoWithoutFrrSkipsWithTheAgentsReason) {
   v1::Inventory inventory = HostInventory("");
   inventory.mutable_bgp()->set_reason("vtysh not found (...): FRR is not installed");
