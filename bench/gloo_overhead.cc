@@ -1,8 +1,8 @@
 // The sweep harness's own overhead on gloo: 4 ranks as threads in one
 // process over gloo tcp on 127.0.0.1, rendezvous through gloo's HashStore.
 // For each size it times the allreduce two ways on the same connected
-// context and buffers size: as RunAllreduceSweep measures it through
-// GlooAllreduceBackend (the worker's code), and as a bare loop of the same
+// context and buffers size: as RunCollectiveSweep measures it through
+// GlooCollectiveBackend (the worker's code), and as a bare loop of the same
 // gloo::allreduce call with the same options and iteration counts. Each is
 // repeated and the medians compared; the target is a ratio of at most 1.02.
 // It prints figures only (exit 0 either way): timing is no test assertion.
@@ -20,14 +20,14 @@
 #include <thread>
 #include <vector>
 
-#include "sweep/allreduce_sweep.h"
+#include "sweep/collective_sweep.h"
 #include "sweep/worker_options.h"
 #include "workers/gloo/gloo_backend.h"
 
 namespace {
 
 using clustercert::sweep::SweepSpec;
-using clustercert::workers::gloo_worker::GlooAllreduceBackend;
+using clustercert::workers::gloo_worker::GlooCollectiveBackend;
 
 constexpr int kRanks = 4;
 constexpr int kRepetitions = 5;
@@ -58,8 +58,8 @@ void RunRank(int rank, gloo::rendezvous::HashStore& store, std::vector<SizeFigur
   options.transport = "tcp";
   options.bind_ip = "127.0.0.1";
   options.timeout_s = 60;
-  std::unique_ptr<GlooAllreduceBackend> backend =
-      GlooAllreduceBackend::Connect(options, store, error);
+  std::unique_ptr<GlooCollectiveBackend> backend =
+      GlooCollectiveBackend::Connect(options, store, error);
   if (!backend) return;
 
   for (size_t s = 0; s < kSizes.size(); ++s) {
@@ -84,8 +84,8 @@ void RunRank(int rank, gloo::rendezvous::HashStore& store, std::vector<SizeFigur
       // Which goes first alternates, so neither always runs on a warmer cache.
       for (int turn = 0; turn < 2; ++turn) {
         if ((turn + repetition) % 2 == 0) {
-          clustercert::sweep::SweepOutcome outcome =
-              clustercert::sweep::RunAllreduceSweep(*backend, spec, SteadySeconds, nullptr);
+          clustercert::sweep::SweepOutcome outcome = clustercert::sweep::RunCollectiveSweep(
+              *backend, clustercert::sweep::Operation::kAllReduce, spec, SteadySeconds, nullptr);
           if (!outcome.error.empty()) {
             error = outcome.error;
             return;
@@ -132,8 +132,8 @@ int main() {
   }
 
   std::printf(
-      "gloo tcp 127.0.0.1, %d ranks as threads, medians of %d; sweep = RunAllreduceSweep "
-      "+ GlooAllreduceBackend, loop = bare gloo::allreduce\n",
+      "gloo tcp 127.0.0.1, %d ranks as threads, medians of %d; sweep = RunCollectiveSweep "
+      "+ GlooCollectiveBackend, loop = bare gloo::allreduce\n",
       kRanks, kRepetitions);
   std::printf("%12s %12s %12s %8s\n", "size (B)", "sweep (us)", "loop (us)", "ratio");
   double log_ratio_sum = 0;

@@ -69,7 +69,9 @@ std::string NcclTestsVariant(const TimedVariant& variant) {
 }  // namespace
 
 std::string EncodeRowLine(const SweepRow& row) {
-  std::string line = "row bytes=" + std::to_string(row.bytes);
+  std::string line = "row";
+  if (!row.operation.empty() && row.operation != "all_reduce") line += " op=" + row.operation;
+  line += " bytes=" + std::to_string(row.bytes);
   line += " count=" + std::to_string(row.count);
   line += " type=" + row.type;
   line += " redop=" + row.redop;
@@ -119,6 +121,10 @@ std::optional<SweepRow> DecodeRowLine(const std::string& line) {
   row.root = static_cast<int>(root_value);
   row.type = type->second;
   row.redop = redop->second;
+  if (auto op = fields.find("op"); op != fields.end()) {
+    if (op->second.empty()) return std::nullopt;
+    row.operation = op->second;
+  }
   if (!TakeVariant(fields, "oop", row.out_of_place)) return std::nullopt;
   row.has_in_place = HasAnyVariantField(fields, "ip");
   if (row.has_in_place && !TakeVariant(fields, "ip", row.in_place)) return std::nullopt;
@@ -144,6 +150,11 @@ std::string NcclTestsHeader() {
                 "(elements)", "", "", "", "(us)", "(GB/s)", "(GB/s)", "", "(us)", "(GB/s)",
                 "(GB/s)", "");
   return std::string(line1) + line2 + line3;
+}
+
+std::string NcclTestsTitle(const std::string& operation) {
+  return "# Collective test starting: " +
+         (operation.empty() ? std::string("all_reduce") : operation) + "_perf\n";
 }
 
 std::string NcclTestsRowLine(const SweepRow& row) {

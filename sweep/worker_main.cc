@@ -48,9 +48,10 @@ int RunWorkerMain(int argc, char** argv, const std::string& program, const std::
   }
 }
 
-int SweepAndReport(AllreduceBackend& backend, const SweepSpec& spec, WorkerOutput& output) {
-  SweepOutcome outcome = RunAllreduceSweep(backend, spec, SteadySeconds,
-                                           [&output](const SweepRow& row) { output.Row(row); });
+int SweepAndReport(CollectiveBackend& backend, Operation operation, const SweepSpec& spec,
+                   WorkerOutput& output) {
+  SweepOutcome outcome = RunCollectiveSweep(backend, operation, spec, SteadySeconds,
+                                            [&output](const SweepRow& row) { output.Row(row); });
   if (!outcome.error.empty()) return output.Fail(outcome.error);
   return output.Done();
 }

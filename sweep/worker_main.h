@@ -8,7 +8,7 @@
 #include <functional>
 #include <string>
 
-#include "sweep/allreduce_sweep.h"
+#include "sweep/collective_sweep.h"
 #include "sweep/sweep_spec.h"
 #include "sweep/worker_failure.h"
 #include "sweep/worker_options.h"
@@ -38,7 +38,8 @@ int RunWorkerMain(int argc, char** argv, const std::string& program, const std::
 
 // Runs the sweep on `backend`, reporting each row, then `done` or the
 // sweep's failure; returns the exit code.
-int SweepAndReport(AllreduceBackend& backend, const SweepSpec& spec, WorkerOutput& output);
+int SweepAndReport(CollectiveBackend& backend, Operation operation, const SweepSpec& spec,
+                   WorkerOutput& output);
 
 // "rank 2 of 8".
 std::string RankText(const WorkerOptions& options);

@@ -175,6 +175,12 @@ std::vector<std::string> FormatWorkerArgs(const WorkerOptions& options) {
     args.push_back("--ib-device");
     args.push_back(options.ib_device);
   }
+  // Only when not the default, so an all_reduce job still starts a worker
+  // built before operations existed.
+  if (options.operation != Operation::kAllReduce) {
+    args.push_back("--operation");
+    args.push_back(OperationName(options.operation));
+  }
   if (options.copy_check) args.push_back("--copy-check");
   if (options.print_table) args.push_back("--print-table");
   return args;
@@ -184,9 +190,9 @@ namespace {
 
 bool IsValueFlag(const std::string& flag) {
   static const char* const kValueFlags[] = {
-      "--rank",    "--ranks",      "--local-rank",  "--sizes",    "--warmup",
-      "--iters",   "--memory-cap", "--transport",   "--bind-ip",  "--ib-device",
-      "--ib-port", "--gid-index",  "--cuda-device", "--timeout-s"};
+      "--rank",    "--ranks",      "--local-rank",  "--sizes",     "--warmup",
+      "--iters",   "--memory-cap", "--transport",   "--bind-ip",   "--ib-device",
+      "--ib-port", "--gid-index",  "--cuda-device", "--timeout-s", "--operation"};
   for (const char* name : kValueFlags) {
     if (flag == name) return true;
   }
@@ -222,6 +228,15 @@ bool ApplyValueFlag(const std::string& flag, const std::string& value, WorkerOpt
       return false;
     }
     options.transport = value;
+    return true;
+  }
+  if (flag == "--operation") {
+    const std::optional<Operation> operation = ParseOperation(value);
+    if (!operation) {
+      error = "--operation is " + Quoted(value) + ": it must be one of " + OperationNamesText();
+      return false;
+    }
+    options.operation = *operation;
     return true;
   }
   if (flag == "--bind-ip") {

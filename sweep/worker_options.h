@@ -4,7 +4,7 @@
 // collective-worker-nccl): the agent builds it with FormatWorkerArgs, the
 // worker reads it with ParseWorkerArgs, so both ends agree on one list.
 //
-//   --rank R --ranks N [--local-rank L] [--sizes MIN:MAX:FACTOR]
+//   --rank R --ranks N [--local-rank L] [--operation OP] [--sizes MIN:MAX:FACTOR]
 //   [--warmup W] [--iters I] [--no-in-place] [--memory-cap BYTES]
 //   [--transport tcp|ibverbs] [--bind-ip IP] [--ib-device DEV]
 //   [--ib-port P] [--gid-index G]                  (gloo)
@@ -17,6 +17,7 @@
 #include <string>
 #include <vector>
 
+#include "sweep/collective_operation.h"
 #include "sweep/sweep_spec.h"
 
 namespace clustercert::sweep {
@@ -25,6 +26,7 @@ struct WorkerOptions {
   int rank = 0;
   int ranks = 1;
   int local_rank = 0;
+  Operation operation = Operation::kAllReduce;  // --operation all_gather ...
   SweepSpec sweep;
   int64_t memory_cap_bytes = 0;   // 0: the backend's own limit
   std::string transport = "tcp";  // gloo: tcp | ibverbs

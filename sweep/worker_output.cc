@@ -18,7 +18,8 @@ void WorkerOutput::Note(const std::string& text) {
 void WorkerOutput::Row(const SweepRow& row) {
   if (!print_table_) return channel_.Row(EncodeRowLine(row));
   std::FILE* table = channel_.to_agent();
-  if (!header_printed_) std::fputs(NcclTestsHeader().c_str(), table);
+  if (!header_printed_)
+    std::fputs((NcclTestsTitle(row.operation) + NcclTestsHeader()).c_str(), table);
   header_printed_ = true;
   std::fputs(NcclTestsRowLine(row).c_str(), table);
   std::fflush(table);

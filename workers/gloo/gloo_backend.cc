@@ -1,12 +1,16 @@
 #include "workers/gloo/gloo_backend.h"
 
+#include <gloo/allgather.h>
+#include <gloo/allgather_ring.h>
 #include <gloo/allreduce.h>
 #include <gloo/allreduce_ring.h>
+#include <gloo/alltoall.h>
 #include <gloo/barrier.h>
 #include <gloo/barrier_all_to_all.h>
 #include <gloo/common/error.h>
 #include <gloo/common/logging.h>
 #include <gloo/math.h>
+#include <gloo/reduce_scatter.h>
 #include <gloo/rendezvous/context.h>
 #include <gloo/rendezvous/prefix_store.h>
 #include <gloo/transport/ibverbs/device.h>
@@ -63,7 +67,7 @@ int64_t ReadMemAvailableBytes(const std::string& meminfo_path) {
   return 0;
 }
 
-std::unique_ptr<GlooAllreduceBackend> GlooAllreduceBackend::Connect(
+std::unique_ptr<GlooCollectiveBackend> GlooCollectiveBackend::Connect(
     const sweep::WorkerOptions& options, ::gloo::rendezvous::Store& store, std::string& error) {
   const std::string who =
       "rank " + std::to_string(options.rank) + " of " + std::to_string(options.ranks);
@@ -85,6 +89,13 @@ std::unique_ptr<GlooAllreduceBackend> GlooAllreduceBackend::Connect(
       attr.hostname = options.bind_ip;
       device = ::gloo::transport::tcp::CreateDevice(attr);
     } else if (options.transport == "ibverbs") {
+      if (options.operation == sweep::Operation::kAlltoAll) {
+        error = who +
+                ": gloo's ibverbs transport has no alltoall (gloo's alltoall needs unbound "
+                "buffers, which its ibverbs transport lacks): run alltoall with "
+                "collectives.transport: tcp, or with the nccl backend";
+        return nullptr;
+      }
       if (options.ib_device.empty()) {
         error = who +
                 ": gloo ibverbs needs an RDMA device and --ib-device is empty: pass the "
@@ -127,16 +138,17 @@ std::unique_ptr<GlooAllreduceBackend> GlooAllreduceBackend::Connect(
     error = ConnectFailure(who, description, failure.what(), options.timeout_s);
     return nullptr;
   }
-  return std::unique_ptr<GlooAllreduceBackend>(new GlooAllreduceBackend(
+  return std::unique_ptr<GlooCollectiveBackend>(new GlooCollectiveBackend(
       options, std::move(description), std::move(device), std::move(context)));
 }
 
-GlooAllreduceBackend::GlooAllreduceBackend(const sweep::WorkerOptions& options,
-                                           std::string transport_description,
-                                           std::shared_ptr<::gloo::transport::Device> device,
-                                           std::shared_ptr<::gloo::Context> context)
+GlooCollectiveBackend::GlooCollectiveBackend(const sweep::WorkerOptions& options,
+                                             std::string transport_description,
+                                             std::shared_ptr<::gloo::transport::Device> device,
+                                             std::shared_ptr<::gloo::Context> context)
     : rank_(options.rank),
       ranks_(options.ranks),
+      operation_(options.operation),
       timeout_s_(options.timeout_s),
       memory_cap_bytes_(HostBufferCapBytes(options.memory_cap_bytes, ReadMemAvailableBytes())),
       transport_description_(std::move(transport_description)),
@@ -144,7 +156,7 @@ GlooAllreduceBackend::GlooAllreduceBackend(const sweep::WorkerOptions& options,
       context_(std::move(context)),
       bound_buffers_(options.transport == "ibverbs") {}
 
-std::string GlooAllreduceBackend::FailureSentence(const std::string& what) const {
+std::string GlooCollectiveBackend::FailureSentence(const std::string& what) const {
   return "rank " + std::to_string(rank_) + " of " + std::to_string(ranks_) + " (gloo " +
          transport_description_ + "): " + what +
          ": if this is a timeout or a closed connection, a peer rank died or the data network "
@@ -152,69 +164,131 @@ std::string GlooAllreduceBackend::FailureSentence(const std::string& what) const
          FormatSeconds(timeout_s_) + "); read the other ranks' fail lines and check the links";
 }
 
-void GlooAllreduceBackend::Prepare(const std::vector<float>& host_data) {
-  try {
-    send_ = host_data;
-    receive_.assign(host_data.size(), 0.0f);
-    if (bound_buffers_) {
-      // The sweep prepares each size more than once: reuse its ring.
-      if (bound_ == nullptr || bound_->buffer.size() != host_data.size()) {
-        auto size = std::make_unique<BoundSize>();
-        size->buffer.assign(host_data.size(), 0.0f);
-        size->ring = std::make_unique<::gloo::AllreduceRing<float>>(
-            context_, std::vector<float*>{size->buffer.data()},
-            static_cast<int>(size->buffer.size()));
-        bound_ = size.get();
-        bound_sizes_.push_back(std::move(size));
-      }
-    }
-  } catch (const std::bad_alloc&) {
-    throw GlooFailure("rank " + std::to_string(rank_) + " could not allocate two buffers of " +
-                      std::to_string(host_data.size() * sizeof(float)) +
-                      " bytes on the host: lower --memory-cap or the sweep's largest size");
+int64_t GlooCollectiveBackend::MemoryCapBytes() const {
+  if (bound_buffers_) return memory_cap_bytes_ / 4;
+  return operation_ == sweep::Operation::kReduceScatter ? memory_cap_bytes_ / 2 : memory_cap_bytes_;
+}
+
+bool GlooCollectiveBackend::UsesBoundAlgorithm() const {
+  return bound_buffers_ || operation_ == sweep::Operation::kReduceScatter;
+}
+
+std::unique_ptr<::gloo::Algorithm> GlooCollectiveBackend::MakeBoundAlgorithm(
+    BoundSize& size) const {
+  const int count = static_cast<int>(shape_.count);
+  switch (operation_) {
+    case sweep::Operation::kAllGather:
+      size.output.assign(static_cast<size_t>(shape_.receive_count), 0.0f);
+      return std::make_unique<::gloo::AllgatherRing<float>>(
+          context_, std::vector<const float*>{size.buffer.data()}, size.output.data(), count);
+    case sweep::Operation::kReduceScatter:
+      // Rank r's block of the sum lands at r x count of the buffer.
+      return std::make_unique<::gloo::ReduceScatterHalvingDoubling<float>>(
+          context_, std::vector<float*>{size.buffer.data()}, static_cast<int>(size.buffer.size()),
+          std::vector<int>(ranks_, count));
+    default:
+      return std::make_unique<::gloo::AllreduceRing<float>>(
+          context_, std::vector<float*>{size.buffer.data()}, static_cast<int>(size.buffer.size()));
   }
 }
 
-std::string GlooAllreduceBackend::Run(int n, bool in_place) {
-  const size_t count = receive_.size();
+void GlooCollectiveBackend::Prepare(const sweep::CollectiveShape& shape,
+                                    const std::vector<float>& send_data) {
   try {
-    if (bound_buffers_) {
-      // The ring reduces in place on its own buffer; out-of-place starts
-      // each operation from a copy of the input (a host memcpy, inside the
-      // time), in-place from the running result.
-      std::vector<float>& buffer = bound_->buffer;
-      if (in_place) std::copy(send_.begin(), send_.end(), buffer.begin());
-      for (int i = 0; i < n; ++i) {
-        if (!in_place) std::copy(send_.begin(), send_.end(), buffer.begin());
-        bound_->ring->run();
-      }
-      std::copy(buffer.begin(), buffer.end(), receive_.begin());
-      return "";
-    }
+    shape_ = shape;
+    send_ = send_data;
+    receive_.assign(static_cast<size_t>(std::max(shape.send_count, shape.receive_count)), 0.0f);
+    if (!UsesBoundAlgorithm()) return;
+    // The sweep prepares each size more than once: reuse its algorithm.
+    if (bound_ != nullptr && bound_->buffer.size() == send_data.size()) return;
+    auto size = std::make_unique<BoundSize>();
+    size->buffer.assign(send_data.size(), 0.0f);
+    size->algorithm = MakeBoundAlgorithm(*size);
+    bound_ = size.get();
+    // Over tcp a finished size's buffers may go (see bound_sizes_ for ibverbs).
+    if (!bound_buffers_) bound_sizes_.clear();
+    bound_sizes_.push_back(std::move(size));
+  } catch (const std::bad_alloc&) {
+    throw GlooFailure("rank " + std::to_string(rank_) + " could not allocate two buffers of " +
+                      std::to_string(shape.bytes) +
+                      " bytes on the host: lower --memory-cap or the sweep's largest size");
+  } catch (const std::exception& failure) {
+    throw GlooFailure(FailureSentence(std::string("setting up gloo's ") +
+                                      sweep::OperationName(operation_) + ": " + failure.what()));
+  }
+}
+
+void GlooCollectiveBackend::RunUnbound(bool in_place) {
+  const size_t count = static_cast<size_t>(shape_.count);
+  const size_t all = static_cast<size_t>(shape_.receive_count);
+  float* input = in_place ? receive_.data() + shape_.in_place_send_offset : send_.data();
+  if (operation_ == sweep::Operation::kAllGather) {
+    ::gloo::AllgatherOptions options(context_);
+    // gloo's in-place allgather: no input, the chunk already at its offset.
+    if (!in_place) options.setInput(input, count);
+    options.setOutput(receive_.data(), all);
+    ::gloo::allgather(options);
+  } else if (operation_ == sweep::Operation::kAlltoAll) {
+    ::gloo::AlltoallOptions options(context_);
+    options.setInput(input, all);
+    options.setOutput(receive_.data(), all);
+    ::gloo::alltoall(options);
+  } else {
     ::gloo::AllreduceOptions options(context_);
-    if (in_place) {
-      std::copy(send_.begin(), send_.end(), receive_.begin());
-      options.setInput(receive_.data(), count);
-    } else {
-      options.setInput(send_.data(), count);
-    }
+    options.setInput(input, count);
     options.setOutput(receive_.data(), count);
     options.setReduceFunction(kFloatSum);
-    for (int i = 0; i < n; ++i) ::gloo::allreduce(options);
+    ::gloo::allreduce(options);
+  }
+}
+
+void GlooCollectiveBackend::RunBound(int n, bool in_place) {
+  // The algorithms work in place on their own buffer: out-of-place starts
+  // each operation from a copy of the input (a host memcpy, inside the
+  // time), in-place from the running result.
+  std::vector<float>& buffer = bound_->buffer;
+  if (in_place) std::copy(send_.begin(), send_.end(), buffer.begin());
+  for (int i = 0; i < n; ++i) {
+    if (!in_place) std::copy(send_.begin(), send_.end(), buffer.begin());
+    bound_->algorithm->run();
+  }
+  const std::vector<float>& result =
+      operation_ == sweep::Operation::kAllGather ? bound_->output : buffer;
+  const int64_t from = operation_ == sweep::Operation::kReduceScatter && !in_place
+                           ? static_cast<int64_t>(rank_) * shape_.count
+                           : 0;
+  const int64_t length = in_place ? static_cast<int64_t>(result.size()) : shape_.receive_count;
+  std::copy(result.begin() + from, result.begin() + from + length, receive_.begin());
+}
+
+std::string GlooCollectiveBackend::Run(int n, bool in_place) {
+  try {
+    if (UsesBoundAlgorithm()) {
+      RunBound(n, in_place);
+      return "";
+    }
+    if (in_place) {
+      std::copy(send_.begin(), send_.end(), receive_.begin() + shape_.in_place_send_offset);
+    }
+    for (int i = 0; i < n; ++i) RunUnbound(in_place);
   } catch (const std::exception& failure) {
-    // The sweep's sentence already names the size and the variant.
+    // The sweep's sentence already names the operation, size and variant.
     return FailureSentence(failure.what());
   }
   return "";
 }
 
-std::vector<float> GlooAllreduceBackend::Result() { return receive_; }
+std::vector<float> GlooCollectiveBackend::Result(bool in_place) {
+  const int64_t from = in_place ? shape_.in_place_receive_offset : 0;
+  const int64_t end = std::min<int64_t>(from + shape_.receive_count, receive_.size());
+  return std::vector<float>(receive_.begin() + from, receive_.begin() + end);
+}
 
-GlooAllreduceBackend::~GlooAllreduceBackend() {
+GlooCollectiveBackend::~GlooCollectiveBackend() {
   if (!bound_buffers_) return;
   // Deliberately not destroyed (see bound_sizes_): the worker exits next.
   for (auto& size : bound_sizes_) {
-    (void)size->ring.release();
+    (void)size->algorithm.release();
     (void)size.release();
   }
   (void)barrier_.release();
@@ -222,7 +296,7 @@ GlooAllreduceBackend::~GlooAllreduceBackend() {
   (void)new std::shared_ptr<::gloo::transport::Device>(std::move(device_));
 }
 
-void GlooAllreduceBackend::Barrier() {
+void GlooCollectiveBackend::Barrier() {
   try {
     if (bound_buffers_) {
       if (!barrier_) barrier_ = std::make_unique<::gloo::BarrierAllToAll>(context_);

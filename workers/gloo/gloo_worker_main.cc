@@ -1,4 +1,4 @@
-// collective-worker-gloo: one rank of an allreduce sweep over gloo (tcp or
+// collective-worker-gloo: one rank of a collective sweep (--operation) over gloo (tcp or
 // ibverbs on host memory), launched by the node-agent with the command line
 // of sweep/worker_options.h and speaking sweep/worker_protocol.h on
 // stdin/stdout. With --print-table --ranks 1 it runs alone and prints
@@ -34,8 +34,8 @@ int RunWorker(const sweep::WorkerOptions& options, WorkerOutput& output,
   }
 
   std::string error;
-  std::unique_ptr<GlooAllreduceBackend> backend =
-      GlooAllreduceBackend::Connect(options, *store, error);
+  std::unique_ptr<GlooCollectiveBackend> backend =
+      GlooCollectiveBackend::Connect(options, *store, error);
   if (!backend) return output.Fail(error);
   output.Note("transport " + backend->transport_description());
   if (backend->MemoryCapBytes() < options.sweep.max_bytes) {
@@ -47,7 +47,7 @@ int RunWorker(const sweep::WorkerOptions& options, WorkerOutput& output,
                 " and MemAvailable " + std::to_string(ReadMemAvailableBytes()) + " bytes / 8");
   }
 
-  return sweep::SweepAndReport(*backend, options.sweep, output);
+  return sweep::SweepAndReport(*backend, options.operation, options.sweep, output);
 }
 
 }  // namespace

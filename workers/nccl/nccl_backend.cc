@@ -21,6 +21,20 @@ std::string NcclCallFailed(const std::string& call, ncclResult_t result, ncclCom
   return text;
 }
 
+// What a failure sentence calls the operation's NCCL call.
+std::string NcclCallName(sweep::Operation operation) {
+  switch (operation) {
+    case sweep::Operation::kAllGather:
+      return "ncclAllGather";
+    case sweep::Operation::kReduceScatter:
+      return "ncclReduceScatter";
+    case sweep::Operation::kAlltoAll:
+      return "alltoall (grouped ncclSend/ncclRecv)";
+    default:
+      return "ncclAllReduce";
+  }
+}
+
 using SteadyClock = std::chrono::steady_clock;
 
 // How long the destructor lets a healthy communicator flush before it gives
@@ -93,23 +107,24 @@ void NcclCommunicator::Abort() {
   comm_ = nullptr;
 }
 
-NcclAllreduceBackend::NcclAllreduceBackend(const sweep::WorkerOptions& options, int device)
+NcclCollectiveBackend::NcclCollectiveBackend(const sweep::WorkerOptions& options, int device)
     : rank_(options.rank),
       ranks_(options.ranks),
+      operation_(options.operation),
       device_(device),
       timeout_s_(options.timeout_s),
       requested_cap_bytes_(options.memory_cap_bytes) {}
 
-std::string NcclAllreduceBackend::FailureSentence(const std::string& what,
-                                                  const std::string& fix) const {
+std::string NcclCollectiveBackend::FailureSentence(const std::string& what,
+                                                   const std::string& fix) const {
   return "rank " + std::to_string(rank_) + " of " + std::to_string(ranks_) +
          " (nccl cuda:" + std::to_string(device_) + "): " + what + ": " + fix;
 }
 
-std::unique_ptr<NcclAllreduceBackend> NcclAllreduceBackend::Create(
+std::unique_ptr<NcclCollectiveBackend> NcclCollectiveBackend::Create(
     const sweep::WorkerOptions& options, int device, sweep::WorkerChannel* channel,
     std::string& error) {
-  std::unique_ptr<NcclAllreduceBackend> backend(new NcclAllreduceBackend(options, device));
+  std::unique_ptr<NcclCollectiveBackend> backend(new NcclCollectiveBackend(options, device));
   ncclUniqueId unique_id;
   std::string failed = backend->SelectDevice();
   if (failed.empty()) failed = backend->ShareUniqueId(channel, unique_id);
@@ -122,7 +137,7 @@ std::unique_ptr<NcclAllreduceBackend> NcclAllreduceBackend::Create(
   return backend;
 }
 
-std::string NcclAllreduceBackend::SelectDevice() {
+std::string NcclCollectiveBackend::SelectDevice() {
   const cudaError_t cuda_result = cudaSetDevice(device_);
   if (cuda_result != cudaSuccess) {
     return FailureSentence(CudaCallFailed("cudaSetDevice", device_, cuda_result),
@@ -135,8 +150,8 @@ std::string NcclAllreduceBackend::SelectDevice() {
   return "";
 }
 
-std::string NcclAllreduceBackend::ShareUniqueId(sweep::WorkerChannel* channel,
-                                                ncclUniqueId& unique_id) const {
+std::string NcclCollectiveBackend::ShareUniqueId(sweep::WorkerChannel* channel,
+                                                 ncclUniqueId& unique_id) const {
   if (rank_ != 0) return ReadUniqueId(channel, unique_id);
   ncclResult_t result = ncclGetUniqueId(&unique_id);
   if (result != ncclSuccess) {
@@ -151,8 +166,8 @@ std::string NcclAllreduceBackend::ShareUniqueId(sweep::WorkerChannel* channel,
   return "";
 }
 
-std::string NcclAllreduceBackend::ReadUniqueId(sweep::WorkerChannel* channel,
-                                               ncclUniqueId& unique_id) const {
+std::string NcclCollectiveBackend::ReadUniqueId(sweep::WorkerChannel* channel,
+                                                ncclUniqueId& unique_id) const {
   if (channel == nullptr) {
     return FailureSentence("reading the NCCL unique id",
                            "ranks other than 0 need the agent's store; run with the "
@@ -178,7 +193,7 @@ std::string NcclAllreduceBackend::ReadUniqueId(sweep::WorkerChannel* channel,
 // Non-blocking creation polled against our own deadline: a rank whose peers
 // never join fails with NCCL's state and our sentence after --timeout-s,
 // before the agent has to kill it at the job's deadline.
-std::string NcclAllreduceBackend::JoinCommunicator(const ncclUniqueId& unique_id) {
+std::string NcclCollectiveBackend::JoinCommunicator(const ncclUniqueId& unique_id) {
   ncclConfig_t config = NCCL_CONFIG_INITIALIZER;
   config.blocking = 0;
   ncclComm_t comm = nullptr;
@@ -207,7 +222,7 @@ std::string NcclAllreduceBackend::JoinCommunicator(const ncclUniqueId& unique_id
 
 // "" once a call on the communicator settled successfully; otherwise the
 // communicator is aborted and the sentence says why.
-std::string NcclAllreduceBackend::Settle(ncclResult_t result, const std::string& during) {
+std::string NcclCollectiveBackend::Settle(ncclResult_t result, const std::string& during) {
   if (result == ncclInProgress) {
     result = AwaitCommunicator(communicator_.get(), DeadlineAfter(timeout_s_));
   }
@@ -223,7 +238,7 @@ std::string NcclAllreduceBackend::Settle(ncclResult_t result, const std::string&
   return FailureSentence(call, "NCCL's WARN lines on stderr say why");
 }
 
-std::string NcclAllreduceBackend::SizeBuffers() {
+std::string NcclCollectiveBackend::SizeBuffers() {
   size_t free_bytes = 0;
   size_t total_bytes = 0;
   const cudaError_t cuda_result = cudaMemGetInfo(&free_bytes, &total_bytes);
@@ -235,36 +250,39 @@ std::string NcclAllreduceBackend::SizeBuffers() {
   return "";
 }
 
-void NcclAllreduceBackend::Prepare(const std::vector<float>& host_data) {
-  const size_t bytes = host_data.size() * sizeof(float);
+void NcclCollectiveBackend::Prepare(const sweep::CollectiveShape& shape,
+                                    const std::vector<float>& send_data) {
+  const size_t bytes = static_cast<size_t>(shape.bytes);
+  const size_t send_bytes = send_data.size() * sizeof(float);
   const std::string fix = "lower --memory-cap or the sweep's largest size";
-  if (host_data.size() != count_ || !send_) {
+  shape_ = shape;
+  if (bytes != buffer_bytes_ || !send_) {
     send_.reset();
     receive_.reset();
-    count_ = 0;
+    buffer_bytes_ = 0;
     std::string failed = AllocateDeviceMemory(bytes, device_, send_);
     if (failed.empty()) failed = AllocateDeviceMemory(bytes, device_, receive_);
     if (!failed.empty()) throw NcclFailure(FailureSentence(failed, fix));
-    count_ = host_data.size();
+    buffer_bytes_ = bytes;
   }
   // On the sweep's own stream, then waited for: the stream is non-blocking,
   // so a plain cudaMemset (legacy default stream, asynchronous for device
   // memory) could land after the in-place copy Run queues on it. On the
   // first H200 it did, and 1-rank in-place rows came back all zeros
   // (#wrong = the element count) from a healthy GPU.
-  cudaError_t result =
-      cudaMemcpyAsync(send_.get(), host_data.data(), bytes, cudaMemcpyHostToDevice, stream_.get());
+  cudaError_t result = cudaMemcpyAsync(send_.get(), send_data.data(), send_bytes,
+                                       cudaMemcpyHostToDevice, stream_.get());
   if (result == cudaSuccess) result = cudaMemsetAsync(receive_.get(), 0, bytes, stream_.get());
   if (result == cudaSuccess) result = cudaStreamSynchronize(stream_.get());
   if (result != cudaSuccess) {
     throw NcclFailure(FailureSentence(
-        CudaCallFailed("filling the send buffer of " + std::to_string(bytes) + " bytes", device_,
-                       result),
+        CudaCallFailed("filling the send buffer of " + std::to_string(send_bytes) + " bytes",
+                       device_, result),
         "check the GPU with nvidia-smi"));
   }
 }
 
-std::string NcclAllreduceBackend::WaitForStream(const std::string& during) {
+std::string NcclCollectiveBackend::WaitForStream(const std::string& during) {
   const SteadyClock::time_point deadline = DeadlineAfter(timeout_s_);
   while (true) {
     cudaError_t query = cudaStreamQuery(stream_.get());
@@ -295,35 +313,77 @@ std::string NcclAllreduceBackend::WaitForStream(const std::string& during) {
   }
 }
 
-std::string NcclAllreduceBackend::Run(int n, bool in_place) {
-  const size_t bytes = count_ * sizeof(float);
-  // The sweep's sentence already names the size and the variant.
-  const std::string during = "ncclAllReduce";
+ncclResult_t NcclCollectiveBackend::EnqueueAlltoall(const float* input, float* output) {
+  const size_t count = static_cast<size_t>(shape_.count);
+  ncclResult_t result = ncclGroupStart();
+  for (int peer = 0; peer < ranks_ && result == ncclSuccess; ++peer) {
+    const size_t offset = static_cast<size_t>(peer) * count;
+    result = ncclSend(input + offset, count, ncclFloat, peer, communicator_.get(), stream_.get());
+    if (result == ncclSuccess) {
+      result =
+          ncclRecv(output + offset, count, ncclFloat, peer, communicator_.get(), stream_.get());
+    }
+  }
+  // The group is always closed, even after a failed call inside it.
+  const ncclResult_t ended = ncclGroupEnd();
+  return result != ncclSuccess ? result : ended;
+}
+
+ncclResult_t NcclCollectiveBackend::Enqueue(const float* input, float* output) {
+  const size_t count = static_cast<size_t>(shape_.count);
+  switch (operation_) {
+    case sweep::Operation::kAllGather:
+      return ncclAllGather(input, output, count, ncclFloat, communicator_.get(), stream_.get());
+    case sweep::Operation::kReduceScatter:
+      return ncclReduceScatter(input, output, count, ncclFloat, ncclSum, communicator_.get(),
+                               stream_.get());
+    case sweep::Operation::kAlltoAll:
+      return EnqueueAlltoall(input, output);
+    default:
+      return ncclAllReduce(input, output, count, ncclFloat, ncclSum, communicator_.get(),
+                           stream_.get());
+  }
+}
+
+std::string NcclCollectiveBackend::Run(int n, bool in_place) {
+  // The sweep's sentence already names the operation, size and variant.
+  const std::string during = NcclCallName(operation_);
   if (communicator_.get() == nullptr) {
     return FailureSentence(during, "the communicator was aborted after an earlier failure");
   }
+  float* receive = static_cast<float*>(receive_.get());
+  const float* input = static_cast<const float*>(send_.get());
+  float* output = receive;
   if (in_place) {
-    cudaError_t result = cudaMemcpyAsync(receive_.get(), send_.get(), bytes,
+    // nccl-tests' in-place: the input at its offset of the receive buffer,
+    // the output at its own (all_gather: rank x count in; reduce_scatter:
+    // rank x count out).
+    input = receive + shape_.in_place_send_offset;
+    output = receive + shape_.in_place_receive_offset;
+    cudaError_t result = cudaMemcpyAsync(receive + shape_.in_place_send_offset, send_.get(),
+                                         static_cast<size_t>(shape_.send_count) * sizeof(float),
                                          cudaMemcpyDeviceToDevice, stream_.get());
     if (result != cudaSuccess) {
       return FailureSentence(CudaCallFailed("cudaMemcpyAsync of send to receive", device_, result),
                              "check the GPU with nvidia-smi");
     }
   }
-  const void* input = in_place ? receive_.get() : send_.get();
   for (int i = 0; i < n; ++i) {
-    const ncclResult_t result = ncclAllReduce(input, receive_.get(), count_, ncclFloat, ncclSum,
-                                              communicator_.get(), stream_.get());
-    if (std::string failed = Settle(result, "ncclAllReduce"); !failed.empty()) return failed;
+    if (std::string failed = Settle(Enqueue(input, output), during); !failed.empty()) {
+      return failed;
+    }
   }
   return WaitForStream(during);
 }
 
-std::vector<float> NcclAllreduceBackend::Result() {
-  std::vector<float> host(count_);
+std::vector<float> NcclCollectiveBackend::Result(bool in_place) {
+  const size_t count = static_cast<size_t>(shape_.receive_count);
+  const size_t offset = in_place ? static_cast<size_t>(shape_.in_place_receive_offset) : 0;
+  std::vector<float> host(count);
   // Stream-ordered like Prepare: after every operation Run queued.
-  cudaError_t result = cudaMemcpyAsync(host.data(), receive_.get(), count_ * sizeof(float),
-                                       cudaMemcpyDeviceToHost, stream_.get());
+  cudaError_t result =
+      cudaMemcpyAsync(host.data(), static_cast<const float*>(receive_.get()) + offset,
+                      count * sizeof(float), cudaMemcpyDeviceToHost, stream_.get());
   if (result == cudaSuccess) result = cudaStreamSynchronize(stream_.get());
   if (result != cudaSuccess) {
     throw NcclFailure(
@@ -333,7 +393,7 @@ std::vector<float> NcclAllreduceBackend::Result() {
   return host;
 }
 
-void NcclAllreduceBackend::Barrier() {
+void NcclCollectiveBackend::Barrier() {
   const std::string during = "a barrier (1-element ncclAllReduce)";
   if (communicator_.get() == nullptr) {
     throw NcclFailure(

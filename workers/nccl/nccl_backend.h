@@ -1,11 +1,13 @@
 #pragma once
 
-// NcclAllreduceBackend: the allreduce of collective-worker-nccl, one GPU per
-// rank. Rank 0 makes the NCCL unique id and publishes it as "nccl-unique-id"
+// NcclCollectiveBackend: the collective of collective-worker-nccl (one
+// operation per process: ncclAllReduce, ncclAllGather, ncclReduceScatter,
+// or alltoall as grouped ncclSend/ncclRecv to every peer, as nccl-tests
+// runs it), one GPU per rank. Rank 0 makes the NCCL unique id and publishes it as "nccl-unique-id"
 // in the job's store (sweep/worker_protocol.h); the others read it, and
 // every rank joins a non-blocking communicator (ncclCommInitRankConfig with
 // blocking = 0, polled against --timeout-s). Buffers live on the GPU;
-// RunAllreduceSweep does the timing and checking.
+// RunCollectiveSweep does the timing and checking.
 //
 // Waiting for the stream polls cudaStreamQuery and ncclCommGetAsyncError
 // (as nccl-tests does) so a dead peer ends in a sentence after --timeout-s
@@ -21,7 +23,7 @@
 #include <string>
 #include <vector>
 
-#include "sweep/allreduce_sweep.h"
+#include "sweep/collective_sweep.h"
 #include "sweep/worker_failure.h"
 #include "sweep/worker_options.h"
 #include "sweep/worker_protocol.h"
@@ -61,21 +63,21 @@ class NcclCommunicator {
   ncclComm_t comm_ = nullptr;
 };
 
-class NcclAllreduceBackend : public sweep::AllreduceBackend {
+class NcclCollectiveBackend : public sweep::CollectiveBackend {
  public:
   // Joins the communicator of options.ranks ranks on cuda:`device`. `channel`
   // carries the unique id; it may be null only when options.ranks is 1.
   // nullptr with `error` set to a sentence on failure.
-  static std::unique_ptr<NcclAllreduceBackend> Create(const sweep::WorkerOptions& options,
-                                                      int device, sweep::WorkerChannel* channel,
-                                                      std::string& error);
+  static std::unique_ptr<NcclCollectiveBackend> Create(const sweep::WorkerOptions& options,
+                                                       int device, sweep::WorkerChannel* channel,
+                                                       std::string& error);
 
   int rank() const override { return rank_; }
   int ranks() const override { return ranks_; }
   int64_t MemoryCapBytes() const override { return memory_cap_bytes_; }
-  void Prepare(const std::vector<float>& host_data) override;
+  void Prepare(const sweep::CollectiveShape& shape, const std::vector<float>& send_data) override;
   std::string Run(int n, bool in_place) override;
-  std::vector<float> Result() override;
+  std::vector<float> Result(bool in_place) override;
   void Barrier() override;
 
   int device() const { return device_; }
@@ -83,7 +85,7 @@ class NcclAllreduceBackend : public sweep::AllreduceBackend {
   int64_t free_bytes_at_start() const { return free_bytes_at_start_; }
 
  private:
-  NcclAllreduceBackend(const sweep::WorkerOptions& options, int device);
+  NcclCollectiveBackend(const sweep::WorkerOptions& options, int device);
 
   // "rank 1 of 8 (nccl cuda:1): <what failed>: <fix>".
   std::string FailureSentence(const std::string& what, const std::string& fix) const;
@@ -101,15 +103,21 @@ class NcclAllreduceBackend : public sweep::AllreduceBackend {
   // "" once a call that answered `result` settled; else a sentence, with
   // the communicator aborted (NCCL's error, or not settled in time).
   std::string Settle(ncclResult_t result, const std::string& during);
+  // Queues one operation of shape_ from `input` to `output` on the stream.
+  ncclResult_t Enqueue(const float* input, float* output);
+  // alltoall: one grouped send and receive of shape_.count to every peer.
+  ncclResult_t EnqueueAlltoall(const float* input, float* output);
 
   int rank_;
   int ranks_;
+  sweep::Operation operation_;
+  sweep::CollectiveShape shape_;
   int device_;
   double timeout_s_;
   int64_t requested_cap_bytes_;
   int64_t memory_cap_bytes_ = 0;
   int64_t free_bytes_at_start_ = 0;
-  size_t count_ = 0;
+  size_t buffer_bytes_ = 0;  // each of send_ and receive_
   // Declared in creation order: buffers go first, then the communicator,
   // then the stream it ran on.
   CudaStream stream_;

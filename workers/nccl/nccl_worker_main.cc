@@ -1,4 +1,4 @@
-// collective-worker-nccl: one rank of an allreduce sweep over NCCL on one
+// collective-worker-nccl: one rank of a collective sweep (--operation) over NCCL on one
 // GPU, launched by the node-agent with the command line of
 // sweep/worker_options.h and speaking sweep/worker_protocol.h on
 // stdin/stdout (its own copy of stdout: descriptor 1 is pointed at stderr,
@@ -79,7 +79,7 @@ int RunWorker(const sweep::WorkerOptions& options, WorkerOutput& output,
   std::string invalid = sweep::ValidateSweepSpec(options.sweep);
   if (!invalid.empty()) return output.Fail(invalid);
   std::string error;
-  std::unique_ptr<NcclAllreduceBackend> backend = NcclAllreduceBackend::Create(
+  std::unique_ptr<NcclCollectiveBackend> backend = NcclCollectiveBackend::Create(
       options, device, options.print_table ? nullptr : &channel, error);
   if (!backend) return output.Fail(error);
   if (backend->MemoryCapBytes() < options.sweep.max_bytes) {
@@ -87,7 +87,7 @@ int RunWorker(const sweep::WorkerOptions& options, WorkerOutput& output,
                 " bytes: cuda:" + std::to_string(device) + " has " +
                 std::to_string(backend->free_bytes_at_start()) + " bytes free");
   }
-  return sweep::SweepAndReport(*backend, options.sweep, output);
+  return sweep::SweepAndReport(*backend, options.operation, options.sweep, output);
 }
 
 }  // namespace

@@ -124,5 +124,30 @@ TEST(SweepRowTest, RowLineWithoutInPlaceEndsAfterOutOfPlace) {
       "        1024           256     float     sum      -1    40.00    0.03    0.05      0\n");
 }
 
+TEST(SweepRowTest, OperationTravelsAndAllReduceLinesStayAsTheyWere) {
+  SweepRow row;
+  row.bytes = 64;
+  row.count = 4;
+  row.operation = "alltoall";
+  row.redop = "none";
+  row.has_in_place = false;
+  const std::string line = EncodeRowLine(row);
+  EXPECT_EQ(line.rfind("row op=alltoall bytes=64 count=4 type=float redop=none ", 0), 0u) << line;
+  std::optional<SweepRow> decoded = DecodeRowLine(line);
+  ASSERT_TRUE(decoded);
+  EXPECT_EQ(decoded->operation, "alltoall");
+  row.operation = "all_reduce";
+  EXPECT_EQ(EncodeRowLine(row).find(" op="), std::string::npos);
+  EXPECT_EQ(DecodeRowLine(EncodeRowLine(row))->operation, "all_reduce");
+  EXPECT_FALSE(
+      DecodeRowLine("row op= bytes=8 count=2 type=float redop=sum root=-1 oop_us=1 "
+                    "oop_algbw=1 oop_busbw=1 oop_wrong=0"));
+}
+
+TEST(SweepRowTest, TitleIsNcclTestsFirstLine) {
+  EXPECT_EQ(NcclTestsTitle("all_gather"), "# Collective test starting: all_gather_perf\n");
+  EXPECT_EQ(NcclTestsTitle(""), "# Collective test starting: all_reduce_perf\n");
+}
+
 }  // namespace
 }  // namespace clustercert::sweep

@@ -2,6 +2,8 @@
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
+
 namespace clustercert::sweep {
 namespace {
 
@@ -10,6 +12,7 @@ WorkerOptions EveryFieldSet() {
   options.rank = 5;
   options.ranks = 16;
   options.local_rank = 1;
+  options.operation = Operation::kReduceScatter;
   options.sweep.min_bytes = 1024;
   options.sweep.max_bytes = int64_t{4} << 30;
   options.sweep.factor = 4;
@@ -33,6 +36,7 @@ void ExpectSame(const WorkerOptions& a, const WorkerOptions& b) {
   EXPECT_EQ(a.rank, b.rank);
   EXPECT_EQ(a.ranks, b.ranks);
   EXPECT_EQ(a.local_rank, b.local_rank);
+  EXPECT_EQ(a.operation, b.operation);
   EXPECT_EQ(a.sweep.min_bytes, b.sweep.min_bytes);
   EXPECT_EQ(a.sweep.max_bytes, b.sweep.max_bytes);
   EXPECT_EQ(a.sweep.factor, b.sweep.factor);
@@ -67,6 +71,21 @@ TEST(WorkerOptionsTest, RoundTripsDefaultsAndPrintTable) {
   std::optional<WorkerOptions> parsed = ParseWorkerArgs(FormatWorkerArgs(options), error);
   ASSERT_TRUE(parsed.has_value()) << error;
   ExpectSame(*parsed, options);
+}
+
+TEST(WorkerOptionsTest, OperationIsLeftOutForAllReduceAndChecked) {
+  WorkerOptions options;
+  const std::vector<std::string> args = FormatWorkerArgs(options);
+  EXPECT_EQ(std::find(args.begin(), args.end(), "--operation"), args.end());
+  std::string error;
+  EXPECT_FALSE(ParseWorkerArgs({"--rank", "0", "--ranks", "2", "--operation", "allreduce"}, error));
+  EXPECT_EQ(error,
+            "--operation is 'allreduce': it must be one of all_reduce, all_gather, "
+            "reduce_scatter, alltoall");
+  std::optional<WorkerOptions> parsed =
+      ParseWorkerArgs({"--rank", "0", "--ranks", "2", "--operation=alltoall"}, error);
+  ASSERT_TRUE(parsed) << error;
+  EXPECT_EQ(parsed->operation, Operation::kAlltoAll);
 }
 
 TEST(WorkerOptionsTest, SizesArePlainBytes) {
