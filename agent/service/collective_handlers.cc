@@ -106,6 +106,13 @@ absl::Status CheckJobSpec(const v1::StartCollectiveRequest& request, int node_gp
                                                    "; it must be at most ", kMaxTimeoutMs,
                                                    " (a day; collectives.timeout_s)"));
   }
+  if (!spec.operation().empty() && !sweep::ParseOperation(spec.operation())) {
+    return absl::InvalidArgumentError(
+        absl::StrCat("collective operation is \"", ClipValue(spec.operation()),
+                     "\"; it must be one of ", sweep::OperationNamesText(),
+                     " (empty: all_reduce); update the node-agent to the "
+                     "controller's release"));
+  }
   // Checked as sent, before the conversion to the worker's int could wrap it.
   if (spec.ib_port() > static_cast<uint32_t>(sweep::kMaxIbPort)) {
     return absl::InvalidArgumentError(absl::StrCat("collective ib_port is ", spec.ib_port(),
@@ -164,6 +171,9 @@ absl::StatusOr<sweep::WorkerOptions> RankOptions(const v1::CollectiveJobSpec& sp
   options.rank = rank.rank();
   options.ranks = spec.world_size();
   options.local_rank = rank.local_rank();
+  // Checked with the spec: an unknown name never reaches here.
+  options.operation =
+      sweep::ParseOperation(spec.operation()).value_or(sweep::Operation::kAllReduce);
   options.sweep = sweep;
   options.memory_cap_bytes = spec.memory_cap_bytes();
   options.transport = spec.transport().empty() ? "tcp" : spec.transport();

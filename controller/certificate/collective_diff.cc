@@ -9,6 +9,7 @@
 
 #include "absl/strings/str_cat.h"
 #include "controller/certificate/diff_support.h"
+#include "controller/collectives/collective_verdicts.h"
 
 namespace clustercert::controller {
 namespace {
@@ -143,10 +144,7 @@ void DiffCollectiveSweeps(const v1::Certificate& old_cert, const v1::Certificate
   MatchByKey(
       old_cert.collectives(), new_cert.collectives(),
       // A 1-node sweep runs on every node: the node is part of its identity.
-      [](const v1::CollectiveSweep& s) {
-        return s.scope() == "1-node" && s.nodes_size() == 1 ? absl::StrCat("1-node ", s.nodes(0))
-                                                            : s.scope();
-      },
+      [](const v1::CollectiveSweep& s) { return SweepName(s); },
       [&](const std::string& scope, const v1::CollectiveSweep* o, const v1::CollectiveSweep* n) {
         if (o != nullptr && n != nullptr) return DiffSweep(scope, *o, *n, noise, entries);
         // A sweep on one side only is listed; a failing NEW one is judged by

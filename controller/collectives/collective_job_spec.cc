@@ -44,9 +44,12 @@ std::string GlooTransportFor(const plan::Plan& plan, const NodeState& node) {
 }
 
 absl::StatusOr<v1::CollectiveJobSpec> BuildJobSpec(const plan::Plan& plan, const NodeState& node,
-                                                   RankBlock block, int world_size) {
+                                                   RankBlock block, int world_size,
+                                                   const std::string& operation) {
   const plan::Collectives& collectives = plan.collectives;
   v1::CollectiveJobSpec spec;
+  // Empty for all_reduce, so the spec reads as it did before operations.
+  if (operation != "all_reduce") spec.set_operation(operation);
   const bool nccl = collectives.backend == plan::CollectiveBackend::kNccl;
   spec.set_backend(nccl ? "nccl" : "gloo");
   spec.set_world_size(world_size);

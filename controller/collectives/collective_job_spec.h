@@ -1,5 +1,6 @@
 #pragma once
 
+#include <string>
 #include <vector>
 
 #include "absl/status/statusor.h"
@@ -21,9 +22,11 @@ struct RankBlock {
 // node's first rail's netdev, and never falls back to the management address
 // (an error says what to set instead); ibverbs uses that rail and the plan's
 // RoCE gid_index. NCCL's INFO log is switched on (NCCL_DEBUG=INFO unless the
-// plan's env sets it) so the transport can be read from it.
+// plan's env sets it) so the transport can be read from it. `operation`:
+// what the workers sweep (plan collectives.operations).
 absl::StatusOr<v1::CollectiveJobSpec> BuildJobSpec(const plan::Plan& plan, const NodeState& node,
-                                                   RankBlock block, int world_size);
+                                                   RankBlock block, int world_size,
+                                                   const std::string& operation = "all_reduce");
 
 // "tcp" | "ibverbs": the gloo transport for this node under the plan
 // (auto = ibverbs where the first rail is a live RDMA device).

@@ -53,4 +53,16 @@ int RanksOnNode(const plan::Collectives& collectives, const plan::Node& node) {
   return 1;
 }
 
+std::vector<CollectiveScope> ScopesPerOperation(const std::vector<CollectiveScope>& scopes,
+                                                const std::vector<std::string>& operations) {
+  std::vector<CollectiveScope> expanded;
+  for (const CollectiveScope& scope : scopes) {
+    for (const std::string& operation : operations) {
+      expanded.push_back(scope);
+      expanded.back().operation = operation;
+    }
+  }
+  return expanded;
+}
+
 }  // namespace clustercert::controller

@@ -12,6 +12,7 @@ namespace clustercert::controller {
 struct CollectiveScope {
   std::string name;
   std::vector<size_t> nodes;
+  std::string operation = "all_reduce";  // what this scope's sweep times
 };
 
 // The scopes the plan asks for (`wanted`, in plan order), over the nodes that
@@ -26,6 +27,11 @@ struct ScopeChoice {
 };
 ScopeChoice ChooseScopes(const std::vector<std::string>& wanted,
                          const std::vector<size_t>& reachable, bool every_node = false);
+
+// Every scope once per operation, scope by scope in plan order (1-node
+// all_reduce, 1-node alltoall, 2-node all_reduce, ...).
+std::vector<CollectiveScope> ScopesPerOperation(const std::vector<CollectiveScope>& scopes,
+                                                const std::vector<std::string>& operations);
 
 // Ranks started on `node`: the plan's ranks_per_node, else one per GPU for
 // nccl and one for gloo.

@@ -1,6 +1,7 @@
 #include "controller/collectives/collective_verdicts.h"
 
 #include <algorithm>
+#include <map>
 
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
@@ -27,13 +28,21 @@ bool IsOneNode(const v1::CollectiveSweep& sweep) {
   return sweep.scope() == "1-node" && sweep.nodes_size() == 1;
 }
 
-// A scope's findings have the scope as device; a 1-node sweep (one per node)
+// "alltoall" for a sweep of that operation; "allreduce" (the word findings
+// always used) for all_reduce, so those findings read as they did.
+std::string OperationWord(const v1::CollectiveSweep& sweep) {
+  const std::string operation = OperationOf(sweep);
+  return operation == "all_reduce" ? "allreduce" : operation;
+}
+
+// A scope's findings have the scope as device (with the operation after it
+// for every operation but all_reduce: "2-node alltoall"); a 1-node sweep (one per node)
 // also names its node, so each node's intra-node findings have their own key.
 // (Certificates before format 4 had one 1-node sweep and no node there.)
 FindingBuilder SweepBuilder(const char* id, Severity severity, const v1::CollectiveSweep& sweep,
                             uint32_t format = kCollectiveRulesFormat) {
   return FindingBuilder(id, severity, IsOneNode(sweep) && format >= 4 ? sweep.nodes(0) : "",
-                        sweep.scope());
+                        ScopeLabel(sweep));
 }
 
 double Median(std::vector<double> values) {
@@ -48,12 +57,14 @@ v1::Finding JudgeRun(const v1::CollectiveSweep& sweep, uint32_t format) {
     return builder.Pass(
         absl::StrCat(sweep.ranks(), " rank(s) done, ", sweep.rows_size(), " size(s)"),
         "every rank runs the sweep to the end",
-        absl::StrCat(builder.subject(), " allreduce sweep ran on ", sweep.ranks(), " rank(s) over ",
-                     sweep.nodes_size(), " node(s), ", sweep.rows_size(), " size(s)."));
+        absl::StrCat(builder.subject(), " ", OperationWord(sweep), " sweep ran on ", sweep.ranks(),
+                     " rank(s) over ", sweep.nodes_size(), " node(s), ", sweep.rows_size(),
+                     " size(s)."));
   }
   return builder.Fail(
       sweep.error(), "every rank runs the sweep to the end",
-      absl::StrCat(builder.subject(), " allreduce sweep did not complete: ", sweep.error(), "."),
+      absl::StrCat(builder.subject(), " ", OperationWord(sweep),
+                   " sweep did not complete: ", sweep.error(), "."),
       "Read the rank errors in the certificate (collectives[].rank_errors): a rank that crashed "
       "or hung points at its node; check that every node reaches the others' data addresses, "
       "that the env (NCCL_IB_HCA, NCCL_SOCKET_IFNAME) names interfaces that exist, then re-run.");
@@ -80,14 +91,16 @@ v1::Finding JudgeCorrectness(const v1::CollectiveSweep& sweep, uint32_t format) 
         "#wrong 0 at every size");
   }
   if (wrong == 0) {
-    return builder.Pass("#wrong 0", "#wrong 0 at every size",
-                        absl::StrCat(builder.subject(),
-                                     " allreduce results held the expected sum "
-                                     "at every size, out-of-place and in-place."));
+    return builder.Pass(
+        "#wrong 0", "#wrong 0 at every size",
+        absl::StrCat(builder.subject(), " ", OperationWord(sweep), " results held the expected ",
+                     OperationOf(sweep) == "all_reduce"
+                         ? "sum at every size, out-of-place and in-place."
+                         : "values at every size."));
   }
   return builder.Fail(
       absl::StrCat("#wrong ", wrong), "#wrong 0 at every size",
-      absl::StrCat(builder.subject(), " allreduce results had ", wrong,
+      absl::StrCat(builder.subject(), " ", OperationWord(sweep), " results had ", wrong,
                    " wrong element(s) in all: data is corrupted on the way."),
       "Re-run the sweep; if #wrong stays above 0, run it on each node alone and look at that "
       "node's kernel log for GPU Xid or PCIe AER errors, and the NIC's port counters for "
@@ -114,16 +127,17 @@ v1::Finding JudgeBusbw(const plan::Plan& plan, const v1::CollectiveSweep& sweep)
   const std::string observed = absl::StrCat(GBps(sweep.large_busbw_gbytes()), " (best from ",
                                             sweep.large_from_bytes(), " B up)");
   if (sweep.large_busbw_gbytes() >= floor.gbytes) {
-    return builder.Pass(observed, expected,
-                        absl::StrCat(builder.subject(), " allreduce busbw reached ",
-                                     GBps(sweep.large_busbw_gbytes()), " at large sizes, floor ",
-                                     GBps(floor.gbytes), " (", floor.basis, ")."));
+    return builder.Pass(
+        observed, expected,
+        absl::StrCat(builder.subject(), " ", OperationWord(sweep), " busbw reached ",
+                     GBps(sweep.large_busbw_gbytes()), " at large sizes, floor ",
+                     GBps(floor.gbytes), " (", floor.basis, ")."));
   }
   return builder.Fail(
       observed, expected,
-      absl::StrCat(builder.subject(), " allreduce busbw is ", GBps(sweep.large_busbw_gbytes()),
-                   " at large sizes, expected at least ", GBps(floor.gbytes), " (", floor.basis,
-                   ")."),
+      absl::StrCat(builder.subject(), " ", OperationWord(sweep), " busbw is ",
+                   GBps(sweep.large_busbw_gbytes()), " at large sizes, expected at least ",
+                   GBps(floor.gbytes), " (", floor.basis, ")."),
       "Look at the pairwise matrix for the slow node or rail first (the suspects section: a dead "
       "or half-rate rail shows there); if every pair is at line rate, check the transport line "
       "(NET/IB with GDRDMA expected), NCCL_IB_HCA naming every rail, and PFC/ECN on the RDMA "
@@ -201,12 +215,20 @@ std::vector<v1::Finding> JudgeSweep(const plan::Plan& plan, const v1::Collective
           JudgeTransport(plan, sweep, expected_gloo_transport, format)};
 }
 
+std::string ScopeLabel(const v1::CollectiveSweep& sweep) {
+  const std::string operation = OperationOf(sweep);
+  return operation == "all_reduce" ? sweep.scope() : absl::StrCat(sweep.scope(), " ", operation);
+}
+
 std::string SweepName(const v1::CollectiveSweep& sweep) {
-  return IsOneNode(sweep) ? absl::StrCat("1-node ", sweep.nodes(0)) : sweep.scope();
+  if (!IsOneNode(sweep)) return ScopeLabel(sweep);
+  const std::string operation = OperationOf(sweep);
+  return absl::StrCat("1-node ", sweep.nodes(0), operation == "all_reduce" ? "" : " ",
+                      operation == "all_reduce" ? "" : operation);
 }
 
 bool FindingOfSweep(const v1::Finding& finding, const v1::CollectiveSweep& sweep) {
-  if (finding.device() != sweep.scope()) return false;
+  if (finding.device() != ScopeLabel(sweep)) return false;
   // Certificates before format 4 name no node on a 1-node finding.
   return !IsOneNode(sweep) || finding.node().empty() || finding.node() == sweep.nodes(0);
 }
@@ -241,8 +263,10 @@ std::vector<v1::Finding> JudgeSweeps(const plan::Plan& plan,
                                      const std::vector<v1::CollectiveSweep>& sweeps,
                                      uint32_t format) {
   std::vector<v1::Finding> checks;
-  std::vector<const v1::CollectiveSweep*> one_node;
-  const v1::CollectiveSweep* two_node = nullptr;
+  // The 1-node and 2-node sweeps of each operation, in the order they came.
+  std::vector<std::string> operations;
+  std::map<std::string, std::vector<const v1::CollectiveSweep*>> one_node;
+  std::map<std::string, const v1::CollectiveSweep*> two_node;
   for (const auto& sweep : sweeps) {
     for (auto& finding : JudgeSweep(plan, sweep, sweep.expected_transport(), format)) {
       if (finding.id() == "collectives.busbw" &&
@@ -255,19 +279,24 @@ std::vector<v1::Finding> JudgeSweeps(const plan::Plan& plan,
       }
       checks.push_back(std::move(finding));
     }
-    if (sweep.scope() == "1-node") one_node.push_back(&sweep);
-    if (sweep.scope() == "2-node") two_node = &sweep;
-  }
-  if (format < 4) {
-    if (!one_node.empty() || two_node != nullptr) {
-      checks.push_back(
-          JudgeScalingFormat3(plan, one_node.empty() ? nullptr : one_node.front(), two_node));
+    const std::string operation = OperationOf(sweep);
+    if (std::find(operations.begin(), operations.end(), operation) == operations.end()) {
+      operations.push_back(operation);
     }
-    return checks;
+    if (sweep.scope() == "1-node") one_node[operation].push_back(&sweep);
+    if (sweep.scope() == "2-node") two_node[operation] = &sweep;
   }
-  for (auto& finding : JudgeIntraNode(plan, one_node)) checks.push_back(std::move(finding));
-  if (!one_node.empty() || two_node != nullptr) {
-    checks.push_back(JudgeScaling(plan, one_node, two_node));
+  for (const std::string& operation : operations) {
+    const std::vector<const v1::CollectiveSweep*>& ones = one_node[operation];
+    const v1::CollectiveSweep* two = two_node[operation];
+    if (format < 4) {
+      if (!ones.empty() || two != nullptr) {
+        checks.push_back(JudgeScalingFormat3(plan, ones.empty() ? nullptr : ones.front(), two));
+      }
+      continue;
+    }
+    for (auto& finding : JudgeIntraNode(plan, ones)) checks.push_back(std::move(finding));
+    if (!ones.empty() || two != nullptr) checks.push_back(JudgeScaling(plan, ones, two, operation));
   }
   return checks;
 }
@@ -312,16 +341,16 @@ std::vector<v1::Finding> JudgeIntraNode(const plan::Plan& plan,
     v1::Finding finding;
     const double own = sweep->large_busbw_gbytes();
     if (own >= fraction * median) {
-      finding =
-          builder.Pass(GBps(own), expected,
-                       absl::StrCat(builder.subject(), " intra-node allreduce busbw ", GBps(own),
-                                    " is in line with the nodes' median ", GBps(median), "."));
+      finding = builder.Pass(
+          GBps(own), expected,
+          absl::StrCat(builder.subject(), " intra-node ", OperationWord(*sweep), " busbw ",
+                       GBps(own), " is in line with the nodes' median ", GBps(median), "."));
     } else {
       finding = builder.Fail(
           GBps(own), expected,
-          absl::StrCat(builder.subject(), " intra-node allreduce busbw is ", GBps(own),
-                       absl::StrFormat(" (%.0f %%", 100 * own / median), " of the nodes' median ",
-                       GBps(median),
+          absl::StrCat(builder.subject(), " intra-node ", OperationWord(*sweep), " busbw is ",
+                       GBps(own), absl::StrFormat(" (%.0f %%", 100 * own / median),
+                       " of the nodes' median ", GBps(median),
                        "): this node's GPUs talk to each other slower than the "
                        "other nodes' do."),
           IsNccl(plan) ? "Run nvidia-smi topo -m and nvidia-smi nvlink -s on this node: a GPU "
@@ -349,10 +378,12 @@ bool GlooOverTcp(const plan::Plan& plan, const v1::CollectiveSweep* two_node) {
 
 }  // namespace
 
-FindingBuilder ScalingFindingBuilder(const plan::Plan& plan, const v1::CollectiveSweep* two_node) {
-  return FindingBuilder("collectives.scaling",
-                        GlooOverTcp(plan, two_node) ? v1::Finding::warning : v1::Finding::error, "",
-                        "1-node -> 2-node");
+FindingBuilder ScalingFindingBuilder(const plan::Plan& plan, const v1::CollectiveSweep* two_node,
+                                     const std::string& operation) {
+  return FindingBuilder(
+      "collectives.scaling",
+      GlooOverTcp(plan, two_node) ? v1::Finding::warning : v1::Finding::error, "",
+      operation == "all_reduce" ? "1-node -> 2-node" : "1-node -> 2-node " + operation);
 }
 
 std::string ScalingCollapseRemedy(const plan::Plan& plan, const v1::CollectiveSweep* two_node) {
@@ -367,8 +398,8 @@ std::string ScalingCollapseRemedy(const plan::Plan& plan, const v1::CollectiveSw
 
 v1::Finding JudgeScaling(const plan::Plan& plan,
                          const std::vector<const v1::CollectiveSweep*>& one_node,
-                         const v1::CollectiveSweep* two_node) {
-  FindingBuilder builder = ScalingFindingBuilder(plan, two_node);
+                         const v1::CollectiveSweep* two_node, const std::string& operation) {
+  FindingBuilder builder = ScalingFindingBuilder(plan, two_node, operation);
   if (two_node == nullptr) return builder.Skipped("the 2-node sweep did not run");
   // What the rails can carry: the plan's floor when it sets one, else the
   // rails' line rate. NVLink makes the 1-node figure many times larger than

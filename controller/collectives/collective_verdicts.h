@@ -6,6 +6,7 @@
 
 #include "clustercert/v1/certificate.pb.h"
 #include "controller/checks/finding_builder.h"
+#include "controller/collectives/sweep_merge.h"
 #include "controller/plan/plan.h"
 
 namespace clustercert::controller {
@@ -59,21 +60,29 @@ std::vector<v1::Finding> JudgeIntraNode(const plan::Plan& plan,
 // figure is reported beside it, never compared: it is many times any fabric.
 // Skipped without a 2-node sweep or a capacity. A warning for gloo over tcp
 // (no RDMA is expected there), an error otherwise.
+// One per operation; `operation` names it in the device ("1-node -> 2-node
+// alltoall"), left out for all_reduce.
 v1::Finding JudgeScaling(const plan::Plan& plan,
                          const std::vector<const v1::CollectiveSweep*>& one_node,
-                         const v1::CollectiveSweep* two_node);
+                         const v1::CollectiveSweep* two_node,
+                         const std::string& operation = "all_reduce");
 
 // collectives.scaling's builder, shared by every certificate format's rule:
 // a warning for gloo over tcp between nodes (no RDMA is expected there), an
 // error otherwise.
 checks::FindingBuilder ScalingFindingBuilder(const plan::Plan& plan,
-                                             const v1::CollectiveSweep* two_node);
+                                             const v1::CollectiveSweep* two_node,
+                                             const std::string& operation = "all_reduce");
 // What a collapsed 2-node busbw asks of the operator, by the same split.
 std::string ScalingCollapseRemedy(const plan::Plan& plan, const v1::CollectiveSweep* two_node);
 
-// How reports and diff name a sweep: its scope, and for a 1-node sweep (one
-// per node) the node too ("1-node node3").
+// How reports and diff name a sweep: its scope, for a 1-node sweep (one
+// per node) the node too ("1-node node3"), and the operation after them
+// unless it is all_reduce ("2-node alltoall", "1-node node3 all_gather").
 std::string SweepName(const v1::CollectiveSweep& sweep);
+// The findings' device of a sweep: its scope, and its operation unless
+// all_reduce ("2-node alltoall").
+std::string ScopeLabel(const v1::CollectiveSweep& sweep);
 // Whether `finding` (a collectives.* check) judges `sweep`.
 bool FindingOfSweep(const v1::Finding& finding, const v1::CollectiveSweep& sweep);
 

@@ -3,7 +3,9 @@
 #include <algorithm>
 #include <map>
 
+#include "absl/strings/str_cat.h"
 #include "sweep/bus_bandwidth.h"
+#include "sweep/collective_operation.h"
 
 namespace clustercert::controller {
 namespace {
@@ -24,7 +26,25 @@ void AddWrong(int64_t wrong, int64_t& total) {
 
 }  // namespace
 
-std::vector<v1::CollectiveRow> MergeRankRows(const std::vector<RankRow>& rows, int ranks) {
+std::string OperationOf(const v1::CollectiveSweep& sweep) {
+  return sweep.operation().empty() ? "all_reduce" : sweep.operation();
+}
+
+std::string ForeignOperation(const std::vector<RankRow>& rows, const std::string& operation) {
+  for (const RankRow& row : rows) {
+    if (row.row.operation == operation) continue;
+    return absl::StrCat("rank ", row.rank, "'s worker swept ", row.row.operation, ", not ",
+                        operation,
+                        ": its node-agent or collective worker predates collectives.operations; "
+                        "install the controller's release on every node");
+  }
+  return "";
+}
+
+std::vector<v1::CollectiveRow> MergeRankRows(const std::vector<RankRow>& rows, int ranks,
+                                             const std::string& operation) {
+  const sweep::Operation op =
+      sweep::ParseOperation(operation).value_or(sweep::Operation::kAllReduce);
   std::map<int64_t, Accumulated> by_size;
   for (const RankRow& rank_row : rows) {
     const sweep::SweepRow& row = rank_row.row;
@@ -49,13 +69,13 @@ std::vector<v1::CollectiveRow> MergeRankRows(const std::vector<RankRow>& rows, i
     row.set_root(acc.first.root);
     row.set_oop_time_us(acc.oop_max_us);
     row.set_oop_algbw_gbytes(sweep::AlgorithmBandwidthGBps(bytes, acc.oop_max_us * 1e-6));
-    row.set_oop_busbw_gbytes(sweep::AllreduceBusBandwidthGBps(bytes, acc.oop_max_us * 1e-6, ranks));
+    row.set_oop_busbw_gbytes(sweep::BusBandwidthGBps(op, bytes, acc.oop_max_us * 1e-6, ranks));
     row.set_oop_wrong(acc.oop_wrong);
     row.set_has_in_place(acc.has_in_place);
     if (acc.has_in_place) {
       row.set_ip_time_us(acc.ip_max_us);
       row.set_ip_algbw_gbytes(sweep::AlgorithmBandwidthGBps(bytes, acc.ip_max_us * 1e-6));
-      row.set_ip_busbw_gbytes(sweep::AllreduceBusBandwidthGBps(bytes, acc.ip_max_us * 1e-6, ranks));
+      row.set_ip_busbw_gbytes(sweep::BusBandwidthGBps(op, bytes, acc.ip_max_us * 1e-6, ranks));
       row.set_ip_wrong(acc.ip_wrong);
     }
     merged.push_back(std::move(row));
@@ -116,7 +136,11 @@ void SetSweepRows(const std::vector<v1::CollectiveRow>& rows, v1::CollectiveSwee
   const LargeMessageBusbw figure = LargeMessageFigure(rows);
   sweep.set_large_busbw_gbytes(figure.busbw_gbytes);
   sweep.set_large_from_bytes(figure.from_bytes);
-  sweep.set_table(NcclTestsTable(rows));
+  // nccl-tests' title line only for the operations that came later, so an
+  // all_reduce sweep's table reads as it always did.
+  const std::string operation = OperationOf(sweep);
+  sweep.set_table((operation == "all_reduce" ? "" : sweep::NcclTestsTitle(operation)) +
+                  NcclTestsTable(rows));
 }
 
 std::string NcclTestsTable(const std::vector<v1::CollectiveRow>& rows) {

@@ -16,6 +16,7 @@
 #include "controller/checks/status_text.h"
 #include "controller/client/guarded_agent_client.h"
 #include "controller/client/node_health.h"
+#include "controller/collectives/collective_verdicts.h"
 #include "controller/commands/command_support.h"
 #include "controller/pairwise/phase/pairwise_phase.h"
 #include "controller/phases/collectives_phase.h"
@@ -130,7 +131,7 @@ v1::PhaseResult RunPairwise(const plan::Plan& plan, std::vector<NodeState>& node
 std::string CollectivesDetail(const CollectivesOutcome& outcome, int blocking) {
   std::string scopes;
   for (const auto& sweep : outcome.sweeps) {
-    absl::StrAppend(&scopes, scopes.empty() ? "" : ", ", sweep.scope(), " ",
+    absl::StrAppend(&scopes, scopes.empty() ? "" : ", ", ScopeLabel(sweep), " ",
                     sweep.ok() ? absl::StrFormat("%.4g GB/s", sweep.large_busbw_gbytes())
                                : std::string("failed"));
   }

@@ -1,6 +1,7 @@
 #include "controller/phases/collectives_phase.h"
 
 #include <algorithm>
+#include <map>
 #include <optional>
 #include <thread>
 
@@ -15,6 +16,7 @@
 #include "controller/collectives/mpirun_sweep.h"
 #include "controller/collectives/nccl_transport_record.h"
 #include "controller/collectives/sweep_merge.h"
+#include "sweep/sweep_row.h"
 
 namespace clustercert::controller {
 namespace {
@@ -52,6 +54,8 @@ v1::CollectiveSweep NewSweep(const std::vector<NodeState>& nodes, const plan::Pl
                              const CollectiveScope& scope, std::vector<RankBlock>& blocks) {
   v1::CollectiveSweep sweep;
   sweep.set_scope(scope.name);
+  // Left empty for all_reduce: such a sweep reads as it did before operations.
+  if (scope.operation != "all_reduce") sweep.set_operation(scope.operation);
   sweep.set_backend(plan.collectives.backend == plan::CollectiveBackend::kNccl ? "nccl" : "gloo");
   sweep.set_launcher("agents");
   int world = 0;
@@ -78,7 +82,8 @@ ScopeJobs BuildScopeJobs(std::vector<NodeState>& nodes, const plan::Plan& plan,
   ScopeJobs jobs;
   for (size_t k = 0; k < scope.nodes.size(); ++k) {
     NodeState& node = nodes[scope.nodes[k]];
-    absl::StatusOr<v1::CollectiveJobSpec> spec = BuildJobSpec(plan, node, blocks[k], world);
+    absl::StatusOr<v1::CollectiveJobSpec> spec =
+        BuildJobSpec(plan, node, blocks[k], world, scope.operation);
     if (!spec.ok()) {
       jobs.errors.emplace_back(spec.status().message());
       continue;
@@ -94,8 +99,8 @@ void AnnounceScope(const plan::Plan& plan, const std::string& label,
                    Progress& progress) {
   progress.Line(
       "collectives",
-      absl::StrCat(label, ": ", sweep.ranks(), " rank(s) on ", absl::StrJoin(sweep.nodes(), ", "),
-                   ", ", sweep.backend(),
+      absl::StrCat(label, ": ", OperationOf(sweep), ", ", sweep.ranks(), " rank(s) on ",
+                   absl::StrJoin(sweep.nodes(), ", "), ", ", sweep.backend(),
                    sweep.backend() == "gloo" ? absl::StrCat(" ", first_spec.transport()) : "",
                    ", sizes ", plan.collectives.sizes.min_bytes, "..",
                    plan.collectives.sizes.max_bytes, " B x", plan.collectives.sizes.factor));
@@ -138,9 +143,13 @@ ScopeRunResult RunJobsWithProgress(const ScopeJobs& jobs, const ScopeRunSettings
 void RecordRun(const ScopeRunResult& run, v1::CollectiveSweep& sweep) {
   sweep.set_ok(run.ok);
   sweep.set_error(run.error);
+  if (std::string foreign = ForeignOperation(run.rows, OperationOf(sweep)); !foreign.empty()) {
+    sweep.set_ok(false);
+    sweep.set_error(foreign);
+  }
   for (auto& error : run.rank_errors) sweep.add_rank_errors(error);
   for (auto& note : run.notes) sweep.add_notes(note);
-  SetSweepRows(MergeRankRows(run.rows, sweep.ranks()), sweep);
+  SetSweepRows(MergeRankRows(run.rows, sweep.ranks(), OperationOf(sweep)), sweep);
   if (sweep.backend() == "nccl") {
     for (const RankLog& log : run.logs) {
       AddTransportLog(log.lines, absl::StrCat(log.node, " rank ", log.rank),
@@ -169,11 +178,10 @@ v1::CollectiveSweep RunScope(std::vector<NodeState>& nodes, const plan::Plan& pl
     return sweep;
   }
 
-  const std::string label =
-      scope.name == "1-node" ? absl::StrCat("1-node ", sweep.nodes(0)) : scope.name;
+  const std::string label = SweepName(sweep);
   AnnounceScope(plan, label, sweep, jobs.specs[0], progress);
   ScopeRunSettings settings;
-  settings.job_name = absl::StrCat("collectives/", scope.name);
+  settings.job_name = absl::StrCat("collectives/", scope.name, "/", scope.operation);
   settings.job_timeout = plan.collectives.timeout;
   settings.call_timeout = plan.agents.call_timeout;
   settings.clock = &clock;
@@ -205,11 +213,12 @@ std::vector<bool> TakeJournaledSweeps(const std::vector<NodeState>& nodes,
   for (size_t i = 0; i < scopes.size(); ++i) {
     std::vector<std::string> names;
     for (size_t index : scopes[i].nodes) names.push_back(nodes[index].node.name);
-    sweeps[i] = journal->TakeSweep(scopes[i].name, names);
+    sweeps[i] = journal->TakeSweep(scopes[i].name, names, scopes[i].operation);
     if (!sweeps[i]) continue;
     taken[i] = true;
-    progress.Line("collectives", absl::StrCat(scopes[i].name, " on ", absl::StrJoin(names, ", "),
-                                              ": taken over from the journal"));
+    progress.Line("collectives",
+                  absl::StrCat(scopes[i].name, " ", scopes[i].operation, " on ",
+                               absl::StrJoin(names, ", "), ": taken over from the journal"));
   }
   return taken;
 }
@@ -230,20 +239,26 @@ std::vector<std::optional<v1::CollectiveSweep>> RunScopes(
     sweeps[i] = RunScope(nodes, plan, scopes[i], progress, clock, bar);
     if (journal != nullptr && !stopping()) journal->RecordSweep(*sweeps[i]);
   };
-  std::vector<size_t> one_node;
+  // The 1-node sweeps of one operation run together, one per node; the
+  // operations one after another (two on one node would share its links).
+  std::map<std::string, std::vector<size_t>> one_node;
   for (size_t i = 0; i < scopes.size(); ++i) {
-    if (scopes[i].name == "1-node" && !taken[i]) one_node.push_back(i);
+    if (scopes[i].name == "1-node" && !taken[i]) one_node[scopes[i].operation].push_back(i);
   }
-  if (one_node.size() > 1 && !stopping()) {
-    progress.Line("collectives", absl::StrCat("1-node sweeps on ", one_node.size(),
+  auto together = [&](const CollectiveScope& scope) {
+    return scope.name == "1-node" && one_node[scope.operation].size() > 1;
+  };
+  for (const auto& [operation, indexes] : one_node) {
+    if (indexes.size() <= 1 || stopping()) continue;
+    progress.Line("collectives", absl::StrCat("1-node ", operation, " sweeps on ", indexes.size(),
                                               " nodes at once (each runs on its own node only)"));
     std::vector<std::thread> threads;
-    threads.reserve(one_node.size());
-    for (size_t i : one_node) threads.emplace_back([&, i] { sweep(i, false); });
+    threads.reserve(indexes.size());
+    for (size_t i : indexes) threads.emplace_back([&, i] { sweep(i, false); });
     for (auto& thread : threads) thread.join();
   }
   for (size_t i = 0; i < scopes.size(); ++i) {
-    if (taken[i] || (one_node.size() > 1 && scopes[i].name == "1-node")) continue;
+    if (taken[i] || together(scopes[i])) continue;
     if (stopping()) break;
     sweep(i, true);
   }
@@ -251,8 +266,11 @@ std::vector<std::optional<v1::CollectiveSweep>> RunScopes(
 }
 
 void PrintSweep(const v1::CollectiveSweep& sweep, Progress& progress) {
+  // The table of an operation other than all_reduce starts with its title already.
+  const bool titled = sweep.table().rfind("# Collective test starting", 0) == 0;
   progress.Block(
-      absl::StrCat("# clustercert allreduce ", sweep.scope(), ": ", sweep.ranks(), " rank(s) on ",
+      absl::StrCat(titled ? "" : sweep::NcclTestsTitle(OperationOf(sweep)), "# clustercert ",
+                   OperationOf(sweep), " ", sweep.scope(), ": ", sweep.ranks(), " rank(s) on ",
                    absl::StrJoin(sweep.nodes(), ", "), ", ", sweep.backend(),
                    sweep.transport().empty() ? "" : " ", sweep.transport(), "\n", sweep.table(),
                    absl::StrFormat("# large-message busbw: %.4g GB/s (best from %d B up)\n",
@@ -278,7 +296,9 @@ std::vector<v1::CollectiveSweep> CarryBaselineSweeps(const std::vector<NodeState
         const bool same_nodes =
             scope.name != "1-node" ||
             (sweep.nodes_size() == 1 && sweep.nodes(0) == nodes[scope.nodes[0]].node.name);
-        if (sweep.scope() == scope.name && same_nodes) old = &sweep;
+        if (sweep.scope() == scope.name && same_nodes && OperationOf(sweep) == scope.operation) {
+          old = &sweep;
+        }
       }
     }
     if (touches || old == nullptr) {
@@ -287,7 +307,8 @@ std::vector<v1::CollectiveSweep> CarryBaselineSweeps(const std::vector<NodeState
     }
     v1::CollectiveSweep sweep = *old;
     *sweep.mutable_carried() = rerun.carried;
-    progress.Line("collectives", absl::StrCat(scope.name, ": carried over from the baseline (",
+    progress.Line("collectives", absl::StrCat(scope.name, " ", scope.operation,
+                                              ": carried over from the baseline (",
                                               rerun.carried.from_started_at(), ")"));
     carried.push_back(std::move(sweep));
   }
@@ -386,6 +407,7 @@ CollectivesOutcome RunCollectivesPhase(std::vector<NodeState>& nodes, const plan
   ScopeChoice choice =
       ChooseScopes(plan.collectives.scopes, reachable, plan.collectives.one_node_every_node);
   outcome.skipped = choice.skipped;
+  choice.scopes = ScopesPerOperation(choice.scopes, plan.collectives.operations);
   std::vector<v1::CollectiveSweep> carried;
   if (rerun != nullptr) carried = CarryBaselineSweeps(nodes, *rerun, choice.scopes, progress);
   for (const std::string& skipped : choice.skipped) {

@@ -85,10 +85,13 @@ std::optional<v1::PairResult> PhaseJournal::TakePair(const std::string& key) {
 }
 
 std::optional<v1::CollectiveSweep> PhaseJournal::TakeSweep(const std::string& scope,
-                                                           const std::vector<std::string>& nodes) {
+                                                           const std::vector<std::string>& nodes,
+                                                           const std::string& operation) {
   std::lock_guard<std::mutex> lock(mutex_);
   for (auto& held : sweeps_) {
     if (!held || held->scope() != scope) continue;
+    const std::string held_operation = held->operation().empty() ? "all_reduce" : held->operation();
+    if (held_operation != operation) continue;
     if (std::vector<std::string>(held->nodes().begin(), held->nodes().end()) != nodes) continue;
     v1::CollectiveSweep sweep = std::move(*held);
     held.reset();

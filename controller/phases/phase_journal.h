@@ -39,9 +39,11 @@ class PhaseJournal {
   // The journaled cell named `key` (ResumeKey), marked carried; nullopt when
   // the killed run did not complete it, or it was handed out already.
   std::optional<v1::PairResult> TakePair(const std::string& key);
-  // The journaled sweep of `scope` over exactly `nodes`, marked carried.
+  // The journaled sweep of `operation` in `scope` over exactly `nodes`,
+  // marked carried (a sweep without an operation is all_reduce's).
   std::optional<v1::CollectiveSweep> TakeSweep(const std::string& scope,
-                                               const std::vector<std::string>& nodes);
+                                               const std::vector<std::string>& nodes,
+                                               const std::string& operation = "all_reduce");
   // The journaled run of `node` to `target` with `flows` flows, marked
   // carried; nullopt when the killed run did not complete it or it failed
   // (a failure is measured again: it may have been the control plane's).

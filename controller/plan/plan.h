@@ -160,6 +160,10 @@ struct Collectives {
   absl::Duration timeout = absl::Minutes(10);
   // 1-node | 2-node | all-nodes; all three by default.
   std::vector<std::string> scopes = {"1-node", "2-node", "all-nodes"};
+  // One sweep per scope per operation, nccl-tests' names without "_perf"
+  // (sweep/collective_operation.h): all_reduce, all_gather, reduce_scatter,
+  // alltoall. all_reduce alone by default.
+  std::vector<std::string> operations = {"all_reduce"};
   // launcher mpirun: the OpenMPI hostfile and the nccl-tests binary.
   std::string hostfile;
   std::string nccl_tests_binary = "all_reduce_perf";

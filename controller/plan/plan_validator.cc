@@ -254,6 +254,29 @@ void CheckPairwise(const Plan& plan, PlanErrorList* errors) {
   }
 }
 
+// Operations the launcher or gloo's transport cannot run.
+void CheckOperations(const Plan& plan, PlanErrorList* errors) {
+  const Collectives& collectives = plan.collectives;
+  if (errors->HasErrorAt("collectives.operations")) return;
+  const auto& operations = collectives.operations;
+  const bool only_all_reduce = operations.size() == 1 && operations[0] == "all_reduce";
+  if (collectives.launcher == CollectiveLauncher::kMpirun && !only_all_reduce) {
+    errors->Add(LocationOf(plan, {"collectives.operations"}), "collectives.operations",
+                "collectives.operations lists " + absl::StrJoin(operations, ", ") +
+                    " but launcher mpirun runs one nccl-tests binary (all_reduce_perf) only; "
+                    "use launcher: agents for other operations, or operations: [all_reduce].");
+  }
+  const bool alltoall =
+      std::find(operations.begin(), operations.end(), "alltoall") != operations.end();
+  if (alltoall && collectives.backend == CollectiveBackend::kGloo &&
+      collectives.transport == GlooTransport::kIbverbs) {
+    errors->Add(LocationOf(plan, {"collectives.operations"}), "collectives.operations",
+                "collectives.operations lists alltoall but gloo's ibverbs transport has no "
+                "alltoall (it needs unbound buffers, which gloo's ibverbs transport lacks); use "
+                "transport: tcp, backend: nccl, or leave alltoall out.");
+  }
+}
+
 // Keys that belong to one backend or launcher only.
 void CheckCollectiveModes(const Plan& plan, PlanErrorList* errors) {
   const Collectives& collectives = plan.collectives;
@@ -266,6 +289,7 @@ void CheckCollectiveModes(const Plan& plan, PlanErrorList* errors) {
                 "picks its own (steer it with env NCCL_IB_HCA / NCCL_SOCKET_IFNAME); remove "
                 "transport or set backend: gloo.");
   }
+  CheckOperations(plan, errors);
   if (collectives.launcher != CollectiveLauncher::kMpirun ||
       errors->HasErrorAt("collectives.launcher")) {
     return;

@@ -456,6 +456,12 @@ void ParseCollectivesSection(MapReader& top, Collectives* collectives) {
       collectives->scopes = *values;
     }
   }
+  if (std::optional<YamlField> operations = section->Get("operations")) {
+    if (auto values = ReadChoiceList(*section->reader(), *operations,
+                                     {"all_reduce", "all_gather", "reduce_scatter", "alltoall"})) {
+      collectives->operations = *values;
+    }
+  }
   section->String("hostfile", "a path to an OpenMPI hostfile (launcher mpirun)",
                   &collectives->hostfile);
   section->String("nccl_tests_binary",

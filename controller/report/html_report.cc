@@ -371,7 +371,9 @@ const v1::Finding* BusbwCheck(const v1::Certificate& c, const v1::CollectiveSwee
 
 std::string SweepHeading(const v1::CollectiveSweep& s) {
   return absl::StrCat("<h3 id=\"sweep-", Anchor(controller::SweepName(s)), "\">",
-                      HtmlEscape(controller::SweepName(s)), " allreduce ",
+                      HtmlEscape(controller::SweepName(s)),
+                      // The name carries any other operation already.
+                      controller::OperationOf(s) == "all_reduce" ? " allreduce " : " ",
                       s.ok() ? Badge("pass", "RAN") : Badge("fail", "FAILED"),
                       CarriedBadge(s.carried()), " <span class=\"muted\">", s.ranks(),
                       " rank(s) on ", HtmlEscape(absl::StrJoin(s.nodes(), ", ")), "</span></h3>\n");

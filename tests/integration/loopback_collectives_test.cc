@@ -1,4 +1,4 @@
-// Gloo allreduce sweeps through four real node-agents on loopback: the
+// Gloo sweeps (allreduce, and every other operation) through four real node-agents on loopback: the
 // agents start the ranks as worker processes, the controller relays their
 // rendezvous, and the certificate carries each scope's sweep and verdicts.
 #include <unistd.h>
@@ -150,6 +150,59 @@ TEST_F(LoopbackCollectivesTest, FourAgentsRunEveryScopeAndCertify) {
   // The sweep is printed the way nccl-tests prints it.
   EXPECT_NE(run.err.find("#       size         count      type   redop    root     time   algbw"),
             std::string::npos)
+      << run.err;
+}
+
+// collectives.operations: one real gloo sweep per scope per operation through
+// the agents, each with nccl-tests' sizes, its own busbw factor, #wrong 0
+// and its own verdicts.
+TEST_F(LoopbackCollectivesTest, EveryOperationSweepsThroughTheAgents) {
+  CommandResult run = Controller(
+      Plan("{backend: gloo, transport: tcp, ranks_per_node: 2, scopes: [2-node, all-nodes], "
+           "operations: [all_reduce, alltoall, all_gather, reduce_scatter], sizes: {min: 8, "
+           "max: 256K, factor: 4}, warmup_iters: 1, iters: 3, min_busbw_gbytes: 0.0001, "
+           "timeout_s: 60}"));
+  ASSERT_EQ(run.exit_code, 0) << run.out << run.err;
+  v1::Certificate certificate = CertificateFromOutput(run.out);
+  EXPECT_EQ(certificate.verdict(), "certified");
+  const std::vector<std::string> operations = {"", "alltoall", "all_gather", "reduce_scatter"};
+  ASSERT_EQ(certificate.collectives_size(), 8);
+  for (int i = 0; i < 8; ++i) {
+    const v1::CollectiveSweep& sweep = certificate.collectives(i);
+    SCOPED_TRACE(sweep.scope() + " " + sweep.operation());
+    EXPECT_EQ(sweep.scope(), i < 4 ? "2-node" : "all-nodes");
+    EXPECT_EQ(sweep.operation(), operations[i % 4]) << "all_reduce is left empty";
+    EXPECT_TRUE(sweep.ok()) << sweep.error();
+    const bool all_reduce = sweep.operation().empty();
+    const double n = sweep.ranks();
+    // 8 B .. 128 KiB by x4; the others need 16 bytes a rank: from 128 B.
+    ASSERT_EQ(sweep.rows_size(), all_reduce ? 8 : 6);
+    EXPECT_EQ(sweep.rows(0).bytes(), all_reduce ? 8 : 128);
+    EXPECT_EQ(sweep.rows(0).count(), all_reduce ? 2 : 32 / static_cast<int>(n));
+    for (const auto& row : sweep.rows()) {
+      EXPECT_EQ(row.oop_wrong(), 0) << row.bytes();
+      EXPECT_EQ(row.has_in_place(), sweep.operation() != "alltoall");
+      if (row.has_in_place()) EXPECT_EQ(row.ip_wrong(), 0) << row.bytes();
+      EXPECT_EQ(row.redop(), all_reduce || sweep.operation() == "reduce_scatter" ? "sum" : "none");
+      const double factor = (all_reduce ? 2 : 1) * (n - 1) / n;
+      EXPECT_NEAR(row.oop_busbw_gbytes(), row.oop_algbw_gbytes() * factor, 1e-9);
+    }
+    if (!all_reduce) {
+      EXPECT_EQ(
+          sweep.table().rfind("# Collective test starting: " + sweep.operation() + "_perf\n", 0),
+          0u)
+          << sweep.table();
+    }
+  }
+  auto statuses = Statuses(certificate);
+  for (const std::string label : {"2-node", "2-node alltoall", "all-nodes all_gather",
+                                  "all-nodes reduce_scatter", "all-nodes alltoall"}) {
+    EXPECT_EQ(statuses["collectives.run@" + label], "pass") << label;
+    EXPECT_EQ(statuses["collectives.correctness@" + label], "pass") << label;
+    EXPECT_EQ(statuses["collectives.busbw@" + label], "pass") << label;
+  }
+  EXPECT_NE(statuses["collectives.scaling@1-node -> 2-node alltoall"], "");
+  EXPECT_NE(run.err.find("# Collective test starting: alltoall_perf"), std::string::npos)
       << run.err;
 }
 

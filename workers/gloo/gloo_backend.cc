@@ -182,7 +182,7 @@ std::unique_ptr<::gloo::Algorithm> GlooCollectiveBackend::MakeBoundAlgorithm(
       return std::make_unique<::gloo::AllgatherRing<float>>(
           context_, std::vector<const float*>{size.buffer.data()}, size.output.data(), count);
     case sweep::Operation::kReduceScatter:
-      // Rank r's block of the sum lands at r x count of the buffer.
+      // Rank r's block of the sum lands at the start of the buffer (RunBound).
       return std::make_unique<::gloo::ReduceScatterHalvingDoubling<float>>(
           context_, std::vector<float*>{size.buffer.data()}, static_cast<int>(size.buffer.size()),
           std::vector<int>(ranks_, count));
@@ -252,13 +252,16 @@ void GlooCollectiveBackend::RunBound(int n, bool in_place) {
     if (!in_place) std::copy(send_.begin(), send_.end(), buffer.begin());
     bound_->algorithm->run();
   }
+  if (operation_ == sweep::Operation::kReduceScatter) {
+    // gloo's distribution phase leaves this rank's block of the sum at the
+    // start of the buffer; nccl-tests' in-place puts it at rank x count.
+    const int64_t to = in_place ? shape_.in_place_receive_offset : 0;
+    std::copy(buffer.begin(), buffer.begin() + shape_.count, receive_.begin() + to);
+    return;
+  }
   const std::vector<float>& result =
       operation_ == sweep::Operation::kAllGather ? bound_->output : buffer;
-  const int64_t from = operation_ == sweep::Operation::kReduceScatter && !in_place
-                           ? static_cast<int64_t>(rank_) * shape_.count
-                           : 0;
-  const int64_t length = in_place ? static_cast<int64_t>(result.size()) : shape_.receive_count;
-  std::copy(result.begin() + from, result.begin() + from + length, receive_.begin());
+  std::copy(result.begin(), result.begin() + shape_.receive_count, receive_.begin());
 }
 
 std::string GlooCollectiveBackend::Run(int n, bool in_place) {

@@ -101,6 +101,30 @@ TEST(MergeRankRows, SlowestRankSetsTimeAndBandwidth) {
   EXPECT_NEAR(big.ip_busbw_gbytes(), 7.5, 1e-9);
 }
 
+// The same times under alltoall's factor (n-1)/n: busbw 7.5, not 15.
+TEST(MergeRankRows, BusbwUsesTheOperationsFactor) {
+  std::vector<RankRow> rows = {{0, Row(1000000, 100, 90)}, {1, Row(1000000, 80, 90)}};
+  rows[0].row.operation = rows[1].row.operation = "alltoall";
+  std::vector<v1::CollectiveRow> merged = MergeRankRows(rows, 4, "alltoall");
+  ASSERT_EQ(merged.size(), 1u);
+  EXPECT_NEAR(merged[0].oop_algbw_gbytes(), 10.0, 1e-9);
+  EXPECT_NEAR(merged[0].oop_busbw_gbytes(), 7.5, 1e-9);
+  EXPECT_EQ(ForeignOperation(rows, "alltoall"), "");
+  EXPECT_EQ(ForeignOperation(rows, "all_gather"),
+            "rank 0's worker swept alltoall, not all_gather: its node-agent or collective worker "
+            "predates collectives.operations; install the controller's release on every node");
+}
+
+TEST(ScopesPerOperation, EachScopeOncePerOperationInPlanOrder) {
+  const std::vector<CollectiveScope> scopes =
+      ScopesPerOperation({{"1-node", {0}}, {"2-node", {0, 1}}}, {"all_reduce", "alltoall"});
+  ASSERT_EQ(scopes.size(), 4u);
+  EXPECT_EQ(scopes[0].name + " " + scopes[0].operation, "1-node all_reduce");
+  EXPECT_EQ(scopes[1].name + " " + scopes[1].operation, "1-node alltoall");
+  EXPECT_EQ(scopes[3].name + " " + scopes[3].operation, "2-node alltoall");
+  EXPECT_EQ(scopes[3].nodes, (std::vector<size_t>{0, 1}));
+}
+
 TEST(LargeMessageFigure, BestOfTheTopEighth) {
   std::vector<v1::CollectiveRow> rows;
   for (int64_t bytes : {1 << 10, 1 << 17, 1 << 18, 1 << 19, 1 << 20}) {
@@ -171,6 +195,30 @@ TEST(JudgeSweep, FloorPassesAndFailsBetweenNodes) {
 
   auto inside = ById(JudgeSweep(GlooPlan(1.0), Sweep("1-node", 1, 2, 0.2), "tcp"));
   EXPECT_EQ(inside["collectives.busbw"].status(), v1::Finding::skipped);
+}
+
+// Every operation is judged by the same checks, named after its scope, and
+// scaled per operation; all_reduce keeps the names it always had.
+TEST(JudgeSweeps, EachOperationHasItsOwnFindings) {
+  v1::CollectiveSweep all_reduce = Sweep("2-node", 2, 2, 1.5);
+  v1::CollectiveSweep alltoall = Sweep("2-node", 2, 2, 0.2);
+  alltoall.set_operation("alltoall");
+  EXPECT_EQ(SweepName(all_reduce), "2-node");
+  EXPECT_EQ(SweepName(alltoall), "2-node alltoall");
+  plan::Plan plan = GlooPlan(1.0);
+  std::map<std::string, v1::Finding> by_key;
+  for (const auto& finding : JudgeSweeps(plan, {all_reduce, alltoall})) {
+    by_key[finding.id() + "@" + finding.device()] = finding;
+  }
+  EXPECT_EQ(by_key["collectives.busbw@2-node"].status(), v1::Finding::pass);
+  EXPECT_EQ(by_key["collectives.busbw@2-node alltoall"].status(), v1::Finding::fail);
+  EXPECT_NE(by_key["collectives.busbw@2-node alltoall"].message().find("alltoall busbw is"),
+            std::string::npos)
+      << by_key["collectives.busbw@2-node alltoall"].message();
+  EXPECT_TRUE(FindingOfSweep(by_key["collectives.busbw@2-node alltoall"], alltoall));
+  EXPECT_FALSE(FindingOfSweep(by_key["collectives.busbw@2-node alltoall"], all_reduce));
+  EXPECT_EQ(by_key.count("collectives.scaling@1-node -> 2-node"), 1u);
+  EXPECT_EQ(by_key.count("collectives.scaling@1-node -> 2-node alltoall"), 1u);
 }
 
 TEST(JudgeSweep, WrongElementsAndFailedRunsFail) {

@@ -322,6 +322,8 @@ collectives:
   EXPECT_EQ(plan->collectives.iters, 40);
   EXPECT_EQ(plan->collectives.timeout, absl::Seconds(90));
   EXPECT_EQ(plan->collectives.scopes, (std::vector<std::string>{"1-node", "all-nodes"}));
+  // Left out: all_reduce alone, as before operations existed.
+  EXPECT_EQ(plan->collectives.operations, (std::vector<std::string>{"all_reduce"}));
   EXPECT_FALSE(plan->expect.management_separate);
 }
 
@@ -346,6 +348,79 @@ collectives:
             std::string::npos)
       << message;
   EXPECT_NE(message.find("3-node"), std::string::npos) << message;
+}
+
+TEST(PlanParserCollectivesTest, OperationsAreNcclTestsNames) {
+  const std::string text = R"(cluster: lab
+fabric: {type: ethernet}
+nodes:
+  - {name: a, agent: "10.0.0.1:7070", gpus: 0}
+collectives:
+  backend: gloo
+  operations: [alltoall, all_gather, reduce_scatter, all_reduce]
+)";
+  const absl::StatusOr<Plan> plan = ParsePlan(text, "lab.yaml");
+  ASSERT_TRUE(plan.ok()) << plan.status();
+  EXPECT_EQ(plan->collectives.operations,
+            (std::vector<std::string>{"alltoall", "all_gather", "reduce_scatter", "all_reduce"}));
+}
+
+TEST(PlanParserCollectivesTest, RejectsUnknownOrRepeatedOperationsAtTheirLine) {
+  const std::string text = R"(cluster: lab
+fabric: {type: ethernet}
+nodes:
+  - {name: a, agent: "10.0.0.1:7070", gpus: 0}
+collectives:
+  backend: gloo
+  operations:
+    - allreduce
+    - alltoall
+    - alltoall
+)";
+  const absl::StatusOr<Plan> plan = ParsePlan(text, "lab.yaml");
+  ASSERT_FALSE(plan.ok());
+  const std::string message(plan.status().message());
+  EXPECT_NE(message.find("lab.yaml:8:"), std::string::npos) << message;
+  EXPECT_NE(message.find("allreduce"), std::string::npos) << message;
+  EXPECT_NE(message.find("all_reduce, all_gather, reduce_scatter, alltoall"), std::string::npos)
+      << message;
+  EXPECT_NE(message.find("lab.yaml:10:"), std::string::npos) << message;
+  EXPECT_NE(message.find("already listed in collectives.operations"), std::string::npos) << message;
+}
+
+TEST(PlanParserCollectivesTest, RejectsOperationsTheLauncherOrTransportCannotRun) {
+  const std::string mpirun = R"(cluster: lab
+fabric: {type: ethernet}
+nodes:
+  - {name: a, agent: "10.0.0.1:7070", gpus: 4}
+collectives:
+  backend: nccl
+  launcher: mpirun
+  hostfile: /etc/hosts.mpi
+  operations: [all_reduce, alltoall]
+)";
+  absl::StatusOr<Plan> plan = ParsePlan(mpirun, "lab.yaml");
+  ASSERT_FALSE(plan.ok());
+  std::string message(plan.status().message());
+  EXPECT_NE(message.find("lab.yaml:9:"), std::string::npos) << message;
+  EXPECT_NE(message.find("collectives.operations lists all_reduce, alltoall but launcher mpirun"),
+            std::string::npos)
+      << message;
+
+  const std::string ibverbs = R"(cluster: lab
+fabric: {type: ethernet}
+nodes:
+  - {name: a, agent: "10.0.0.1:7070", gpus: 0}
+collectives:
+  backend: gloo
+  transport: ibverbs
+  operations: [alltoall]
+)";
+  plan = ParsePlan(ibverbs, "lab.yaml");
+  ASSERT_FALSE(plan.ok());
+  message = std::string(plan.status().message());
+  EXPECT_NE(message.find("lab.yaml:8:"), std::string::npos) << message;
+  EXPECT_NE(message.find("gloo's ibverbs transport has no alltoall"), std::string::npos) << message;
 }
 
 }  // namespace
