@@ -127,7 +127,7 @@ absl::Status DumpFamily(int family, absl::Duration timeout, std::vector<KernelRo
       return absl::UnavailableError(
           absl::StrCat("rtnetlink RTM_GETROUTE reply failed: ", std::strerror(errno)));
     }
-    size_t remaining = static_cast<size_t>(n);
+    auto remaining = static_cast<size_t>(n);
     for (auto* message = reinterpret_cast<nlmsghdr*>(buffer.data()); NLMSG_OK(message, remaining);
          message = NLMSG_NEXT(message, remaining)) {
       if (message->nlmsg_type == NLMSG_DONE) return absl::OkStatus();

@@ -18,7 +18,7 @@ AgentFlags LoopbackFlags(const std::string& pathspace) {
 }
 
 TEST(FrrPathspaceOptionTest, PlainNamesPassAndEmptyMeansTheHostsFrr) {
-  for (const std::string name :
+  for (const std::string& name :
        std::vector<std::string>{"", "lab1", "cf123host1", "rack-7_leaf", std::string(32, 'a')}) {
     auto options = ValidateAgentFlags(LoopbackFlags(name), "host");
     ASSERT_TRUE(options.ok()) << name << ": " << options.status();
@@ -27,8 +27,8 @@ TEST(FrrPathspaceOptionTest, PlainNamesPassAndEmptyMeansTheHostsFrr) {
 }
 
 TEST(FrrPathspaceOptionTest, PathsOptionsAndOddCharactersAreRefusedWithTheFix) {
-  for (const std::string name : std::vector<std::string>{"../etc", "a/b", "-c", "lab 1", "lab;1",
-                                                         "lab.1", "ü", std::string(33, 'a')}) {
+  for (const std::string& name : std::vector<std::string>{"../etc", "a/b", "-c", "lab 1", "lab;1",
+                                                          "lab.1", "ü", std::string(33, 'a')}) {
     auto options = ValidateAgentFlags(LoopbackFlags(name), "host");
     ASSERT_FALSE(options.ok()) << name;
     EXPECT_NE(options.status().message().find("--frr-pathspace"), std::string::npos);
