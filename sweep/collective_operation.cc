@@ -123,7 +123,7 @@ float ExpectedValue(const CollectiveShape& shape, int rank, int ranks, int64_t i
 int64_t CountWrong(const CollectiveShape& shape, int rank, int ranks,
                    const std::vector<float>& result) {
   const int64_t expected = shape.receive_count;
-  const int64_t held = static_cast<int64_t>(result.size());
+  const auto held = static_cast<int64_t>(result.size());
   int64_t wrong = held < expected ? expected - held : 0;
   const int64_t checked = held < expected ? held : expected;
   for (int64_t i = 0; i < checked; ++i) {
@@ -139,7 +139,8 @@ float InitialValue(int rank, int64_t element) {
 float ExpectedSum(int ranks, int64_t element) {
   // Sum over r of (r + 1) * k = k * n(n + 1) / 2.
   const int64_t n = ranks;
-  return static_cast<float>(n * (n + 1) / 2 * (element % kPatternPeriod + 1));
+  const int64_t triangle = n * (n + 1) / 2;  // exact: n(n + 1) is even
+  return static_cast<float>(triangle * (element % kPatternPeriod + 1));
 }
 
 }  // namespace clustercert::sweep

@@ -178,8 +178,8 @@ std::vector<std::string> FormatWorkerArgs(const WorkerOptions& options) {
   // Only when not the default, so an all_reduce job still starts a worker
   // built before operations existed.
   if (options.operation != Operation::kAllReduce) {
-    args.push_back("--operation");
-    args.push_back(OperationName(options.operation));
+    args.emplace_back("--operation");
+    args.emplace_back(OperationName(options.operation));
   }
   if (options.copy_check) args.push_back("--copy-check");
   if (options.print_table) args.push_back("--print-table");

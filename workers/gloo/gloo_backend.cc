@@ -219,8 +219,8 @@ void GlooCollectiveBackend::Prepare(const sweep::CollectiveShape& shape,
 }
 
 void GlooCollectiveBackend::RunUnbound(bool in_place) {
-  const size_t count = static_cast<size_t>(shape_.count);
-  const size_t all = static_cast<size_t>(shape_.receive_count);
+  const auto count = static_cast<size_t>(shape_.count);
+  const auto all = static_cast<size_t>(shape_.receive_count);
   float* input = in_place ? receive_.data() + shape_.in_place_send_offset : send_.data();
   if (operation_ == sweep::Operation::kAllGather) {
     ::gloo::AllgatherOptions options(context_);

@@ -252,7 +252,7 @@ std::string NcclCollectiveBackend::SizeBuffers() {
 
 void NcclCollectiveBackend::Prepare(const sweep::CollectiveShape& shape,
                                     const std::vector<float>& send_data) {
-  const size_t bytes = static_cast<size_t>(shape.bytes);
+  const auto bytes = static_cast<size_t>(shape.bytes);
   const size_t send_bytes = send_data.size() * sizeof(float);
   const std::string fix = "lower --memory-cap or the sweep's largest size";
   shape_ = shape;
@@ -314,10 +314,10 @@ std::string NcclCollectiveBackend::WaitForStream(const std::string& during) {
 }
 
 ncclResult_t NcclCollectiveBackend::EnqueueAlltoall(const float* input, float* output) {
-  const size_t count = static_cast<size_t>(shape_.count);
+  const auto count = static_cast<size_t>(shape_.count);
   ncclResult_t result = ncclGroupStart();
   for (int peer = 0; peer < ranks_ && result == ncclSuccess; ++peer) {
-    const size_t offset = static_cast<size_t>(peer) * count;
+    const auto offset = static_cast<size_t>(peer) * count;
     result = ncclSend(input + offset, count, ncclFloat, peer, communicator_.get(), stream_.get());
     if (result == ncclSuccess) {
       result =
@@ -330,7 +330,7 @@ ncclResult_t NcclCollectiveBackend::EnqueueAlltoall(const float* input, float* o
 }
 
 ncclResult_t NcclCollectiveBackend::Enqueue(const float* input, float* output) {
-  const size_t count = static_cast<size_t>(shape_.count);
+  const auto count = static_cast<size_t>(shape_.count);
   switch (operation_) {
     case sweep::Operation::kAllGather:
       return ncclAllGather(input, output, count, ncclFloat, communicator_.get(), stream_.get());
@@ -351,8 +351,8 @@ std::string NcclCollectiveBackend::Run(int n, bool in_place) {
   if (communicator_.get() == nullptr) {
     return FailureSentence(during, "the communicator was aborted after an earlier failure");
   }
-  float* receive = static_cast<float*>(receive_.get());
-  const float* input = static_cast<const float*>(send_.get());
+  auto* receive = static_cast<float*>(receive_.get());
+  const auto* input = static_cast<const float*>(send_.get());
   float* output = receive;
   if (in_place) {
     // nccl-tests' in-place: the input at its offset of the receive buffer,
@@ -377,7 +377,7 @@ std::string NcclCollectiveBackend::Run(int n, bool in_place) {
 }
 
 std::vector<float> NcclCollectiveBackend::Result(bool in_place) {
-  const size_t count = static_cast<size_t>(shape_.receive_count);
+  const auto count = static_cast<size_t>(shape_.receive_count);
   const size_t offset = in_place ? static_cast<size_t>(shape_.in_place_receive_offset) : 0;
   std::vector<float> host(count);
   // Stream-ordered like Prepare: after every operation Run queued.
