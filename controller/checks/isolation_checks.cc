@@ -126,6 +126,21 @@ v1::Finding ProbeFinding(const CheckContext& context, const std::set<std::string
                                    probe.fabric(), "): ", probe.outcome(), " in ",
                                    FormatNumber(probe.micros() / 1000.0), " ms"));
   }
+  // A probe that could not be sent (the bind refused, no socket) proves
+  // nothing either way: unknown, never a pass.
+  std::vector<std::string> unsent;
+  for (const v1::ReachProbe& probe : isolation.probes()) {
+    if (probe.outcome() == "error") {
+      unsent.push_back(absl::StrCat(probe.netdev(), " to ", probe.target(), ": ", probe.detail()));
+    }
+  }
+  if (reached.empty() && !unsent.empty()) {
+    return builder.Unknown(
+        MissingBecause(absl::StrCat("probe not sent: ", absl::StrJoin(unsent, "; "))),
+        "reachability of the other fabrics", expected,
+        "Run the agent with the right to bind a socket to a netdev (root, or CAP_NET_RAW in "
+        "the unit's AmbientCapabilities) and re-run.");
+  }
   if (reached.empty()) {
     return builder.Pass(
         absl::StrCat(isolation.probes_size(), " probes, none answered (",

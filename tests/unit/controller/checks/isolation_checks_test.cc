@@ -103,6 +103,17 @@ TEST(IsolationChecksTest, AnsweredProbeFailsEvenWhenRefused) {
             "enp193s0np0 reached 10.30.0.10:8000 (inference): refused in 0.4 ms");
 }
 
+TEST(IsolationChecksTest, ProbeThatCouldNotBeSentIsUnknownNotPass) {
+  v1::Inventory inventory = IsolatedInventory();
+  v1::ReachProbe* probe = inventory.mutable_isolation()->mutable_probes(0);
+  probe->set_outcome("error");
+  probe->set_detail("cannot bind to enp65s0np0: Operation not permitted");
+  const v1::Finding finding = Get(Findings(PlanWithInference(), inventory), "isolation.probe");
+  EXPECT_EQ(finding.status(), v1::Finding::unknown);
+  EXPECT_THAT(finding.observed(), HasSubstr("cannot bind to enp65s0np0"));
+  EXPECT_THAT(finding.remedy(), HasSubstr("CAP_NET_RAW"));
+}
+
 TEST(IsolationChecksTest, WithoutProbeTargetsOnlyRoutesAreJudged) {
   const auto findings = Findings(PlanWithInference(/*probe=*/false), IsolatedInventory());
   EXPECT_EQ(Get(findings, "isolation.routes").status(), v1::Finding::pass);
