@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <vector>
 
+#include "absl/strings/ascii.h"
 #include "absl/strings/str_cat.h"
 #include "common/grpc_status.h"
 #include "common/host_port.h"
@@ -24,6 +25,16 @@ absl::Status NoSuchEndpoint(const std::string& endpoint_id) {
       "no endpoint ", ClipValue(endpoint_id),
       " on this agent for this caller: it was closed, or its lease ran out (the controller took "
       "too long between calls)"));
+}
+
+// A share group is the controller's name for an incast round: kept and
+// compared, never put in a path or a command; bounded and plain.
+bool IsValidShareGroup(const std::string& group) {
+  if (group.size() > 64) return false;
+  return std::all_of(group.begin(), group.end(), [](char c) {
+    return absl::ascii_isalnum(static_cast<unsigned char>(c)) || c == '.' || c == '_' || c == ':' ||
+           c == '-';
+  });
 }
 
 absl::Duration Millis(uint32_t ms, absl::Duration fallback) {
@@ -62,24 +73,16 @@ absl::StatusOr<v1::PrepareEndpointResponse> EndpointRegistry::Prepare(
         " (the controller renews it with every call)"));
   }
   const std::string device = DeviceOf(spec);
-  // The holder's endpoint id is named only to its own caller: ids are the
-  // capability to drive an endpoint.
-  auto busy = [&](const std::string& id, const Entry& entry, const char* verb) {
-    return absl::ResourceExhaustedError(absl::StrCat(
-        "busy: ", device, " ", verb, " test '", entry.value.test_id, "'",
-        entry.owner == caller ? absl::StrCat(" (endpoint ", id, ")") : " (another caller's)",
-        "; one test at a time per device: wait for it or close it"));
-  };
+  if (!IsValidShareGroup(request.share_group())) {
+    return absl::InvalidArgumentError(
+        absl::StrCat("share_group '", ClipValue(request.share_group()),
+                     "' is not a group name: use up to 64 letters, digits, '.', '_', ':' or '-'"));
+  }
   {
     std::lock_guard<std::mutex> lock(mutex_);
-    for (const auto& [id, entry] : table_.entries()) {
-      if (entry.value.device == device) return busy(id, entry, "is in");
-    }
-    if (table_.size() >= limits_.max_endpoints) {
-      return absl::ResourceExhaustedError(
-          absl::StrCat("busy: ", table_.size(),
-                       " endpoints are open, the most this agent holds: close finished tests' "
-                       "endpoints, or wait for their leases to run out"));
+    if (absl::Status free = CheckDeviceFree(device, request.share_group(), caller, "is in");
+        !free.ok()) {
+      return free;
     }
   }
   absl::StatusOr<std::string> id = RandomId("ep-");
@@ -89,25 +92,55 @@ absl::StatusOr<v1::PrepareEndpointResponse> EndpointRegistry::Prepare(
   if (!endpoint.ok()) return endpoint.status();
 
   std::lock_guard<std::mutex> lock(mutex_);
-  for (const auto& [held, entry] : table_.entries()) {
-    if (entry.value.device == device) return busy(held, entry, "was taken meanwhile by");
-  }
-  if (table_.size() >= limits_.max_endpoints) {
-    return absl::ResourceExhaustedError(
-        absl::StrCat("busy: ", table_.size(),
-                     " endpoints were opened meanwhile, the most this agent holds: close "
-                     "finished tests' endpoints, or wait for their leases to run out"));
+  if (absl::Status free =
+          CheckDeviceFree(device, request.share_group(), caller, "was taken meanwhile by");
+      !free.ok()) {
+    return free;
   }
   v1::PrepareEndpointResponse response;
   response.set_endpoint_id(*id);
   *response.mutable_info() = (*endpoint)->local_info();
   Held held{std::shared_ptr<PeerEndpoint>(std::move(*endpoint)), device,
-            ClipValue(request.test_id())};
-  spdlog::info("endpoint {} prepared for {} on {} (test {}, lease {} s)", *id,
+            ClipValue(request.test_id()), request.share_group()};
+  spdlog::info("endpoint {} prepared for {} on {} (test {}, lease {} s{})", *id,
                PrintableText(caller), PrintableText(held.device), PrintableText(held.test_id),
-               absl::ToInt64Seconds(lease));
+               absl::ToInt64Seconds(lease),
+               held.share_group.empty() ? "" : ", share group " + held.share_group);
   table_.Add(*std::move(id), std::move(held), caller, lease, now_());
   return response;
+}
+
+absl::Status EndpointRegistry::CheckDeviceFree(const std::string& device,
+                                               const std::string& share_group,
+                                               const std::string& caller, const char* verb) const {
+  size_t sharing = 0;
+  for (const auto& [id, entry] : table_.entries()) {
+    if (entry.value.device != device) continue;
+    const bool shares =
+        !share_group.empty() && entry.value.share_group == share_group && entry.owner == caller;
+    if (shares) {
+      ++sharing;
+      continue;
+    }
+    // The holder's endpoint id is named only to its own caller: ids are the
+    // capability to drive an endpoint.
+    return absl::ResourceExhaustedError(absl::StrCat(
+        "busy: ", device, " ", verb, " test '", entry.value.test_id, "'",
+        entry.owner == caller ? absl::StrCat(" (endpoint ", id, ")") : " (another caller's)",
+        "; one test at a time per device: wait for it or close it"));
+  }
+  if (sharing >= limits_.max_sharing) {
+    return absl::ResourceExhaustedError(
+        absl::StrCat("busy: ", device, " already holds ", sharing, " endpoints of share group '",
+                     share_group, "', the most one device is shared by: use fewer incast senders"));
+  }
+  if (table_.size() >= limits_.max_endpoints) {
+    return absl::ResourceExhaustedError(
+        absl::StrCat("busy: ", table_.size(),
+                     " endpoints are open, the most this agent holds: close finished tests' "
+                     "endpoints, or wait for their leases to run out"));
+  }
+  return absl::OkStatus();
 }
 
 absl::StatusOr<std::shared_ptr<PeerEndpoint>> EndpointRegistry::Touch(

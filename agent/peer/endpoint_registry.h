@@ -29,6 +29,9 @@ struct EndpointLimits {
   // After a run, the lease covers this much more so the controller can close.
   absl::Duration run_grace = absl::Seconds(30);
   size_t max_endpoints = 64;
+  // Incast: how many endpoints of one share group may hold one device at
+  // once (the plan's pairwise.incast.senders is at most 64).
+  size_t max_sharing = 64;
   // The verbs engine's own cap (VerbsTestOptions::kMaxQueueDepth), held for
   // every engine: a value no engine can use is refused before one sees it.
   uint32_t max_queue_depth = 4096;
@@ -42,7 +45,10 @@ struct EndpointLimits {
 // whose connect or run call is cancelled (the controller's connection closed,
 // or it gave up) is closed at once by the service (NodeAgentService). One
 // test at a time per device (an RDMA device, or a data IP for tcp): a second
-// Prepare for a busy device is refused with the holder's test id. Run blocks
+// Prepare for a busy device is refused with the holder's test id, except
+// within a share group: endpoints the same caller prepares with the same
+// non-empty share_group (an incast round's receiving ends) hold the device
+// together, up to max_sharing of them. Run blocks
 // its caller for the test's duration and is never done under the registry
 // lock, so Close and other calls stay responsive.
 //
@@ -78,11 +84,17 @@ class EndpointRegistry {
  private:
   struct Held {
     std::shared_ptr<PeerEndpoint> endpoint;
-    std::string device;   // "mlx5_0" or "tcp 10.0.0.1": the busy key
-    std::string test_id;  // clipped for messages
+    std::string device;       // "mlx5_0" or "tcp 10.0.0.1": the busy key
+    std::string test_id;      // clipped for messages
+    std::string share_group;  // empty: holds the device alone
     bool running = false;
   };
   using Entry = LeaseTable<Held>::Entry;
+
+  // Under mutex_: why `device` cannot be taken now by `caller` for
+  // `share_group` (ResourceExhausted naming the holder), or OK.
+  absl::Status CheckDeviceFree(const std::string& device, const std::string& share_group,
+                               const std::string& caller, const char* verb) const;
 
   // Under mutex_: the caller's endpoint, its lease renewed; NotFound alike
   // for a missing id and another caller's.

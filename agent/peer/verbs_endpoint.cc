@@ -227,6 +227,8 @@ absl::Status VerbsEndpoint::Connect(const v1::EndpointInfo& peer, absl::Time dea
   remote.lid = static_cast<uint16_t>(peer.lid());
   std::memcpy(remote.gid.raw, peer.gid().data(), sizeof(remote.gid.raw));
   remote.sgid_index = static_cast<uint8_t>(options_.gid_index);
+  remote.traffic_class = static_cast<uint8_t>(options_.traffic_class);
+  remote.service_level = static_cast<uint8_t>(options_.service_level);
   remote.path_mtu = *mtu;
   remote.port = static_cast<uint8_t>(options_.port);
   remote.dest_rd_atomic = reads_in_flight_;

@@ -72,6 +72,18 @@ absl::StatusOr<VerbsTestOptions> VerbsTestOptions::FromSpec(const v1::PeerTestSp
         absl::StrCat("gid_index ", spec.gid_index(), " is outside 0..", kMaxGidIndex));
   }
   options.gid_index = spec.gid_index();
+  if (spec.traffic_class() > kMaxTrafficClass) {
+    return absl::InvalidArgumentError(absl::StrCat(
+        "traffic_class ", spec.traffic_class(), " is outside 0..", kMaxTrafficClass,
+        " (the RoCE GRH traffic class: DSCP << 2 | ECN bits, e.g. 106 for DSCP 26 with ECN)"));
+  }
+  options.traffic_class = spec.traffic_class();
+  if (spec.service_level() > kMaxServiceLevel) {
+    return absl::InvalidArgumentError(absl::StrCat("service_level ", spec.service_level(),
+                                                   " is outside 0..", kMaxServiceLevel,
+                                                   " (the InfiniBand SL)"));
+  }
+  options.service_level = spec.service_level();
 
   absl::StatusOr<MemorySpec> memory = MemorySpec::Parse(spec.memory());
   if (!memory.ok()) return memory.status();

@@ -25,6 +25,8 @@ struct VerbsTestOptions : RunShape {
   static constexpr uint64_t kMaxBandwidthMessageBytes = uint64_t{64} << 20;
   static constexpr uint64_t kMaxLatencyMessageBytes = uint64_t{64} << 10;
   static constexpr uint32_t kMaxQueueDepth = 4096;
+  static constexpr uint32_t kMaxTrafficClass = 255;  // the GRH's 8-bit field
+  static constexpr uint32_t kMaxServiceLevel = 15;   // the LRH's 4-bit SL
 
   enum class Kind { kBandwidth, kLatency };
   // The verb that moves the data.
@@ -37,6 +39,8 @@ struct VerbsTestOptions : RunShape {
   std::string device;
   uint32_t port = 1;
   uint32_t gid_index = 0;
+  uint32_t traffic_class = 0;  // RoCE GRH traffic class
+  uint32_t service_level = 0;  // InfiniBand SL
   MemorySpec memory;
   uint64_t message_bytes = 0;
   uint32_t queue_depth = 128;  // work requests in flight per QP (bandwidth)

@@ -274,16 +274,14 @@ absl::Status QueuePair::ToRtr(const RemoteAddress& remote) {
   attr.max_dest_rd_atomic = remote.dest_rd_atomic;
   attr.min_rnr_timer = 12;
   attr.ah_attr.port_num = remote.port;
-  attr.ah_attr.sl = 0;
+  attr.ah_attr.sl = remote.service_level;
   attr.ah_attr.src_path_bits = 0;
   if (remote.global) {
     attr.ah_attr.is_global = 1;
     attr.ah_attr.grh.dgid = remote.gid;
     attr.ah_attr.grh.sgid_index = remote.sgid_index;
     attr.ah_attr.grh.hop_limit = 64;
-    // The plan's DSCP belongs here, as traffic_class = DSCP << 2 (ECN bits 0);
-    // 0 leaves the device's default, which is what perftest sends without -R/--tclass.
-    attr.ah_attr.grh.traffic_class = 0;
+    attr.ah_attr.grh.traffic_class = remote.traffic_class;
     attr.ah_attr.grh.flow_label = 0;
   } else {
     attr.ah_attr.is_global = 0;

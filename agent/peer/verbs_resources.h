@@ -147,6 +147,11 @@ struct RemoteAddress {
   bool global = false;     // RoCE: route by GID
   ibv_gid gid{};           // RoCE: the peer's GID
   uint8_t sgid_index = 0;  // RoCE: our GID table index
+  // RoCE: the GRH traffic class (DSCP << 2 | ECN bits), which rxe and mlx5
+  // copy into the IP TOS byte. 0 leaves the device's default, which is what
+  // perftest sends without --tclass.
+  uint8_t traffic_class = 0;
+  uint8_t service_level = 0;  // InfiniBand: the SL (the SM maps it to a VL)
   ibv_mtu path_mtu = IBV_MTU_1024;
   uint8_t port = 1;
   uint8_t dest_rd_atomic = 1;  // RDMA READs we accept in flight

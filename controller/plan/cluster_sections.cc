@@ -52,6 +52,16 @@ void ParseRoce(MapReader& fabric, RoceSettings* roce) {
   section->Finish();
 }
 
+void ParseInfiniband(MapReader& fabric, InfinibandSettings* infiniband) {
+  std::optional<MapReader> section = fabric.Map("infiniband", "a map with service_level");
+  if (!section.has_value()) return;
+  section->Int("service_level", 0, 15,
+               "an integer from 0 to 15 (the IB service level the verbs tests send on; the "
+               "subnet manager's SL-to-VL table maps it to a virtual lane)",
+               &infiniband->service_level);
+  section->Finish();
+}
+
 void ParseRails(FieldReader& reader, const YamlField& field, Node* node) {
   std::optional<std::vector<YamlField>> items = reader.Items(field, kRailsRule);
   if (!items.has_value()) return;
@@ -98,7 +108,8 @@ Node ParseNode(FieldReader& reader, const YamlField& item) {
 
 void ParseFabricSection(MapReader& top, Fabric* fabric) {
   std::optional<MapReader> section = top.Map(
-      "fabric", "a map with type, link_rate_gbps, active_mtu, min_netdev_mtu, roce and routing");
+      "fabric",
+      "a map with type, link_rate_gbps, active_mtu, min_netdev_mtu, roce, infiniband and routing");
   if (!section.has_value()) return;
   std::string type;
   if (section->Enum("type", {"roce", "infiniband", "ethernet"}, &type)) {
@@ -116,6 +127,7 @@ void ParseFabricSection(MapReader& top, Fabric* fabric) {
                "data netdevs; 9000 for jumbo frames)",
                &fabric->min_netdev_mtu);
   ParseRoce(*section, &fabric->roce);
+  ParseInfiniband(*section, &fabric->infiniband);
   std::string routing;
   if (section->Enum("routing", {"auto", "bgp", "l2"}, &routing)) {
     fabric->routing = routing == "bgp"  ? FabricRouting::kBgp

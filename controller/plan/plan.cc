@@ -26,6 +26,11 @@ const char* FabricRoutingName(FabricRouting routing) {
   return "unknown";
 }
 
+int RoceTrafficClass(const RoceSettings& roce) {
+  constexpr int kEct0 = 0b10;  // RFC 3168: ECN-capable transport, codepoint ECT(0)
+  return (roce.dscp << 2) | (roce.ecn ? kEct0 : 0);
+}
+
 const char* PairwisePatternName(PairwisePattern pattern) {
   switch (pattern) {
     case PairwisePattern::kAllPairs:

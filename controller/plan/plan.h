@@ -37,12 +37,25 @@ struct RoceSettings {
   bool lossless = true;
 };
 
+struct InfinibandSettings {
+  // fabric.infiniband.service_level: the SL every verbs test sends on (the
+  // subnet manager's SL-to-VL table then picks the virtual lane).
+  int service_level = 0;
+};
+
+// The GRH traffic class a RoCE test sends with: the plan's DSCP in the upper
+// six bits, ECT(0) (binary 10) in the two ECN bits when fabric.roce.ecn is
+// on, so switches may mark instead of drop (DSCP 26 with ECN is 106, the
+// value perftest's --tclass takes).
+int RoceTrafficClass(const RoceSettings& roce);
+
 struct Fabric {
   FabricType type = FabricType::kRoce;
-  double link_rate_gbps = 0;  // 0: not checked
-  int active_mtu = 4096;      // 256 | 512 | 1024 | 2048 | 4096
-  int min_netdev_mtu = 9000;  // RoCE / ethernet data netdevs
-  RoceSettings roce;          // used when type == kRoce
+  double link_rate_gbps = 0;      // 0: not checked
+  int active_mtu = 4096;          // 256 | 512 | 1024 | 2048 | 4096
+  int min_netdev_mtu = 9000;      // RoCE / ethernet data netdevs
+  RoceSettings roce;              // used when type == kRoce
+  InfinibandSettings infiniband;  // used when type == kInfiniband
   FabricRouting routing = FabricRouting::kAuto;
 };
 
@@ -95,6 +108,16 @@ struct AgentSettings {
 enum class PairwiseEngine { kVerbs, kTcp };
 enum class PairwisePattern { kAllPairs, kRing, kKBatch, kLeaf };
 
+// pairwise.incast: k senders write to one receiver at once, each receiver in
+// turn (controller/pairwise/incast). Off unless the plan has the section.
+struct Incast {
+  bool enabled = false;
+  int senders = 3;                          // k; a smaller cluster uses all its other nodes
+  int max_rounds = 64;                      // receivers tested, in node order: bounds the run
+  double min_fraction_of_line_rate = 0.90;  // the round's aggregate vs the receiver's rate
+  double min_fairness = 0.50;               // slowest sender / fastest sender
+};
+
 struct Pairwise {
   bool enabled = false;  // true when the plan has a pairwise section
   PairwiseEngine engine = PairwiseEngine::kVerbs;
@@ -125,6 +148,7 @@ struct Pairwise {
   // Retransmission and out-of-sequence counter rises per GB a cell moved
   // above which the cell warns (pair_verdict.h WithCounterVerdict).
   double max_retries_per_gb = 1.0;
+  Incast incast;  // pairwise.incast
 };
 
 enum class CollectiveBackend { kNccl, kGloo };

@@ -149,6 +149,13 @@ void CheckFabric(const Plan& plan, PlanErrorList* errors) {
                 absl::StrCat("fabric.roce is set but fabric.type is ", type,
                              "; RoCE settings apply only to type roce (remove fabric.roce)."));
   }
+  if (plan.fabric.type != FabricType::kInfiniband &&
+      plan.locations.count("fabric.infiniband") != 0) {
+    errors->Add(LocationOf(plan, {"fabric.infiniband"}), "fabric.infiniband",
+                absl::StrCat("fabric.infiniband is set but fabric.type is ", type,
+                             "; InfiniBand settings apply only to type infiniband (remove "
+                             "fabric.infiniband)."));
+  }
   if (plan.fabric.type == FabricType::kEthernet) return;
   for (size_t i = 0; i < plan.nodes.size(); ++i) {
     const std::string path = NodePath(i) + ".rails";

@@ -321,6 +321,30 @@ void ParseFlows(MapReader& uplink, std::vector<int>* flows) {
   if (values.size() == items->size()) *flows = values;
 }
 
+void ParseIncast(MapReader& pairwise, Incast* incast) {
+  std::optional<MapReader> section = pairwise.Map(
+      "incast", "a map with senders, max_rounds, min_fraction_of_line_rate and min_fairness");
+  if (!section.has_value()) return;
+  incast->enabled = true;
+  section->Int("senders", 2, 64,
+               "an integer from 2 to 64 (k: how many nodes write to one receiver at once; a "
+               "smaller cluster uses all its other nodes)",
+               &incast->senders);
+  section->Int("max_rounds", 1, 4096,
+               "an integer from 1 to 4096 (receivers tested in turn, in node order; bounds the "
+               "run at one duration_s each)",
+               &incast->max_rounds);
+  section->Number("min_fraction_of_line_rate", NumberRange::PositiveAtMost(1),
+                  "a number above 0 and at most 1 (the share of the receiver's line rate the "
+                  "senders together must reach; e.g. 0.90)",
+                  &incast->min_fraction_of_line_rate);
+  section->Number("min_fairness", NumberRange::PositiveAtMost(1),
+                  "a number above 0 and at most 1 (the slowest sender's rate over the "
+                  "fastest's; e.g. 0.5)",
+                  &incast->min_fairness);
+  section->Finish();
+}
+
 }  // namespace
 
 void ParsePairwiseSection(MapReader& top, Pairwise* pairwise) {
@@ -394,6 +418,7 @@ void ParsePairwiseSection(MapReader& top, Pairwise* pairwise) {
                   "a number of at least 0 (retransmission or out-of-sequence counter rises per GB "
                   "a pair moves before its cell warns; e.g. 1)",
                   &pairwise->max_retries_per_gb);
+  ParseIncast(*section, &pairwise->incast);
   section->Finish();
 }
 

@@ -31,6 +31,22 @@ std::string CudaMemoryFor(const NodeState& node, const std::string& rail) {
   return "cuda:0";
 }
 
+PlannedClass PlannedClassFor(const plan::Plan& plan) {
+  PlannedClass planned;
+  if (plan.pairwise.engine != plan::PairwiseEngine::kVerbs) return planned;
+  if (plan.fabric.type == plan::FabricType::kRoce) {
+    planned.traffic_class = static_cast<uint32_t>(plan::RoceTrafficClass(plan.fabric.roce));
+  } else if (plan.fabric.type == plan::FabricType::kInfiniband) {
+    planned.service_level = static_cast<uint32_t>(plan.fabric.infiniband.service_level);
+  }
+  return planned;
+}
+
+void ApplyPlannedClass(const PlannedClass& planned, v1::PeerTestSpec& spec) {
+  if (planned.traffic_class) spec.set_traffic_class(*planned.traffic_class);
+  if (planned.service_level) spec.set_service_level(*planned.service_level);
+}
+
 std::string MemoryFor(const Side& side, const TestItem& item, const std::string& role) {
   if (!absl::StartsWith(item.memory, "cuda")) return "host";
   if (role == "server" && !item.server_gpu.empty()) return item.server_gpu;

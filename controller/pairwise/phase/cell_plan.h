@@ -1,5 +1,7 @@
 #pragma once
 
+#include <cstdint>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -41,6 +43,18 @@ std::string CudaMemoryFor(const NodeState& node, const std::string& rail);
 // The memory `role` ("client" | "server") of `item` uses on `side`: "host",
 // the item's GPU, or the GPU nearest the side's rail.
 std::string MemoryFor(const Side& side, const TestItem& item, const std::string& role);
+
+// The class a verbs test's packets travel in, from the plan: on RoCE the GRH
+// traffic class (plan::RoceTrafficClass: DSCP and ECN), on InfiniBand the
+// service level (fabric.infiniband.service_level). The tcp engine leaves
+// both 0 (the kernel picks its sockets' TOS), and an ethernet fabric has
+// neither. Set on every spec of a peer test, and recorded on its result.
+struct PlannedClass {
+  std::optional<uint32_t> traffic_class;
+  std::optional<uint32_t> service_level;
+};
+PlannedClass PlannedClassFor(const plan::Plan& plan);
+void ApplyPlannedClass(const PlannedClass& planned, v1::PeerTestSpec& spec);
 
 // The schedule's rounds; in a partial re-certification only the cells with a
 // re-measured node at either end.

@@ -45,6 +45,9 @@ v1::PairResult CellIdentity(const plan::Plan& plan, const CellJob& job) {
   result.set_round(job.round);
   result.set_unit(IsBandwidthTest(item.test) ? "Gb/s" : "us");
   result.set_retest_of(job.retest_of);
+  const PlannedClass planned = PlannedClassFor(plan);
+  if (planned.traffic_class) result.set_traffic_class(*planned.traffic_class);
+  if (planned.service_level) result.set_service_level(*planned.service_level);
   return result;
 }
 
@@ -93,6 +96,7 @@ v1::PeerTestSpec CellRun::Spec(const Side& side, const char* role) const {
   spec.set_queue_depth(128);
   spec.set_streams(1);
   spec.set_no_progress_s(absl::ToDoubleSeconds(plan_.pairwise.no_progress));
+  ApplyPlannedClass(PlannedClassFor(plan_), spec);
   if (IsBandwidthTest(item.test)) {
     spec.set_streams(static_cast<uint32_t>(plan_.pairwise.streams));
     spec.set_bidirectional(plan_.pairwise.bidirectional);

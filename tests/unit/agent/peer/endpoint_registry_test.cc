@@ -9,6 +9,7 @@
 #include <thread>
 
 #include "common/completion.h"
+#include "gmock/gmock.h"
 #include "gtest/gtest.h"
 #include "spdlog/sinks/ostream_sink.h"
 #include "spdlog/spdlog.h"
@@ -147,6 +148,46 @@ TEST_F(EndpointRegistryTest, SecondTestOnABusyDeviceIsRefusedNamingTheHolder) {
   EXPECT_TRUE(registry_.Prepare(Request("10.0.0.2"), kCaller).ok());  // another device is free
   ASSERT_TRUE(registry_.Close(first->endpoint_id(), kCaller).ok());
   EXPECT_TRUE(registry_.Prepare(Request("10.0.0.1"), kCaller).ok());
+}
+
+// An incast round's receiving ends share the receiver's device: the same
+// caller, the same non-empty group. Anyone else still finds it busy.
+TEST_F(EndpointRegistryTest, AShareGroupHoldsOneDeviceTogether) {
+  v1::PrepareEndpointRequest incast = Request("10.0.0.1", "incast node2 round 1");
+  incast.set_share_group("incast-1");
+  auto first = registry_.Prepare(incast, kCaller);
+  ASSERT_TRUE(first.ok()) << first.status();
+  EXPECT_TRUE(registry_.Prepare(incast, kCaller).ok());
+  EXPECT_TRUE(absl::IsResourceExhausted(registry_.Prepare(incast, "spiffe://other").status()));
+  v1::PrepareEndpointRequest other_group = incast;
+  other_group.set_share_group("incast-2");
+  EXPECT_TRUE(absl::IsResourceExhausted(registry_.Prepare(other_group, kCaller).status()));
+  auto alone = registry_.Prepare(Request("10.0.0.1"), kCaller);
+  ASSERT_TRUE(absl::IsResourceExhausted(alone.status()));
+  EXPECT_THAT(std::string(alone.status().message()), ::testing::HasSubstr("incast node2 round 1"));
+  // Nor may a group join a device held alone.
+  EXPECT_TRUE(registry_.Prepare(Request("10.0.0.2"), kCaller).ok());
+  v1::PrepareEndpointRequest late = Request("10.0.0.2");
+  late.set_share_group("incast-1");
+  EXPECT_TRUE(absl::IsResourceExhausted(registry_.Prepare(late, kCaller).status()));
+}
+
+TEST_F(EndpointRegistryTest, AShareGroupIsBoundedAndPlain) {
+  EndpointLimits limits;
+  limits.max_sharing = 2;
+  EndpointRegistry registry{{{"tcp", &engine_}}, [this] { return now_; }, limits};
+  v1::PrepareEndpointRequest incast = Request("10.0.0.1");
+  incast.set_share_group("g");
+  ASSERT_TRUE(registry.Prepare(incast, kCaller).ok());
+  ASSERT_TRUE(registry.Prepare(incast, kCaller).ok());
+  auto third = registry.Prepare(incast, kCaller);
+  ASSERT_TRUE(absl::IsResourceExhausted(third.status()));
+  EXPECT_THAT(std::string(third.status().message()),
+              ::testing::HasSubstr("already holds 2 endpoints"));
+  for (const std::string bad : {std::string(65, 'a'), std::string("a/b"), std::string("a b")}) {
+    incast.set_share_group(bad);
+    EXPECT_TRUE(absl::IsInvalidArgument(registry.Prepare(incast, kCaller).status())) << bad;
+  }
 }
 
 // The controller lost a prepare's answer, so it never learned the id: it

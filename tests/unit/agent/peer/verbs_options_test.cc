@@ -120,6 +120,20 @@ TEST(VerbsTestOptionsTest, GidIndexBounds) {
   EXPECT_THAT(Rejection(spec), HasSubstr("gid_index 256 is outside 0..255"));
 }
 
+TEST(VerbsTestOptionsTest, TrafficClassAndServiceLevelBounds) {
+  v1::PeerTestSpec spec = Spec("write_bw");
+  EXPECT_EQ(Accepted(spec).traffic_class, 0u);
+  spec.set_traffic_class(106);
+  spec.set_service_level(15);
+  EXPECT_EQ(Accepted(spec).traffic_class, 106u);
+  EXPECT_EQ(Accepted(spec).service_level, 15u);
+  spec.set_traffic_class(256);
+  EXPECT_THAT(Rejection(spec), HasSubstr("traffic_class 256 is outside 0..255"));
+  spec.set_traffic_class(106);
+  spec.set_service_level(16);
+  EXPECT_THAT(Rejection(spec), HasSubstr("service_level 16 is outside 0..15"));
+}
+
 TEST(VerbsTestOptionsTest, BandwidthMessageBounds) {
   v1::PeerTestSpec spec = Spec("write_bw");
   spec.set_message_bytes(1);

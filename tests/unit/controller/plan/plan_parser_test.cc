@@ -101,7 +101,7 @@ TEST(PlanParserTest, UnknownKeysAtEveryLevelWithSuggestions) {
       ElementsAre(absl::StrCat(file,
                                ":5:3: fabric.link_rate_gpbs is not a known key; did you mean "
                                "link_rate_gbps? Keys allowed in fabric: type, link_rate_gbps, "
-                               "active_mtu, min_netdev_mtu, roce, routing."),
+                               "active_mtu, min_netdev_mtu, roce, infiniband, routing."),
                   absl::StrCat(file,
                                ":10:5: nodes[0].gpu is not a known key; did you mean gpus? Keys "
                                "allowed in nodes[0]: name, agent, data_ip, rails, gpus, leaf."),

@@ -56,12 +56,14 @@ class TracingAgent final : public testing::FakeAgentClient {
   void PrepareEndpoint(const v1::PrepareEndpointRequest& request, absl::Duration t,
                        AgentCallback<v1::PrepareEndpointResponse> done) override {
     if (Refused("PrepareEndpoint", t, done)) return;
+    prepared.push_back(request.spec());
     v1::PrepareEndpointResponse response;
     response.set_endpoint_id(request.spec().role() + "@" + node_);
     done(response, {});
   }
 
   std::vector<std::string> progress_endpoints;
+  std::vector<v1::PeerTestSpec> prepared;
 
  protected:
   absl::Status OnCall(const std::string& call, absl::Duration) override {
@@ -131,6 +133,50 @@ TEST_F(PairExecutorTest, ThePairsOfARoundRunSideBySideOnTheCallersThread) {
                 ::testing::Contains(absl::StrCat("node", 2 * p + 1, " ReadPortCounters")));
   }
   for (const auto& id : trace_.threads) EXPECT_EQ(id, std::this_thread::get_id());
+}
+
+// The plan's class reaches both ends of a verbs test and the cell's record:
+// RoCE's traffic class from its DSCP and ECN, InfiniBand's service level.
+TEST_F(PairExecutorTest, AVerbsCellSendsInThePlansClassAndRecordsIt) {
+  MakeNodes(2);
+  plan_.pairwise.engine = plan::PairwiseEngine::kVerbs;
+  plan_.fabric.roce.dscp = 26;
+  plan_.fabric.roce.ecn = true;
+  std::vector<v1::PairResult> cells = RunCellChains(
+      plan_, quiet_, {{Job(0, 1)}}, [] { return false; }, nullptr);
+  ASSERT_EQ(cells.size(), 1u);
+  EXPECT_TRUE(cells[0].has_traffic_class());
+  EXPECT_EQ(cells[0].traffic_class(), 106u);
+  EXPECT_FALSE(cells[0].has_service_level());
+  ASSERT_EQ(Agent(0).prepared.size(), 1u);
+  EXPECT_EQ(Agent(0).prepared[0].traffic_class(), 106u);
+  EXPECT_EQ(Agent(1).prepared[0].traffic_class(), 106u);
+
+  plan_.fabric.roce.ecn = false;
+  plan_.fabric.roce.dscp = 24;
+  cells = RunCellChains(
+      plan_, quiet_, {{Job(0, 1)}}, [] { return false; }, nullptr);
+  EXPECT_EQ(cells[0].traffic_class(), 96u);
+
+  plan_.fabric.type = plan::FabricType::kInfiniband;
+  plan_.fabric.infiniband.service_level = 5;
+  cells = RunCellChains(
+      plan_, quiet_, {{Job(0, 1)}}, [] { return false; }, nullptr);
+  EXPECT_FALSE(cells[0].has_traffic_class());
+  EXPECT_EQ(cells[0].service_level(), 5u);
+  EXPECT_EQ(Agent(0).prepared.back().service_level(), 5u);
+  EXPECT_EQ(Agent(0).prepared.back().traffic_class(), 0u);
+}
+
+// The tcp engine's sockets pick their own TOS: nothing is asked or recorded.
+TEST_F(PairExecutorTest, ATcpCellRecordsNoClass) {
+  MakeNodes(2);
+  std::vector<v1::PairResult> cells = RunCellChains(
+      plan_, quiet_, {{Job(0, 1)}}, [] { return false; }, nullptr);
+  ASSERT_EQ(cells.size(), 1u);
+  EXPECT_FALSE(cells[0].has_traffic_class());
+  EXPECT_FALSE(cells[0].has_service_level());
+  EXPECT_EQ(Agent(1).prepared[0].traffic_class(), 0u);
 }
 
 TEST_F(PairExecutorTest, AStopStartsNoFurtherCellAndLetsTheCellsUnderWayFinish) {
