@@ -33,7 +33,9 @@ const std::set<std::string>& ErrorCounters() {
       "rcvd_seq_err", "out_of_seq_request", "retry_exceeded_err", "retry_rnr_exceeded_err",
       "completer_retry_err", "send_err", "rcvd_rnr_err", "send_rnr_err",
       // mlx5 ethtool physical port counters (kernel mlx5 counters.rst)
-      "link_down_events_phy", "rx_symbol_err_phy", "rx_pcs_symbol_err_phy", "rx_crc_errors_phy"};
+      "link_down_events_phy", "rx_symbol_err_phy", "rx_pcs_symbol_err_phy", "rx_crc_errors_phy",
+      // mlx5 ethtool: packets dropped for lack of PCIe buffer towards the host
+      "outbound_pci_buffer_overflow"};
   return *names;
 }
 
@@ -185,6 +187,9 @@ std::string ErrorMeaning(const std::string& name) {
        "the cable/transceiver"},
       {"rx_crc_errors_phy",
        "frames arrived with bad FCS — check the cable/transceiver and the sending switch port"},
+      {"outbound_pci_buffer_overflow",
+       "the NIC dropped received packets for lack of PCIe buffer towards the host — check the "
+       "NIC's PCIe link (gen/width) and its NUMA placement"},
       {"req_transport_retries_exceeded",
        "a QP gave up after its transport retry limit — the path loses packets or the peer "
        "vanished"},
@@ -232,7 +237,36 @@ std::string CounterCategory(const std::string& name) {
     return "congestion";
   }
   if (TrafficCounters().count(name) > 0 || absl::StrContains(name, "packets")) return "traffic";
+  if (auto parsed = ParsePriorityCounter(name); parsed.has_value() && parsed->suffix == "bytes") {
+    return "traffic";
+  }
   return "other";
+}
+
+bool IsDropCounter(const std::string& source, const std::string& name) {
+  if (source == "hw_counters") return name == "out_of_buffer";
+  if (source != "ethtool") return false;
+  static const auto* port_drops =
+      new std::set<std::string>{"rx_discards_phy", "tx_discards_phy", "rx_out_of_buffer",
+                                "dev_out_of_buffer", "outbound_pci_buffer_overflow"};
+  if (port_drops->count(name) > 0) return true;
+  auto parsed = ParsePriorityCounter(name);
+  return parsed.has_value() && parsed->direction == "rx" &&
+         (parsed->suffix == "discards" || parsed->suffix == "buf_discard" ||
+          parsed->suffix == "cong_discard");
+}
+
+std::optional<PriorityCounterName> ParsePriorityCounter(const std::string& name) {
+  // "rx_prio" or "tx_prio", one digit 0..7, '_', a non-empty suffix.
+  constexpr size_t kDigit = 7;
+  if (name.size() < kDigit + 3 || name[kDigit + 1] != '_') return std::nullopt;
+  if (!absl::StartsWith(name, "rx_prio") && !absl::StartsWith(name, "tx_prio")) return std::nullopt;
+  if (name[kDigit] < '0' || name[kDigit] > '7') return std::nullopt;
+  PriorityCounterName parsed;
+  parsed.direction = name.substr(0, 2);
+  parsed.priority = name[kDigit] - '0';
+  parsed.suffix = name.substr(kDigit + 2);
+  return parsed;
 }
 
 CounterRole RoleOf(const std::string& source, const std::string& name) {

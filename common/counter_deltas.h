@@ -1,6 +1,7 @@
 #pragma once
 
 #include <cstdint>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -22,7 +23,8 @@ constexpr uint64_t DataWordsToBytes(uint64_t words) { return words * kBytesPerDa
 
 // What a counter says about a test: "error" (link flaps, bit errors, loss
 // and retransmission, drops), "congestion" (CNPs, ECN marks, pause frames,
-// credit waits), "traffic" (data and packet counts) or "other" (counters that
+// credit waits), "traffic" (data and packet counts, mlx5's per-priority
+// rx/tx_prio<N>_bytes and _packets among them) or "other" (counters that
 // judge nothing, e.g. VL15_dropped, ack_deferred, flush errors from teardown).
 std::string CounterCategory(const std::string& name);
 
@@ -46,6 +48,28 @@ enum class CounterRole {
 
 // `source` is counters | hw_counters | ethtool (a CounterValue's source).
 CounterRole RoleOf(const std::string& source, const std::string& name);
+
+// A counter that counts packets the port or the NIC dropped. On a lossless
+// RoCE fabric any rise means PFC did not hold a sender back (or the buffer
+// headroom was too small), so lossless.drops fails the test on it. mlx5
+// ethtool (kernel mlx5 counters.rst and en_stats.c): rx_discards_phy and
+// tx_discards_phy (the physical port), rx_prio<N>_discards (per priority,
+// for lack of port buffer), rx_prio<N>_buf_discard and rx_prio<N>_cong_discard
+// (per host buffer and congestion), rx_out_of_buffer and dev_out_of_buffer
+// (no receive buffer in the host queue or the device queue),
+// outbound_pci_buffer_overflow (no PCIe buffer towards the host); mlx5
+// hw_counters out_of_buffer.
+bool IsDropCounter(const std::string& source, const std::string& name);
+
+// An mlx5 per-priority ethtool statistic split into its parts:
+// "tx_prio3_bytes" -> {"tx", 3, "bytes"}, "rx_prio0_pause_duration" ->
+// {"rx", 0, "pause_duration"}. Priorities are 802.1p, 0..7.
+struct PriorityCounterName {
+  std::string direction;  // rx | tx
+  int priority = 0;
+  std::string suffix;  // bytes | packets | pause | pause_duration | discards | ...
+};
+std::optional<PriorityCounterName> ParsePriorityCounter(const std::string& name);
 
 // How every counter moved between two reads of the same port, in `after`'s
 // order, then the counters read only before. A counter that went backwards

@@ -16,6 +16,7 @@
 #include <vector>
 
 #include "absl/strings/str_cat.h"
+#include "common/counter_deltas.h"
 
 namespace clustercert::agent::peer {
 namespace {
@@ -109,6 +110,14 @@ absl::StatusOr<uint32_t> StatsCount(const IoctlSocket& socket, const std::string
   return info.n_stats;
 }
 
+// mlx5's per-priority traffic statistics, rx_prio<N>_bytes, tx_prio<N>_bytes,
+// rx_prio<N>_packets and tx_prio<N>_packets (N = 0..7): they show which
+// 802.1p priority a test's bytes travelled on (lossless.priority).
+bool IsPriorityTrafficStat(const std::string& name) {
+  auto parsed = counters::ParsePriorityCounter(name);
+  return parsed.has_value() && (parsed->suffix == "bytes" || parsed->suffix == "packets");
+}
+
 }  // namespace
 
 bool IsValidNetdevName(const std::string& name) {
@@ -122,11 +131,15 @@ bool IsKeptEthtoolStat(const std::string& name) {
   // Documentation/networking/device_drivers/ethernet/mellanox/mlx5/counters.rst):
   // the pair verdict fails a cell on the first four; FEC-corrected bits and
   // rx_bits_phy (the denominator of a bit error rate) are kept to be shown.
-  static const auto* link_health = new std::set<std::string>{
-      "link_down_events_phy", "rx_symbol_err_phy",     "rx_pcs_symbol_err_phy",
-      "rx_crc_errors_phy",    "rx_corrected_bits_phy", "rx_bits_phy"};
+  // outbound_pci_buffer_overflow counts received packets dropped for lack of
+  // PCIe buffer towards the host: a drop lossless.drops judges.
+  static const auto* exact = new std::set<std::string>{
+      "link_down_events_phy",        "rx_symbol_err_phy",     "rx_pcs_symbol_err_phy",
+      "rx_crc_errors_phy",           "rx_corrected_bits_phy", "rx_bits_phy",
+      "outbound_pci_buffer_overflow"};
   return name.find("pause") != std::string::npos || name.find("discard") != std::string::npos ||
-         name.find("out_of_buffer") != std::string::npos || link_health->count(name) > 0;
+         name.find("out_of_buffer") != std::string::npos || exact->count(name) > 0 ||
+         IsPriorityTrafficStat(name);
 }
 
 absl::StatusOr<std::map<std::string, uint64_t>> IoctlEthtoolStatsSource::Read(

@@ -21,12 +21,14 @@ class EthtoolStatsSource {
 // The live EthtoolStatsSource: SIOCETHTOOL on a datagram socket with
 // ETHTOOL_GSSET_INFO (how many ETH_SS_STATS strings), ETHTOOL_GSTRINGS and
 // ETHTOOL_GSTATS, as `ethtool -S` does; needs no privilege. Keeps only the
-// statistics that speak to congestion, loss and link health: names
-// containing "pause", "discard" or "out_of_buffer" (mlx5: rx_pause_ctrl_phy,
-// tx_prio3_pause, rx_discards_phy, rx_out_of_buffer) and mlx5's physical
-// link counters link_down_events_phy, rx_symbol_err_phy,
+// statistics that speak to congestion, loss, link health and the priority
+// traffic travelled on: names containing "pause", "discard" or
+// "out_of_buffer" (mlx5: rx_pause_ctrl_phy, tx_prio3_pause,
+// rx_prio3_pause_duration, rx_discards_phy, rx_out_of_buffer), mlx5's
+// per-priority rx/tx_prio<N>_bytes and _packets (N = 0..7), mlx5's
+// physical link counters link_down_events_phy, rx_symbol_err_phy,
 // rx_pcs_symbol_err_phy, rx_crc_errors_phy, rx_corrected_bits_phy and
-// rx_bits_phy. Errors: NotFound for an unknown netdev (ENODEV),
+// rx_bits_phy, and outbound_pci_buffer_overflow. Errors: NotFound for an unknown netdev (ENODEV),
 // Unimplemented when the driver has no statistics (lo, some virtual
 // devices), PermissionDenied, InvalidArgument for a name that is not an
 // interface name (IsValidNetdevName), Unavailable otherwise.

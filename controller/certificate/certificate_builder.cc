@@ -42,6 +42,13 @@ std::vector<std::string> VerdictReasons(const v1::Certificate& certificate) {
                                      " phase, which did not run (", phase.detail(), ")"));
     }
   }
+  // So do pairwise.incast's rounds when none could run.
+  for (const auto& skipped : certificate.skipped()) {
+    if (skipped.kind() == "incast") {
+      reasons.push_back(absl::StrCat(
+          "the plan asks for pairwise.incast, whose rounds did not run (", skipped.reason(), ")"));
+    }
+  }
   return reasons;
 }
 
@@ -129,6 +136,7 @@ v1::Certificate BuildCertificate(const plan::Plan& plan, const std::vector<NodeS
 
   if (record.baseline) *certificate.mutable_baseline() = *record.baseline;
   for (const auto& pair : record.pairs) *certificate.add_pairs() = pair;
+  for (const auto& round : record.incast) *certificate.add_incast() = round;
   if (record.uplink) *certificate.mutable_uplink() = *record.uplink;
   if (record.interrupted) *certificate.mutable_interrupted() = *record.interrupted;
   if (record.resumed) *certificate.mutable_resumed() = *record.resumed;
@@ -151,6 +159,12 @@ v1::Certificate BuildCertificate(const plan::Plan& plan, const std::vector<NodeS
     test->set_kind("sweep");
     test->set_key(skipped.substr(0, skipped.find(':')));
     test->set_reason(skipped);
+  }
+  if (!record.incast_skipped.empty()) {
+    v1::SkippedTest* test = certificate.add_skipped();
+    test->set_kind("incast");
+    test->set_key("incast");
+    test->set_reason(record.incast_skipped);
   }
   const std::vector<std::string> reasons = VerdictReasons(certificate);
   certificate.set_verdict(reasons.empty() ? "certified" : "not-certified");

@@ -14,10 +14,11 @@ namespace clustercert::controller {
 // Assembles the certificate of one run and decides its verdict.
 //
 // Certified means: every node answered, no check of severity error failed or
-// stayed unknown, and every phase the plan asked for actually ran. A phase
-// the plan requests that this build cannot run is recorded as skipped with
-// its reason and keeps the run from being certified: a certificate never
-// claims more than was measured.
+// stayed unknown, and every phase the plan asked for actually ran (and the
+// incast rounds, when it asks for pairwise.incast). A phase the plan
+// requests that this build cannot run is recorded as skipped with its
+// reason and keeps the run from being certified: a certificate never claims
+// more than was measured.
 struct RunRecord {
   absl::Time started;
   absl::Time finished;
@@ -27,6 +28,10 @@ struct RunRecord {
   std::vector<v1::Suspect> suspects;
   std::vector<v1::CollectiveSweep> collectives;
   std::vector<std::string> skipped_scopes;  // "2-node: <reason>"
+  std::vector<v1::IncastResult> incast;     // pairwise.incast's rounds
+  // Why the planned incast rounds did not run ("" when they ran or the plan
+  // has none): a SkippedTest of kind "incast".
+  std::string incast_skipped;
   // A partial re-certification: its baseline, and the nodes whose
   // inventory was taken over from it.
   std::optional<v1::Baseline> baseline;
@@ -37,7 +42,7 @@ struct RunRecord {
 };
 
 // The schema version certificate.json is written in (docs/certificate.md).
-inline constexpr uint32_t kCertificateFormatVersion = 5;
+inline constexpr uint32_t kCertificateFormatVersion = 6;
 
 v1::Certificate BuildCertificate(const plan::Plan& plan, const std::vector<NodeState>& nodes,
                                  const RunRecord& record);

@@ -12,6 +12,7 @@
 #include "controller/checks/status_text.h"
 #include "controller/collectives/collective_verdicts.h"
 #include "controller/collectives/sweep_merge.h"
+#include "controller/pairwise/incast_verdict.h"
 #include "controller/pairwise/phase/matrix_judgement.h"
 #include "controller/plan/plan_parser.h"
 #include "controller/uplink/uplink_sizing.h"
@@ -30,6 +31,8 @@ uint32_t FormatVersionIntroducing(const std::string& id) {
   for (const char* introduced : kFormat4) {
     if (id == introduced) return 4;
   }
+  // Format 6: the lossless chain of each bandwidth cell and incast round.
+  if (id.rfind("lossless.", 0) == 0 || id.rfind("incast.", 0) == 0) return 6;
   if (id.rfind("consistency.", 0) == 0) return 4;
   if (id == "mgmt.subnet" || id.rfind("uplink.", 0) == 0) return 3;
   return 2;
@@ -267,6 +270,31 @@ void RecheckUplink(const v1::Certificate& certificate, const plan::Plan& plan,
   for (auto& finding : uplink::JudgeUplink(uplink)) *recomputed.add_checks() = std::move(finding);
 }
 
+// pairwise.incast's rounds: each round's sums from its senders' figures
+// against the recorded ones, then its findings as the run judged them. A
+// skipped incast keeps the run from being certified (VerdictReasons).
+void RecheckIncast(const v1::Certificate& certificate, const plan::Plan& plan,
+                   VerdictRecheck& recheck, v1::Certificate& recomputed) {
+  for (const v1::IncastResult& recorded : certificate.incast()) {
+    if (recorded.has_carried()) ++recheck.carried;
+    v1::IncastResult round = recorded;
+    pairwise::SummarizeIncast(round);
+    if (round.aggregate_gbps() != recorded.aggregate_gbps() ||
+        round.fairness() != recorded.fairness()) {
+      recheck.differences.push_back(absl::StrCat(
+          "incast[", pairwise::IncastLabel(recorded), "]: recorded ", recorded.aggregate_gbps(),
+          " Gb/s at fairness ", recorded.fairness(), ", but its senders give ",
+          round.aggregate_gbps(), " Gb/s at fairness ", round.fairness()));
+    }
+    for (auto& finding : pairwise::JudgeIncast(plan, round)) {
+      *recomputed.add_checks() = std::move(finding);
+    }
+  }
+  for (const auto& skipped : certificate.skipped()) {
+    if (skipped.kind() == "incast") *recomputed.add_skipped() = skipped;
+  }
+}
+
 // A certificate of an earlier format was judged by the checks its release
 // had: leave out the ones added since, so an upgrade does not invalidate it.
 void DropChecksNewerThan(uint32_t format_version,
@@ -331,6 +359,7 @@ VerdictRecheck RecheckVerdicts(const v1::Certificate& certificate) {
   RecheckPairs(certificate, *plan, inventory_checks, recheck, recomputed);
   RecheckSweeps(certificate, *plan, recheck, recomputed);
   RecheckUplink(certificate, *plan, recheck, recomputed);
+  RecheckIncast(certificate, *plan, recheck, recomputed);
 
   DropChecksNewerThan(certificate.format_version(), *recomputed.mutable_checks());
   AssignFindingKeys(*recomputed.mutable_checks());

@@ -18,6 +18,7 @@
 #include "controller/client/node_health.h"
 #include "controller/collectives/collective_verdicts.h"
 #include "controller/commands/command_support.h"
+#include "controller/pairwise/incast/incast_phase.h"
 #include "controller/pairwise/phase/pairwise_phase.h"
 #include "controller/phases/collectives_phase.h"
 #include "controller/phases/connect_phase.h"
@@ -103,6 +104,14 @@ v1::PhaseResult RunInventory(const plan::Plan& plan, std::vector<NodeState>& nod
   });
 }
 
+// "incast: 4 round(s), 1 check(s) blocking certification", or why the
+// rounds did not run.
+std::string IncastDetail(const IncastOutcome& incast) {
+  if (!incast.skipped.empty()) return absl::StrCat("incast ", incast.skipped);
+  return absl::StrCat("incast: ", incast.rounds.size(), " round(s), ",
+                      checks::CountBlocking(incast.checks), " check(s) blocking certification");
+}
+
 v1::PhaseResult RunPairwise(const plan::Plan& plan, std::vector<NodeState>& nodes,
                             CertificationResult& result, RunRecord& record, Progress& progress,
                             Clock& clock, const RerunScope* rerun, const RunStop* stop,
@@ -111,19 +120,30 @@ v1::PhaseResult RunPairwise(const plan::Plan& plan, std::vector<NodeState>& node
       "pairwise", plan.pairwise.enabled, progress, clock, [&](v1::PhaseResult& phase) {
         if (result.reachable < 2) {
           Conclude(phase, v1::PhaseResult::fail, "fewer than two agents answered: no pair to test");
+          if (plan.pairwise.incast.enabled) {
+            record.incast_skipped = "not run: fewer than two agents answered";
+          }
           return;
         }
         PairwiseOutcome outcome =
             RunPairwisePhase(nodes, plan, result.checks, progress, rerun, stop, journal);
-        const int blocking = checks::CountBlocking(outcome.checks);
+        IncastOutcome incast = RunIncastPhase(nodes, plan, progress, rerun, stop);
+        const int blocking =
+            checks::CountBlocking(outcome.checks) + checks::CountBlocking(incast.checks);
+        std::string detail =
+            absl::StrCat(outcome.pairs.size(), " cell(s) in ", outcome.rounds, " round(s), ",
+                         outcome.failing, " failing, ", outcome.suspects.size(), " suspect(s)");
+        if (plan.pairwise.incast.enabled) absl::StrAppend(&detail, "; ", IncastDetail(incast));
         Conclude(
             phase,
             blocking == 0 && outcome.rounds > 0 ? v1::PhaseResult::pass : v1::PhaseResult::fail,
-            absl::StrCat(outcome.pairs.size(), " cell(s) in ", outcome.rounds, " round(s), ",
-                         outcome.failing, " failing, ", outcome.suspects.size(), " suspect(s)"));
+            std::move(detail));
         for (auto& check : outcome.checks) result.checks.push_back(std::move(check));
+        for (auto& check : incast.checks) result.checks.push_back(std::move(check));
         record.pairs = std::move(outcome.pairs);
         record.suspects = std::move(outcome.suspects);
+        record.incast = std::move(incast.rounds);
+        record.incast_skipped = std::move(incast.skipped);
       });
 }
 

@@ -16,8 +16,9 @@
 namespace clustercert::controller {
 
 // The phases of `controller run` in order, without any printing or files:
-// connect, inventory, pairwise, collectives, uplink (each skipped with its
-// reason when the plan has no section for it), then the certificate. Tests
+// connect, inventory, pairwise (with pairwise.incast's rounds after the
+// matrix), collectives, uplink (each skipped with its reason when the plan
+// has no section for it), then the certificate. Tests
 // drive it with fake clients (tests/support/fake_agent_client.h) on a
 // simulated clock; `clock` times the phases, the retries and the polling.
 //

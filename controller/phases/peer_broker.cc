@@ -96,6 +96,7 @@ class BrokeredTest : public std::enable_shared_from_this<BrokeredTest> {
     *request.mutable_spec() = ends_[role].side.spec;
     request.set_test_id(test_id_);
     request.set_lease_s(kEndpointLeaseSeconds);
+    request.set_share_group(ends_[role].side.share_group);
     ends_[role].side.client->PrepareEndpoint(
         request, deadlines_.call,
         loop_.Bind<v1::PrepareEndpointResponse>(

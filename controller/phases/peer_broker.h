@@ -20,12 +20,17 @@ namespace clustercert::controller {
 inline constexpr uint32_t kEndpointLeaseSeconds = 10;
 inline constexpr absl::Duration kEndpointLease = absl::Seconds(kEndpointLeaseSeconds);
 
-// One end of a brokered peer test: the agent, its name for messages, and
-// the spec it is prepared with.
+// One end of a brokered peer test: the agent, its name for messages, the
+// spec it is prepared with, and its share group (PrepareEndpointRequest:
+// the receiving ends of one incast round share their device; empty, one
+// test at a time per device). The group's initializer keeps the callers
+// that brace-initialise the first three members free of
+// -Wmissing-field-initializers.
 struct BrokeredSide {
   AgentClient* client = nullptr;
   std::string name;
   v1::PeerTestSpec spec;
+  std::string share_group = {};
 };
 
 // How long each step of a brokered test may take. `call` is the plan's

@@ -9,6 +9,7 @@
 #include "controller/certificate/result_keys.h"
 #include "controller/checks/status_text.h"
 #include "controller/collectives/collective_verdicts.h"
+#include "controller/report/html_incast.h"
 #include "controller/report/html_inventory.h"
 #include "controller/report/html_large_cluster.h"
 #include "controller/report/html_pair_summary.h"
@@ -108,6 +109,7 @@ std::string Nav(const v1::Certificate& c) {
       {"latency", "Latency"},   {"collectives", "Collectives"},   {"uplink", "Uplink"},
       {"phases", "Phases"},     {"skipped", "Skipped"},           {"nodes", "Nodes"}};
   if (!c.plan_yaml().empty()) links.push_back({"plan", "Plan"});
+  if (!c.incast().empty()) links.insert(links.begin() + 3, {"incast", "Incast"});
   std::string out = "<nav>";
   for (const auto& [id, label] : links)
     absl::StrAppend(&out, "<a href=\"#", id, "\">", label, "</a>");
@@ -550,8 +552,8 @@ std::string RenderHtmlReport(const v1::Certificate& c) {
                               Certified(c) ? "certified" : "not certified", " ", c.started_at())),
       "</title>\n<style>", ReportStyleSheet(), "</style>\n</head>\n<body>\n", Banner(c), "<main>\n",
       Provenance(c), Nav(c), FindingsSection(c), LocalisationSection(c), PairwiseSection(c),
-      LatencySection(c), CollectivesSection(c), UplinkSectionHtml(c), PhasesSection(c),
-      SkippedSection(c), NodesSection(c));
+      IncastSectionHtml(c), LatencySection(c), CollectivesSection(c), UplinkSectionHtml(c),
+      PhasesSection(c), SkippedSection(c), NodesSection(c));
   if (!c.plan_yaml().empty()) {
     absl::StrAppend(&out, "<section id=\"plan\">\n<h2>Plan</h2>\n<details><summary>",
                     HtmlEscape(c.plan_path()), " as run</summary><pre>", HtmlEscape(c.plan_yaml()),

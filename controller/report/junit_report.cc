@@ -10,7 +10,9 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
 #include "controller/certificate/result_keys.h"
+#include "controller/checks/status_text.h"
 #include "controller/collectives/collective_verdicts.h"
+#include "controller/report/incast_rows.h"
 #include "controller/report/pair_matrices.h"
 #include "controller/report/report_text.h"
 
@@ -72,9 +74,11 @@ class Suites {
 std::string AreaOf(const std::string& id, const std::set<std::string>& phases) {
   const std::string prefix = id.substr(0, id.find('.'));
   if (prefix == "connect" || prefix == "pairwise" || prefix == "collectives" ||
-      prefix == "uplink" || phases.count(prefix) > 0) {
+      prefix == "uplink" || prefix == "incast" || phases.count(prefix) > 0) {
     return prefix;
   }
+  // The lossless chain is judged on the pairwise tests' counters.
+  if (prefix == "lossless") return "pairwise";
   return "inventory";
 }
 
@@ -174,6 +178,39 @@ Case PhaseCase(const v1::PhaseResult& phase) {
   return c;
 }
 
+// One incast round: judged by the worst of its findings (incast.bandwidth,
+// incast.fairness, the lossless.* over its counters), each in the body.
+Case IncastCase(const IncastRow& row) {
+  Case c;
+  c.name = row.label;
+  c.classname = "clustercert.incast";
+  const v1::Finding* worst = nullptr;
+  std::string body;
+  for (const v1::Finding* f : row.findings) {
+    if (worst == nullptr && f->status() == row.status && f->severity() == row.severity) worst = f;
+    absl::StrAppend(&body, f->id(), ": ", checks::StatusText(f->status()), "\n", FindingBody(*f));
+  }
+  if (!row.round->error().empty()) absl::StrAppend(&body, "error: ", row.round->error(), "\n");
+  for (const auto& sender : row.round->senders()) {
+    if (!sender.ok() && !sender.error().empty()) {
+      absl::StrAppend(&body, "sender ", sender.node(), ": ", sender.error(), "\n");
+    }
+  }
+  if (worst == nullptr) {
+    Judge(c, v1::Finding::unknown, v1::Finding::error,
+          absl::StrCat(row.label, ": no verdict recorded for this round"), "", body);
+  } else {
+    Judge(c, row.status, row.severity, worst->message(), worst->remedy(), body);
+  }
+  double seconds = 0;
+  for (const auto& sender : row.round->senders()) {
+    seconds = std::max({seconds, sender.client_result().bandwidth().seconds(),
+                        sender.server_result().bandwidth().seconds()});
+  }
+  if (seconds > 0) c.seconds = seconds;
+  return c;
+}
+
 // Identity of a finding, to recognise a pair's verdict among the checks.
 std::tuple<std::string, std::string, std::string, std::string> Identity(const v1::Finding& f) {
   return {f.id(), f.node(), f.device(), f.message()};
@@ -237,7 +274,8 @@ double AddPhaseCases(const v1::Certificate& certificate, Suites& suites) {
   return phase_total;
 }
 
-// The pairs, then every check that is not already a pair's verdict.
+// The pairs, the incast rounds, then every check that is not already a
+// pair's verdict or part of a round.
 void AddPairAndCheckCases(const v1::Certificate& certificate,
                           const std::set<std::string>& phase_names, Suites& suites) {
   std::set<std::tuple<std::string, std::string, std::string, std::string>> pair_verdicts;
@@ -245,9 +283,12 @@ void AddPairAndCheckCases(const v1::Certificate& certificate,
     pair_verdicts.insert(Identity(p.verdict()));
     suites.Add("pairwise", PairCase(p));
   }
+  const std::set<std::string> incast_labels = IncastLabels(certificate);
+  for (const IncastRow& row : IncastRows(certificate)) suites.Add("incast", IncastCase(row));
   for (const auto& f : certificate.checks()) {
     const std::string area = AreaOf(f.id(), phase_names);
     if (area == "pairwise" && pair_verdicts.count(Identity(f)) > 0) continue;
+    if (!incast_labels.empty() && incast_labels.count(RoundLabelOf(KeyOf(f))) > 0) continue;
     Case c = CheckCase(f);
     if (f.id() == "collectives.run") {
       for (const auto& sweep : certificate.collectives()) {
@@ -264,6 +305,7 @@ std::string SkippedArea(const v1::SkippedTest& s, const std::set<std::string>& p
   if (s.kind() == "phase") return "phases";
   if (s.kind() == "pair") return "pairwise";
   if (s.kind() == "sweep") return "collectives";
+  if (s.kind() == "incast") return "incast";
   if (s.kind() == "check") return AreaOf(s.key().substr(0, s.key().find('@')), phase_names);
   return "inventory";
 }
@@ -271,9 +313,12 @@ std::string SkippedArea(const v1::SkippedTest& s, const std::set<std::string>& p
 // What did not run, unless a case of the same name already says so.
 void AddSkippedCases(const v1::Certificate& certificate, const std::set<std::string>& phase_names,
                      Suites& suites) {
+  const std::set<std::string> incast_labels = IncastLabels(certificate);
   for (const auto& s : certificate.skipped()) {
     const std::string area = SkippedArea(s, phase_names);
     if (suites.Has(area, s.key())) continue;
+    // A round's skipped check is in the round's case already.
+    if (s.kind() == "check" && incast_labels.count(RoundLabelOf(s.key())) > 0) continue;
     Case c;
     c.name = s.key();
     c.classname = absl::StrCat("clustercert.skipped.", s.kind().empty() ? "test" : s.kind());

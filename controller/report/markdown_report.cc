@@ -11,6 +11,7 @@
 #include "controller/certificate/result_keys.h"
 #include "controller/checks/status_text.h"
 #include "controller/collectives/collective_verdicts.h"
+#include "controller/report/incast_rows.h"
 #include "controller/report/large_cluster.h"
 #include "controller/report/pair_matrices.h"
 #include "controller/report/pair_summary.h"
@@ -182,6 +183,33 @@ void Matrices(const v1::Certificate& c, std::string& out) {
     absl::StrAppend(&out, "Retests against passing partners:\n\n",
                     Table({"retest", "value", "status"}, rows), "\n");
   }
+}
+
+// pairwise.incast: one row per round, its verdict the worst of its findings.
+void Incast(const v1::Certificate& c, std::string& out) {
+  if (c.incast().empty()) return;
+  std::vector<std::vector<std::string>> rows;
+  for (const IncastRow& row : IncastRows(c)) {
+    const v1::IncastResult& round = *row.round;
+    std::string verdict = row.status == v1::Finding::fail && row.severity != v1::Finding::warning
+                              ? absl::StrCat("**", kCross, " ", MarkdownCell(row.verdict), "**")
+                              : MarkdownCell(row.verdict);
+    if (!round.error().empty()) absl::StrAppend(&verdict, "; ", MarkdownCell(round.error()));
+    if (IsCarried(round.carried())) {
+      absl::StrAppend(&verdict, "; ", MarkdownCell(CarriedText(round.carried())));
+    }
+    rows.push_back({MarkdownCell(round.receiver()), MarkdownCell(round.rail()),
+                    MarkdownCell(row.senders), MarkdownCell(row.per_sender),
+                    MarkdownCell(row.aggregate), MarkdownCell(row.line_rate),
+                    MarkdownCell(row.fairness), verdict});
+  }
+  absl::StrAppend(&out, "## Incast\n\n",
+                  "k senders write to one receiver at once, each receiver in turn; the "
+                  "receiver's port is the congestion point.\n\n",
+                  Table({"receiver", "rail", "senders", "per sender Gb/s", "aggregate Gb/s",
+                         "line rate Gb/s", "fairness", "verdict"},
+                        rows),
+                  "\n");
 }
 
 void Sweeps(const v1::Certificate& c, std::string& out) {
@@ -392,6 +420,7 @@ std::string RenderMarkdownReport(const v1::Certificate& c) {
   CheckTallies(c, out);
   Suspects(c, out);
   Matrices(c, out);
+  Incast(c, out);
   Sweeps(c, out);
   Uplink(c, out);
   Skipped(c, out);

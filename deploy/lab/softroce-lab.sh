@@ -9,7 +9,13 @@
 #   softroce-lab.sh host CMD...           run CMD where the controller sits (the lab's netns)
 #   softroce-lab.sh exec N CMD...         run CMD inside VM N (bash -c), print its output
 #   softroce-lab.sh slow N RATE           shape VM N's data tap both ways with tc (e.g. 5mbit)
-#   softroce-lab.sh fast N                remove that shaping
+#   softroce-lab.sh ecn N [RATE]          a congestion point: VM N's incoming RoCE queued at RATE
+#                                         (default 100mbit) in RED that marks ECT packets CE
+#   softroce-lab.sh fast N                remove that shaping (slow or ecn)
+#   softroce-lab.sh capture start NAME [--node N] [--dev IF] [--packets P] [--seconds S]
+#                                         tcpdump RoCE (UDP 4791) on the data bridge, or on IF
+#                                         inside VM N, into a pcap; returns once it listens
+#   softroce-lab.sh capture stop NAME     stop it; prints the packets (tcpdump -n -v -tt)
 #   softroce-lab.sh run [up options] -- CMD...   up, CMD on the host side, down; CMD's exit status
 #
 # Layout, all inside one network namespace (CCLAB_NAME, default cclab) so no
@@ -37,7 +43,7 @@ exec_timeout=${CCLAB_EXEC_TIMEOUT:-900}
 vm_memory=${CCLAB_VM_MEMORY:-512}
 
 packages=(qemu-system-x86 linux-image-amd64 busybox-static perftest ibverbs-utils ibverbs-providers
-  iproute2 kmod cpio gzip)
+  iproute2 kmod cpio gzip tcpdump)
 modules_9p=(virtio_ring virtio virtio_pci_modern_dev virtio_pci_legacy_dev virtio_pci
   9pnet 9pnet_virtio netfs fscache 9p)
 
@@ -317,13 +323,169 @@ slow() {
   say "node$n's data link shaped to $rate both ways (tc tbf on tap d$n and ifb i$n)"
 }
 
+# A congestion point on VM N's data link, the last hop of an incast: the
+# RoCE packets (UDP 4791) VM N receives are queued at RATE in RED with ECN,
+# which marks ECT packets CE once the average queue passes its thresholds,
+# as a switch's WRED/ECN egress queue towards the receiver does. It sits in
+# the VM (data0's ingress redirected to an ifb device, ecn0), not on the
+# host's tap like slow: the host kernels the lab runs on may lack every
+# ECN-marking qdisc (this one has only tbf, htb and the fifos: no sch_red,
+# fq_codel, codel, pie or cake), while the VMs' Debian kernel has them all as
+# modules; and on the receive side nothing pushes back into rdma_rxe.
+# rdma_rxe neither reacts to the marks (no DCQCN) nor counts them (its
+# hw_counters have no ECN or CNP entry): RED counts them (tc -s qdisc show
+# dev ecn0 in the VM: "marked N"), and capture --node N --dev ecn0 sees the
+# CE bits.
+# Under TCG three rxe senders deliver 50-80 Mb/s in all, and the emulated
+# receiver's CPU, not RATE, is what they outrun, so the queue stands in ecn0
+# either way; RATE caps a faster host. Measured here (3 s of ib_write_bw
+# from three VMs): a 9 KB htb burst made htb's timer the bottleneck under
+# emulation (13-24 Mb/s), a 200 KB one kept the unshaped 60-80 Mb/s.
+# Thresholds, for rxe's packets at MTU 4096 (about 4.2 KB on the wire):
+# marks begin at an average of 2 packets queued and every ECT packet is
+# marked past 6. Past the limit (1 MB) packets are dropped, as on any lossy
+# fabric (the lab plan's lossless: false): rdma_rxe has no congestion
+# control, so an emulated receiver that falls behind drops some whatever
+# the limit (400 KB and 4 MB both did worse).
+ecn() {
+  local n=$1 rate=${2:-100mbit}
+  check_node "$n"
+  [[ $rate =~ ^[0-9]+(\.[0-9]+)?[kmg]?bit$ ]] || die "ecn: rate '$rate': give a tc rate such as 100mbit"
+  local red=(red limit 1000000 min 8400 max 25200 avpkt 4200 burst 3 probability 0.2
+    bandwidth "$rate" ecn)
+  vm_exec "$n" "set -e
+modprobe ifb numifbs=0
+for m in sch_ingress cls_u32 act_mirred sch_htb sch_red; do modprobe \$m; done
+ip link show ecn0 >/dev/null 2>&1 || ip link add ecn0 type ifb
+ip link set ecn0 mtu \$(cat /sys/class/net/data0/mtu) up
+tc qdisc replace dev ecn0 root handle 1: htb default 1
+tc class replace dev ecn0 parent 1: classid 1:1 htb rate $rate ceil $rate burst 200000 cburst 200000
+tc qdisc replace dev ecn0 parent 1:1 handle 10: ${red[*]}
+tc qdisc replace dev data0 handle ffff: ingress
+tc filter replace dev data0 parent ffff: protocol ip prio 1 u32 match ip protocol 17 0xff \\
+  match ip dport 4791 0xffff action mirred egress redirect dev ecn0" >/dev/null ||
+    die "node$n: setting up the ECN queue failed (its output is above): the VM needs the Debian kernel's sch_red, sch_htb, ifb, act_mirred and cls_u32 modules"
+  touch "$state/node$n/ecn"
+  say "node$n's incoming RoCE queued at $rate in RED with ECN (in the VM: ifb ecn0; marks: $0 exec $n tc -s qdisc show dev ecn0)"
+}
+
 fast() {
   local n=$1
   check_node "$n"
   in_ns tc qdisc del dev "d$n" root 2>/dev/null || true
   in_ns tc qdisc del dev "d$n" ingress 2>/dev/null || true
   in_ns ip link del "i$n" 2>/dev/null || true
+  if [[ -e $state/node$n/ecn ]]; then
+    vm_exec "$n" "tc qdisc del dev data0 ingress 2>/dev/null; ip link del ecn0 2>/dev/null; true" >/dev/null
+    rm -f "$state/node$n/ecn"
+  fi
   say "node$n's data link unshaped"
+}
+
+# Captures RoCE v2 (UDP 4791) into NAME.pcap, bounded by a packet count and
+# a time, in the background; returns once tcpdump listens. On the host side
+# (default) it listens on the data bridge, which in promiscuous mode sees
+# every frame the bridge forwards, so every node's traffic with the DSCP and
+# ECN bits its sender set. With --node N it runs inside VM N (default data0;
+# ecn0 after ecn N, where the CE marks are); the pcap lands in VM N's state
+# folder. tcpdump delivers packets in blocks of up to a second, so stop waits
+# that long first.
+capture_start() {
+  (($#)) || die "capture start: give a name (letters, digits, '.', '_', '-')"
+  local name=$1 node="" dev="" packets=50000 seconds=900
+  shift
+  while (($#)); do
+    case "$1" in
+      --node) node=$2; shift 2 ;;
+      --dev) dev=$2; shift 2 ;;
+      --packets) packets=$2; shift 2 ;;
+      --seconds) seconds=$2; shift 2 ;;
+      *) die "capture start: unknown option $1 (--node N, --dev IF, --packets P, --seconds S)" ;;
+    esac
+  done
+  [[ $name =~ ^[A-Za-z0-9._-]+$ ]] || die "capture start: name '$name': use letters, digits, '.', '_' or '-'"
+  [[ $packets =~ ^[1-9][0-9]*$ ]] || die "capture start: --packets $packets: give a positive count"
+  [[ $seconds =~ ^[1-9][0-9]*$ ]] || die "capture start: --seconds $seconds: give a positive number of seconds"
+  command -v tcpdump >/dev/null ||
+    die "tcpdump is missing: $0 up installs it (or apt-get install tcpdump)"
+  local tcpdump=(timeout "$seconds" tcpdump -n -Z root -s 128 -c "$packets")
+  local dir log pid
+  if [[ -z $node ]]; then
+    lab_exists || die "capture: the lab is not up ($0 status)"
+    dir=$state/captures
+    mkdir -p "$dir"
+    [[ ! -e $dir/$name.pid ]] || die "capture $name is already running: $0 capture stop $name"
+    in_ns "${tcpdump[@]}" -i "${dev:-data}" -w "$dir/$name.pcap" udp port 4791 \
+      </dev/null >"$dir/$name.log" 2>&1 &
+    pid=$!
+    echo "$pid" >"$dir/$name.pid"
+  else
+    check_node "$node"
+    dir=$state/node$node/captures
+    mkdir -p "$dir"
+    [[ ! -e $dir/$name.pid ]] || die "capture $name is already running: $0 capture stop $name"
+    # The pcap goes to the VM's tmpfs while it runs (9p writes cost the
+    # emulated CPU) and is copied out on stop.
+    vm_exec "$node" "mkdir -p /run/tmp/captures
+${tcpdump[*]} -i ${dev:-data0} -w /run/tmp/captures/$name.pcap udp port 4791 \\
+  </dev/null >/run/cclab/captures/$name.log 2>&1 &
+echo \$! >/run/cclab/captures/$name.pid" >/dev/null
+    pid=$(cat "$dir/$name.pid")
+  fi
+  log=$dir/$name.log
+  local start=$SECONDS alive
+  until grep -q "listening on" "$log" 2>/dev/null; do
+    alive=true
+    if [[ -z $node ]]; then
+      kill -0 "$pid" 2>/dev/null || alive=false
+    elif [[ -s $log ]]; then  # tcpdump said something else: an error, or a warning
+      vm_exec "$node" "kill -0 $pid" >/dev/null 2>&1 || alive=false
+    fi
+    if ! $alive || ((SECONDS - start > 30)); then
+      rm -f "$dir/$name.pid"
+      die "capture $name: tcpdump did not start listening ($(tr '\n' ' ' <"$log" 2>/dev/null)): check the device name (--dev) and that the lab is up"
+    fi
+    sleep 0.2
+  done
+  local where="the data bridge (${dev:-data})"
+  [[ -z $node ]] || where="node$node's ${dev:-data0}"
+  say "capture $name: tcpdump (pid $pid) on $where, UDP 4791, at most $packets packets or $seconds s"
+}
+
+# Stops capture NAME and prints its packets as tcpdump -n -v -tt reads them
+# (an IP line with the TOS byte and ECN codepoint, then the UDP line).
+capture_stop() {
+  (($# == 1)) || die "capture stop: give the capture's name"
+  local name=$1 dir="" node="" d
+  if [[ -e $state/captures/$name.pid ]]; then
+    dir=$state/captures
+  else
+    for d in "$state"/node*/captures; do
+      [[ -e $d/$name.pid ]] || continue
+      dir=$d
+      node=${d%/captures}
+      node=${node##*/node}
+    done
+  fi
+  [[ -n $dir ]] || die "capture $name is not running (start it: $0 capture start $name)"
+  sleep 1.2  # the last block of packets
+  local pid
+  pid=$(cat "$dir/$name.pid")
+  if [[ -z $node ]]; then
+    kill -TERM "$pid" 2>/dev/null || true
+    for _ in $(seq 50); do
+      kill -0 "$pid" 2>/dev/null || break
+      sleep 0.2
+    done
+  else
+    vm_exec "$node" "kill -TERM $pid 2>/dev/null
+for i in \$(seq 50); do kill -0 $pid 2>/dev/null || break; sleep 0.2; done
+cp /run/tmp/captures/$name.pcap /run/cclab/captures/$name.pcap" >/dev/null
+  fi
+  rm -f "$dir/$name.pid"
+  [[ -s $dir/$name.pcap ]] || die "capture $name wrote no pcap: $(tr '\n' ' ' <"$dir/$name.log")"
+  say "capture $name: $(grep -E 'captured|dropped by kernel' "$dir/$name.log" | tr '\n' ' ')($dir/$name.pcap)"
+  tcpdump -r "$dir/$name.pcap" -n -v -tt
 }
 
 action=${1:-}
@@ -344,9 +506,22 @@ case "$action" in
     (($# == 2)) || die "slow: give a node number and a tc rate (e.g. slow 3 5mbit)"
     slow "$@"
     ;;
+  ecn)
+    (($# == 1 || $# == 2)) || die "ecn: give a node number and optionally a tc rate (e.g. ecn 1 100mbit)"
+    ecn "$@"
+    ;;
   fast)
     (($# == 1)) || die "fast: give a node number"
     fast "$@"
+    ;;
+  capture)
+    sub=${1:-}
+    (($#)) && shift
+    case "$sub" in
+      start) capture_start "$@" ;;
+      stop) capture_stop "$@" ;;
+      *) die "capture: give start NAME [options] or stop NAME" ;;
+    esac
     ;;
   run)
     up_args=()

@@ -189,6 +189,66 @@ TEST_F(NetnsPairwiseTest, SlowReceivePathIsLocalisedWithItsSide) {
   EXPECT_NE(run.out.find("only where node3 receives"), std::string::npos) << run.out;
 }
 
+// pairwise.incast over the tcp engine: after a short ring matrix, 2 hosts
+// write into each host in turn, the receiver's 2 ends sharing its data
+// plane. Only what node3 receives is slowed, so only the round into node3
+// misses the aggregate floor; every sender runs in every round.
+TEST_F(NetnsPairwiseTest, IncastRoundsIntoEachHostAndTheSlowReceiverFails) {
+  CommandResult slow =
+      RunCommand({"/bin/bash", kLab, "slow-rx", prefix_, "3", "100mbit"}, (dir_ / "slow").string());
+  ASSERT_EQ(slow.exit_code, 0) << slow.err;
+  StartAgents();
+  const std::string plan =
+      "cluster: netns-lab\n"
+      "fabric: {type: ethernet, link_rate_gbps: 1, min_netdev_mtu: 1500}\n"
+      "nodes:\n" +
+      NodesAndAgents() +
+      "pairwise: {engine: tcp, pattern: ring, directions: one, tests: [write_bw], memory: [host], "
+      "duration_s: 2, min_fraction_of_line_rate: 0.05, incast: {senders: 2, "
+      "min_fraction_of_line_rate: 0.5, min_fairness: 0.05}}\n"
+      "certificate: {out: " +
+      (dir_ / "certs").string() + "}\n";
+  const fs::path path = dir_ / "incast.yaml";
+  std::ofstream(path) << plan;
+  CommandResult run = RunCommand(ControllerArgv(path.string()), (dir_ / "controller").string());
+  ASSERT_EQ(run.exit_code, 1) << run.out << run.err;
+  v1::Certificate certificate = CertificateFromOutput(run.out);
+
+  ASSERT_EQ(certificate.incast_size(), 4) << run.out;
+  std::map<std::string, std::string> bandwidth;  // receiver -> incast.bandwidth status
+  std::map<std::string, int> fairness;           // receiver -> incast.fairness findings
+  for (const v1::Finding& check : certificate.checks()) {
+    if (check.id() == "incast.bandwidth") {
+      bandwidth[check.node()] = v1::Finding::Status_Name(check.status());
+    }
+    if (check.id() == "incast.fairness") ++fairness[check.node()];
+  }
+  for (const v1::IncastResult& round : certificate.incast()) {
+    const std::string& receiver = round.receiver();
+    EXPECT_TRUE(round.error().empty()) << receiver << ": " << round.error();
+    EXPECT_EQ(round.engine(), "tcp");
+    ASSERT_EQ(round.senders_size(), 2) << receiver;
+    for (const v1::IncastSender& sender : round.senders()) {
+      EXPECT_TRUE(sender.ok()) << sender.node() << " -> " << receiver << ": " << sender.error();
+      EXPECT_GT(sender.gbps(), 0) << sender.node() << " -> " << receiver;
+      EXPECT_NE(sender.node(), receiver);
+    }
+    EXPECT_GT(round.aggregate_gbps(), 0) << receiver;
+    EXPECT_GT(round.fairness(), 0) << receiver;
+    EXPECT_LE(round.fairness(), 1) << receiver;
+    EXPECT_DOUBLE_EQ(round.line_rate_gbps(), 1) << receiver;
+    EXPECT_EQ(bandwidth[receiver], receiver == "node3" ? "fail" : "pass")
+        << receiver << " " << round.aggregate_gbps() << " Gb/s";
+    EXPECT_EQ(fairness[receiver], 1) << receiver;
+  }
+  // The ring after node4 wraps: node4's senders are node1 and node2.
+  EXPECT_EQ(certificate.incast(3).receiver(), "node4");
+  EXPECT_EQ(certificate.incast(3).senders(0).node(), "node1");
+  EXPECT_NE(run.err.find("incast 3/4: node4, node1 -> node3: "), std::string::npos) << run.err;
+  EXPECT_NE(run.out.find("incast into node3 from node4, node1"), std::string::npos) << run.out;
+  EXPECT_LT(run.seconds, 40) << "the matrix and 4 rounds of 2 s each";
+}
+
 // Another fabric behind an L3 router on the data bridge: only node2 was
 // given a route to it through data0, so only node2's data plane reaches it;
 // isolation.routes and isolation.probe fail there and pass elsewhere. The

@@ -2,7 +2,9 @@
 // rdma_rxe devices and the node-agent inside, the real controller on the
 // host side. Real libibverbs end to end: the verbs engine's matrix, the live
 // RoCE inventory (sysfs and ibv_query_port, checked against ibv_devinfo in
-// the VM), the certificate, and a slowed data link that must be localised.
+// the VM), the certificate, the plan's traffic class on the wire (tcpdump on
+// the data bridge), a slowed data link that must be localised, and an
+// incast into an ECN-marking queue.
 //
 // Root only, and slow (TCG emulation): CLUSTERCERT_LAB=0 skips it.
 #include <unistd.h>
@@ -10,9 +12,15 @@
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
+#include <map>
 #include <regex>
+#include <sstream>
 #include <string>
+#include <vector>
 
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_format.h"
+#include "absl/time/time.h"
 #include "clustercert/v1/certificate.pb.h"
 #include "gtest/gtest.h"
 #include "tests/integration/child_process.h"
@@ -27,6 +35,10 @@ const std::string kLab = std::string(CLUSTERCERT_SOURCE_DIR) + "/deploy/lab/soft
 const std::string kPlan = std::string(CLUSTERCERT_SOURCE_DIR) + "/plans/lab-softroce.yaml";
 constexpr int kNodes = 4;
 constexpr char kLabName[] = "cclabtest";
+// The GRH traffic class the lab plan's fabric.roce asks for: its defaults,
+// DSCP 26 with ECT(0) (plan::RoceTrafficClass), which rdma_rxe copies into
+// the IP TOS byte of every packet of the QP.
+constexpr int kPlanTrafficClass = 26 << 2 | 0b10;
 
 fs::path WorkDir() { return fs::path("/var/tmp") / (std::string(kLabName) + "-work"); }
 
@@ -99,6 +111,90 @@ const v1::Finding* FindCheck(const v1::Certificate& certificate, const std::stri
   return nullptr;
 }
 
+// One RoCE v2 packet as `tcpdump -n -v -tt` prints it (what softroce-lab.sh
+// capture stop writes): an IP line, then the UDP line indented below it.
+//   1796534659.220332 IP (tos 0x6a,ECT(0), ttl 64, id 11111, offset 0, ...
+//       10.203.2.2.49441 > 10.203.2.1.4791: UDP, length 4128
+struct RocePacket {
+  double time = 0;  // seconds since the epoch, the capturing host's clock
+  int tos = -1;     // the IP TOS byte: DSCP << 2 | ECN
+  std::string from;
+  std::string to;
+};
+
+// "10.203.2.2.49441" -> "10.203.2.2"
+std::string WithoutPort(const std::string& address) {
+  const size_t dot = address.rfind('.');
+  return dot == std::string::npos ? address : address.substr(0, dot);
+}
+
+std::vector<RocePacket> ParseCapture(const std::string& text) {
+  std::vector<RocePacket> packets;
+  std::istringstream lines(text);
+  std::string line;
+  while (std::getline(lines, line)) {
+    const size_t ip = line.find(" IP (tos 0x");
+    if (ip != std::string::npos) {
+      RocePacket packet;
+      packet.time = std::strtod(line.c_str(), nullptr);
+      packet.tos = static_cast<int>(std::strtol(line.c_str() + ip + 11, nullptr, 16));
+      packets.push_back(packet);
+      continue;
+    }
+    // The address line belongs to the IP line above it.
+    std::istringstream words(line);
+    std::string from, arrow, to;
+    if (packets.empty() || !packets.back().to.empty() || !(words >> from >> arrow >> to) ||
+        arrow != ">") {
+      continue;
+    }
+    if (!to.empty() && to.back() == ':') to.pop_back();
+    packets.back().from = WithoutPort(from);
+    packets.back().to = WithoutPort(to);
+  }
+  return packets;
+}
+
+// "TOS 0x6a (DSCP 26, ECT(0))", the ECN codepoint named as RFC 3168 does.
+std::string TosText(int tos) {
+  static const char* const kEcn[] = {"Not-ECT", "ECT(1)", "ECT(0)", "CE"};
+  return absl::StrFormat("TOS 0x%02x (DSCP %d, %s)", tos, tos >> 2, kEcn[tos & 3]);
+}
+
+// "1200 x TOS 0x6a (DSCP 26, ECT(0)), e.g. 10.203.2.1 -> 10.203.2.4; ...": what
+// a capture held, for failure messages.
+std::string TosSummary(const std::vector<RocePacket>& packets) {
+  std::map<int, std::pair<int, const RocePacket*>> by_tos;
+  for (const RocePacket& packet : packets) {
+    auto& entry = by_tos[packet.tos];
+    if (entry.first++ == 0) entry.second = &packet;
+  }
+  std::string summary;
+  for (const auto& [tos, entry] : by_tos) {
+    absl::StrAppend(&summary, summary.empty() ? "" : "; ", entry.first, " x ", TosText(tos),
+                    ", e.g. ", entry.second->from, " -> ", entry.second->to);
+  }
+  return summary.empty() ? "no RoCE packet" : summary;
+}
+
+// When the pairwise phase ran, in seconds since the epoch: the certificate's
+// start plus the phases before it (they run back to back; the sums match
+// finished_at within milliseconds). {0, 0} when the certificate says nothing.
+std::pair<double, double> PairwiseWindow(const v1::Certificate& certificate) {
+  absl::Time started;
+  std::string error;
+  if (!absl::ParseTime(absl::RFC3339_full, certificate.started_at(), &started, &error)) {
+    return {0, 0};
+  }
+  double at = absl::ToDoubleSeconds(started - absl::UnixEpoch());
+  for (const v1::PhaseResult& phase : certificate.phases()) {
+    const double seconds = static_cast<double>(phase.duration_ms()) / 1000;
+    if (phase.name() == "pairwise") return {at, at + seconds};
+    at += seconds;
+  }
+  return {0, 0};
+}
+
 // What ibv_devinfo (libibverbs' own view) says of rxe0 port 1 inside VM n.
 struct DevinfoPort {
   std::string state;
@@ -124,8 +220,18 @@ DevinfoPort Devinfo(int n) {
 }
 
 TEST_F(SoftRoceLabTest, HealthyLabIsCertifiedWithRealVerbs) {
+  // The data bridge's RoCE packets while the plan runs, bounded: 60,000
+  // packets are about the first round of the matrix here (both bandwidth and
+  // both latency tests, two pairs); tcpdump -w on the host costs the run
+  // next to nothing.
+  CommandResult capture =
+      Lab({"capture", "start", "healthy", "--packets", "60000", "--seconds", "1200"},
+          "capture-start-healthy");
+  EXPECT_EQ(capture.exit_code, 0) << capture.err;
   CommandResult run;
   v1::Certificate certificate = RunPlan(kPlan, "healthy", &run);
+  CommandResult captured = Lab({"capture", "stop", "healthy"}, "capture-healthy");
+  EXPECT_EQ(captured.exit_code, 0) << captured.err;
   EXPECT_EQ(run.exit_code, 0) << run.out << run.err;
   if (run.exit_code == 0) g_healthy_certificate = CertificatePathFromOutput(run.out);
   EXPECT_EQ(certificate.verdict(), "certified") << run.out;
@@ -205,6 +311,32 @@ TEST_F(SoftRoceLabTest, HealthyLabIsCertifiedWithRealVerbs) {
   }
   EXPECT_EQ(cells, 6 * 4);
   EXPECT_EQ(certificate.suspects_size(), 0);
+
+  // The plan's class on the wire: every RoCE packet the bridge carried while
+  // the matrix ran has DSCP 26 and ECT(0), data and acknowledgements alike
+  // (the responder's QP is given the class too). Only the pairwise phase's
+  // window counts: gloo's ibverbs transport, which the collective sweep
+  // uses, has no traffic class setting and sends with TOS 0.
+  const auto [from, to] = PairwiseWindow(certificate);
+  std::vector<RocePacket> matrix;
+  for (const RocePacket& packet : ParseCapture(captured.out)) {
+    if (packet.time >= from && packet.time <= to) matrix.push_back(packet);
+  }
+  EXPECT_GT(matrix.size(), 1000u) << "the data bridge carried too few RoCE packets during the "
+                                  << "pairwise phase to judge: " << captured.err;
+  int on_class = 0;
+  for (const RocePacket& packet : matrix) on_class += packet.tos == kPlanTrafficClass;
+  EXPECT_EQ(on_class, static_cast<int>(matrix.size()))
+      << "of the " << matrix.size() << " RoCE packets the data bridge carried during the "
+      << "pairwise phase, " << matrix.size() - on_class << " were not on the plan's class "
+      << TosText(kPlanTrafficClass) << ": " << TosSummary(matrix)
+      << ". The verbs engine sets the GRH traffic class at RTR from PeerTestSpec.traffic_class "
+      << "(agent/peer/verbs_resources.cc), which the controller fills from fabric.roce";
+  for (const v1::PairResult& pair : certificate.pairs()) {
+    EXPECT_EQ(pair.traffic_class(), static_cast<uint32_t>(kPlanTrafficClass))
+        << pair.client() << "->" << pair.server() << " " << pair.test()
+        << ": the certificate records another class than the plan's";
+  }
   // Live progress came from the side that counts: writes by their poster.
   // (Progress lines go to stderr.)
   EXPECT_TRUE(
@@ -289,6 +421,89 @@ TEST_F(SoftRoceLabTest, SlowedDataLinkIsLocalisedToItsNode) {
                                                                                      << diff.out;
     }
   }
+}
+
+// RED's count of CE marks in `tc -s qdisc show` (the line "marked N early N
+// pdrop N other N" under the red qdisc); -1 when there is none.
+long RedMarked(const std::string& tc) {
+  std::smatch match;
+  if (!std::regex_search(tc, match, std::regex("\\bmarked (\\d+) early"))) return -1;
+  return std::stol(match[1]);
+}
+
+TEST_F(SoftRoceLabTest, IncastIntoAnEcnQueueIsMarkedAndCompletes) {
+  // node1's incoming RoCE goes through RED with ECN (softroce-lab.sh ecn).
+  CommandResult ecn = Lab({"ecn", "1"}, "ecn");
+  ASSERT_EQ(ecn.exit_code, 0) << ecn.err;
+  // The shipped plan cut to what the incast needs: one short write_bw per
+  // ring pair (the pairwise section is the incast's home), no sweep, and one
+  // round of three senders into node1 (receivers go in node order). The
+  // floors are the lab's: emulation moves tens of Mb/s of rxe's 2.5 Gb/s,
+  // and how the emulated receiver's CPU splits between three senders swings
+  // run to run (slowest / fastest 0.1-0.9 seen).
+  std::string plan = ReadFile(kPlan);
+  plan = std::regex_replace(plan, std::regex("tests: \\[[^\\]]*\\]"), "tests: [write_bw]");
+  plan = std::regex_replace(plan, std::regex("pattern: all-pairs"), "pattern: ring");
+  plan = std::regex_replace(plan, std::regex("duration_s: 3"), "duration_s: 2");
+  plan = std::regex_replace(plan, std::regex("\npairwise:\n"),
+                            "\npairwise:\n  incast:\n    senders: 3\n    max_rounds: 1\n"
+                            "    min_fraction_of_line_rate: 0.002\n    min_fairness: 0.02\n");
+  plan =
+      std::regex_replace(plan, std::regex("\ncollectives:[^]*?\ncertificate:"), "\ncertificate:");
+  const fs::path path = WorkDir() / "incast-plan.yaml";
+  std::ofstream(path) << plan;
+
+  // What node1 receives after the queue (ecn0 in the VM), where the CE marks
+  // are: its ring neighbour's write_bw (about 3,500 packets here), then the
+  // incast's.
+  CommandResult capture = Lab({"capture", "start", "incast", "--node", "1", "--dev", "ecn0",
+                               "--packets", "20000", "--seconds", "600"},
+                              "capture-start-incast");
+  EXPECT_EQ(capture.exit_code, 0) << capture.err;
+  CommandResult run;
+  v1::Certificate certificate = RunPlan(path.string(), "incast", &run);
+  CommandResult captured = Lab({"capture", "stop", "incast"}, "capture-incast");
+  // rdma_rxe counts no ECN marks and sends no CNPs: its hw_counters
+  // (/sys/class/infiniband/rxe0/ports/1/hw_counters) are packet, retry,
+  // sequence-error and RNR counts only. The marks are counted where they
+  // are made, by RED in node1 ("marked N").
+  CommandResult qdisc = Lab({"exec", "1", "tc -s qdisc show dev ecn0"}, "ecn-qdisc");
+  CommandResult fast = Lab({"fast", "1"}, "fast-ecn");
+  EXPECT_EQ(fast.exit_code, 0) << fast.err;
+  EXPECT_EQ(captured.exit_code, 0) << captured.err;
+  ASSERT_EQ(qdisc.exit_code, 0) << qdisc.out << qdisc.err;
+
+  // One round into node1 from its three ring successors, each finished
+  // with data moved.
+  ASSERT_EQ(certificate.incast_size(), 1) << run.out << run.err;
+  const v1::IncastResult& round = certificate.incast(0);
+  EXPECT_EQ(round.receiver(), "node1");
+  EXPECT_EQ(round.rail(), "rxe0");
+  EXPECT_EQ(round.error(), "");
+  ASSERT_EQ(round.senders_size(), 3) << run.err;
+  for (const v1::IncastSender& sender : round.senders()) {
+    EXPECT_TRUE(sender.ok()) << sender.node() << " -> node1: " << sender.error();
+    EXPECT_GT(sender.gbps(), 0) << sender.node() << " -> node1 moved no data";
+  }
+  EXPECT_GT(round.aggregate_gbps(), 0);
+  EXPECT_EQ(round.traffic_class(), static_cast<uint32_t>(kPlanTrafficClass));
+
+  const long marked = RedMarked(qdisc.out);
+  EXPECT_GT(marked, 0) << "RED on node1's ecn0 marked no packet CE during the incast: "
+                       << qdisc.out;
+
+  // The marks on the wire: CE (ECN bits 11) on packets whose DSCP stays the
+  // plan's; nothing arrives on another DSCP.
+  const std::vector<RocePacket> packets = ParseCapture(captured.out);
+  int marked_ce = 0, other_dscp = 0;
+  for (const RocePacket& packet : packets) {
+    marked_ce += (packet.tos & 3) == 3;
+    other_dscp += packet.tos >> 2 != kPlanTrafficClass >> 2;
+  }
+  EXPECT_GT(marked_ce, 0) << "no CE-marked RoCE packet reached node1 after its ECN queue: "
+                          << TosSummary(packets) << " (" << captured.err << ")";
+  EXPECT_EQ(other_dscp, 0) << "RoCE packets reached node1 on another DSCP than the plan's 26: "
+                           << TosSummary(packets);
 }
 
 }  // namespace

@@ -4,9 +4,30 @@
 #include "absl/strings/str_cat.h"
 #include "controller/certificate/result_keys.h"
 #include "controller/pairwise/localisation.h"
+#include "controller/pairwise/lossless_verdict.h"
 #include "controller/pairwise/pair_verdict.h"
 
 namespace clustercert::controller {
+namespace {
+
+// The server's rail: the plan's rail of the same index on the server (a pair
+// runs on rail i of both ends), the client's rail name when the plan does
+// not say.
+std::string ServerRail(const plan::Plan& plan, const v1::PairResult& pair) {
+  const plan::Node* client = nullptr;
+  const plan::Node* server = nullptr;
+  for (const plan::Node& node : plan.nodes) {
+    if (node.name == pair.client()) client = &node;
+    if (node.name == pair.server()) server = &node;
+  }
+  if (client == nullptr || server == nullptr) return pair.rail();
+  for (size_t i = 0; i < client->rails.size(); ++i) {
+    if (client->rails[i] == pair.rail() && i < server->rails.size()) return server->rails[i];
+  }
+  return pair.rail();
+}
+
+}  // namespace
 
 bool IsBandwidthTest(const std::string& test) {
   return test.size() > 3 && test.substr(test.size() - 3) == "_bw";
@@ -56,6 +77,56 @@ bool CellFails(const v1::Finding& verdict) {
   return verdict.status() == v1::Finding::fail && verdict.severity() != v1::Finding::warning;
 }
 
+std::string LosslessLabel(const v1::PairResult& pair) {
+  std::string label = pair.client();
+  if (!pair.rail().empty()) absl::StrAppend(&label, "/", pair.rail());
+  absl::StrAppend(&label, "->", pair.server(), " ", pair.test(), " ", pair.memory());
+  return label;
+}
+
+std::vector<pairwise::LosslessEnd> LosslessEnds(const plan::Plan& plan,
+                                                const v1::PairResult& pair) {
+  // read_bw moves the data from the server's memory to the client.
+  const bool client_sends = plan.pairwise.bidirectional || pair.test() != "read_bw";
+  const bool server_sends = plan.pairwise.bidirectional || pair.test() == "read_bw";
+  return {
+      {pair.client(), pair.rail(), &pair.client_counters(), client_sends, server_sends},
+      {pair.server(), ServerRail(plan, pair), &pair.server_counters(), server_sends, client_sends}};
+}
+
+LosslessCells JudgeLosslessCells(const plan::Plan& plan, const std::vector<v1::PairResult>& pairs) {
+  LosslessCells cells;
+  if (!pairwise::LosslessJudged(plan)) return cells;
+  std::string first_reason;
+  bool any_cell = false;
+  for (const v1::PairResult& pair : pairs) {
+    if (!pair.retest_of().empty() || !IsBandwidthTest(pair.test())) continue;
+    any_cell = true;
+    if (!pair.ok()) continue;  // not measured: its verdict already says why
+    if (pair.engine() == "tcp") {
+      if (first_reason.empty()) {
+        first_reason = absl::StrCat("the tcp engine's traffic is not RDMA (", LosslessLabel(pair),
+                                    "): only the verbs engine's tests travel on the RoCE "
+                                    "priority");
+      }
+      continue;
+    }
+    pairwise::LosslessJudgement judgement =
+        pairwise::JudgeLossless(plan, LosslessLabel(pair), LosslessEnds(plan, pair));
+    if (judgement.judged) ++cells.judged;
+    if (!judgement.judged && first_reason.empty()) first_reason = judgement.not_judged_reason;
+    for (auto& finding : judgement.findings) {
+      if (pair.has_carried()) *finding.mutable_carried() = pair.carried();
+      cells.findings.push_back(std::move(finding));
+    }
+  }
+  if (any_cell && cells.judged == 0) {
+    cells.findings.push_back(pairwise::LosslessNotJudged(
+        first_reason.empty() ? "no bandwidth test completed" : first_reason));
+  }
+  return cells;
+}
+
 MatrixJudgement JudgeMatrix(const plan::Plan& plan, std::vector<v1::PairResult>& pairs,
                             const std::vector<v1::Finding>& inventory_checks, uint32_t format) {
   MatrixJudgement judgement;
@@ -97,6 +168,12 @@ MatrixJudgement JudgeMatrix(const plan::Plan& plan, std::vector<v1::PairResult>&
                                      cuda.memory() == "cuda" ? "" : " " + cuda.memory()));
         judgement.checks.push_back(std::move(finding));
       }
+    }
+  }
+
+  if (format >= kLosslessRulesFormat) {
+    for (auto& finding : JudgeLosslessCells(plan, pairs).findings) {
+      judgement.checks.push_back(std::move(finding));
     }
   }
 

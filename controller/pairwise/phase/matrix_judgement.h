@@ -4,6 +4,7 @@
 #include <vector>
 
 #include "clustercert/v1/certificate.pb.h"
+#include "controller/pairwise/lossless_verdict.h"
 #include "controller/pairwise/pair_measurement.h"
 #include "controller/plan/plan.h"
 
@@ -22,8 +23,11 @@ pairwise::PairMeasurement MeasurementOf(const v1::PairResult& pair, bool bidirec
 // judge the cell too (pairwise::WithCounterVerdict): a link error counter
 // that rose fails it, retransmissions beyond pairwise.max_retries_per_gb
 // warn. `format` is the certificate format whose rules apply (verify
-// recomputes an older certificate by its own).
-inline constexpr uint32_t kMatrixRulesFormat = 4;
+// recomputes an older certificate by its own); the run judges by the newest.
+inline constexpr uint32_t kMatrixRulesFormat = 6;
+// From format 6 the matrix's checks carry the lossless.* findings of each
+// measured bandwidth cell (JudgeLosslessCells).
+inline constexpr uint32_t kLosslessRulesFormat = 6;
 v1::Finding JudgeCell(const plan::Plan& plan, const v1::PairResult& pair,
                       uint32_t format = kMatrixRulesFormat);
 
@@ -32,8 +36,33 @@ v1::Finding JudgeCell(const plan::Plan& plan, const v1::PairResult& pair,
 // asks for no retest.
 bool CellFails(const v1::Finding& verdict);
 
+// "node1/mlx5_0->node2 write_bw host": what a cell's lossless.* finding keys
+// name after "<id>@" (the shape of PairVerdictKey).
+std::string LosslessLabel(const v1::PairResult& pair);
+
+// The ends of a cell as the lossless verdict sees them: the client sends for
+// write_bw and send_bw, the server for read_bw (the client reads the
+// server's memory), both with pairwise.bidirectional; the server's device is
+// its rail of the same index in the plan.
+std::vector<pairwise::LosslessEnd> LosslessEnds(const plan::Plan& plan, const v1::PairResult& pair);
+
+struct LosslessCells {
+  std::vector<v1::Finding> findings;
+  int judged = 0;  // cells whose priority could be judged
+};
+
+// The lossless.* findings of every main bandwidth cell that completed on the
+// verbs engine (pairwise::JudgeLossless), on a lossless RoCE plan only; when
+// there were bandwidth cells but none could be judged (soft-RoCE, the tcp
+// engine, NICs without per-priority counters), one run-level skipped
+// lossless.priority instead, with the first cell's reason. Incast rounds
+// judge their own (incast_verdict.h).
+LosslessCells JudgeLosslessCells(const plan::Plan& plan, const std::vector<v1::PairResult>& pairs);
+
 struct MatrixJudgement {
-  std::vector<v1::Finding> checks;    // each main cell's verdict, then the GPUDirect comparisons
+  // each main cell's verdict, then the GPUDirect comparisons, then (format 6)
+  // the lossless.* findings
+  std::vector<v1::Finding> checks;
   std::vector<v1::Suspect> suspects;  // where the failing pairs point
   int failing = 0;                    // main cells that failed
 };

@@ -176,7 +176,7 @@ TEST(ConnectX7CountersTest, EveryJudgedCounterIsReadFromSysfsOrEthtool) {
   std::set<std::pair<std::string, std::string>> seen;
   for (const auto& value : read.values()) seen.insert({value.source(), value.name()});
   EXPECT_EQ(seen.count({"hw_counters", "lifespan"}), 0u);
-  EXPECT_EQ(seen.size(), 21 + Cx7HwCounters().size() + 20) << read.DebugString();
+  EXPECT_EQ(seen.size(), 21 + Cx7HwCounters().size() + 29) << read.DebugString();
 
   for (const char* name : {"symbol_error", "link_downed", "link_error_recovery", "port_rcv_errors",
                            "local_link_integrity_errors", "excessive_buffer_overrun_errors"}) {
@@ -205,7 +205,7 @@ TEST(ConnectX7CountersTest, EveryJudgedCounterIsReadFromSysfsOrEthtool) {
   }
 }
 
-TEST(ConnectX7CountersTest, TheEthtoolFilterKeepsLossPauseAndLinkHealthOnly) {
+TEST(ConnectX7CountersTest, TheEthtoolFilterKeepsLossPauseLinkHealthAndPriorityTraffic) {
   std::vector<std::string> kept;
   for (const std::string& name : Cx7EthtoolNames()) {
     if (IsKeptEthtoolStat(name)) kept.push_back(name);
@@ -222,8 +222,16 @@ TEST(ConnectX7CountersTest, TheEthtoolFilterKeepsLossPauseAndLinkHealthOnly) {
                         "rx_bits_phy",
                         "rx_pcs_symbol_err_phy",
                         "rx_corrected_bits_phy",
+                        "rx_prio0_bytes",
+                        "rx_prio0_packets",
                         "rx_prio0_discards",
+                        "tx_prio0_bytes",
+                        "tx_prio0_packets",
+                        "rx_prio3_bytes",
+                        "rx_prio3_packets",
                         "rx_prio3_discards",
+                        "tx_prio3_bytes",
+                        "tx_prio3_packets",
                         "rx_prio3_pause",
                         "rx_prio3_pause_duration",
                         "tx_prio3_pause",
@@ -231,6 +239,7 @@ TEST(ConnectX7CountersTest, TheEthtoolFilterKeepsLossPauseAndLinkHealthOnly) {
                         "rx_prio3_pause_transition",
                         "tx_pause_storm_warning_events",
                         "tx_pause_storm_error_events",
+                        "outbound_pci_buffer_overflow",
                     }));
 }
 

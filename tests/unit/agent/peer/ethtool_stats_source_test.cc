@@ -9,6 +9,7 @@
 #include <string>
 
 #include "absl/status/status.h"
+#include "absl/strings/str_cat.h"
 #include "gtest/gtest.h"
 
 namespace clustercert::agent::peer {
@@ -33,6 +34,28 @@ TEST(EthtoolStatsSourceTest, KeepsTheMlx5LinkHealthCountersTheVerdictJudges) {
   EXPECT_FALSE(IsKeptEthtoolStat("rx_symbol_err"));
   EXPECT_FALSE(IsKeptEthtoolStat("link_down_events_phy "));
   EXPECT_FALSE(IsKeptEthtoolStat(""));
+}
+
+TEST(EthtoolStatsSourceTest, KeepsTheMlx5PerPriorityTrafficAndPauseStatistics) {
+  for (int priority = 0; priority <= 7; ++priority) {
+    for (const char* direction : {"rx", "tx"}) {
+      for (const char* suffix : {"bytes", "packets", "pause", "pause_duration"}) {
+        const std::string name = absl::StrCat(direction, "_prio", priority, "_", suffix);
+        EXPECT_TRUE(IsKeptEthtoolStat(name)) << name;
+      }
+    }
+  }
+  EXPECT_TRUE(IsKeptEthtoolStat("rx_prio3_discards"));
+  EXPECT_TRUE(IsKeptEthtoolStat("rx_prio3_buf_discard"));
+  EXPECT_TRUE(IsKeptEthtoolStat("outbound_pci_buffer_overflow"));
+  // 802.1p has priorities 0..7 only, and the per-queue and vport byte
+  // counters say nothing about the priority.
+  EXPECT_FALSE(IsKeptEthtoolStat("rx_prio8_bytes"));
+  EXPECT_FALSE(IsKeptEthtoolStat("tx_prio_bytes"));
+  EXPECT_FALSE(IsKeptEthtoolStat("tx_prio3_bytes_phy"));
+  EXPECT_FALSE(IsKeptEthtoolStat("rx0_bytes"));
+  EXPECT_FALSE(IsKeptEthtoolStat("rx_vport_rdma_unicast_bytes"));
+  EXPECT_FALSE(IsKeptEthtoolStat("rx_prio3_marked"));
 }
 
 TEST(EthtoolStatsSourceTest, LiveLoopbackAnswersWithAStatus) {
