@@ -4,7 +4,7 @@
 #                                        the default compiler)
 #   scripts/build.sh --sanitize       -> build-asan/ (clang: ASan + UBSan, and the
 #                                        libFuzzer targets under fuzz/ in the same build;
-#                                        CLUSTERCERT_FUZZ_SECONDS=N runs each N s, default 20)
+#                                        CLUSTERCERT_FUZZ_SECONDS=N runs each N s, default 12)
 #   scripts/build.sh --tsan [TARGET]  -> build-tsan/ (clang: ThreadSanitizer; only
 #                                        TARGETs when given)
 #   scripts/build.sh --only TARGET... -> build/, only those TARGETs (and what they
@@ -29,7 +29,7 @@ case "${1:-}" in
     # because libFuzzer comes with it: one instrumented build serves both the
     # ASan+UBSan suites and the fuzzers.
     extra=(-DCMAKE_C_COMPILER=clang -DCMAKE_CXX_COMPILER=clang++ -DCLUSTERCERT_FUZZ=ON
-           "-DCLUSTERCERT_FUZZ_SECONDS=${CLUSTERCERT_FUZZ_SECONDS:-20}" -DCMAKE_BUILD_TYPE=Debug
+           "-DCLUSTERCERT_FUZZ_SECONDS=${CLUSTERCERT_FUZZ_SECONDS:-12}" -DCMAKE_BUILD_TYPE=Debug
            "-DCMAKE_CXX_FLAGS_DEBUG=-gline-tables-only" "-DCMAKE_C_FLAGS_DEBUG=-gline-tables-only" -DCLUSTERCERT_BUILD_BENCH=OFF -DCLUSTERCERT_WITH_CUDA=OFF)
     ;;
   --only)

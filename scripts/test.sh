@@ -5,7 +5,7 @@
 #      check (seconds each);
 #   2. the clang ASan+UBSan build: its unit suites, clang-tidy on the changed
 #      lines, the integration tests, and every libFuzzer target for
-#      CLUSTERCERT_FUZZ_SECONDS (default 20) from its seed corpus
+#      CLUSTERCERT_FUZZ_SECONDS (default 12) from its seed corpus
 #      (fuzz/corpus/);
 #   3. the normal build (gcc -O2, CUDA when present) of what the next stages
 #      run: the unit suites that compile differently with CUDA, the
@@ -105,9 +105,12 @@ stage lab env HOG_LOOPS=$(((jobs + 1) / 2)) bash tests/lab/beside_cpu_hog.sh \
 # it; elsewhere CLUSTERCERT_PARITY=1 asks for it).
 if [ "$(id -u)" -eq 0 ] && [ "${CLUSTERCERT_LAB:-1}" != 0 ] &&
   { [ "${CI:-}" = true ] || [ "${CLUSTERCERT_PARITY:-0}" = 1 ]; }; then
-  # Medians of 3 (the bench's default is 5): each repeat costs about a
-  # minute of CI, and 3 alternating runs already show a ratio's direction.
-  stage parity env REPEATS="${CLUSTERCERT_PARITY_REPEATS:-3}" bash bench/verbs_vs_perftest.sh build
+  # Medians of 2 (the bench's default is 5): each repeat costs about a
+  # minute and a half of CI, and the incast and ECN lab of issue 19 took
+  # the minute the third repeat cost (CI reached 59 of its 60 minutes).
+  # Two alternating runs still show a ratio's direction; the bench run by
+  # hand takes its 5.
+  stage parity env REPEATS="${CLUSTERCERT_PARITY_REPEATS:-2}" bash bench/verbs_vs_perftest.sh build
 fi
 
 # The GPU check up to the first CUDA call (no GPU here): the worker's build,
