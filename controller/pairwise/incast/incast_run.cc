@@ -7,11 +7,11 @@
 #include "absl/strings/str_format.h"
 #include "common/counter_deltas.h"
 #include "controller/pairwise/incast_verdict.h"
+#include "controller/pairwise/phase/counter_reads.h"
 
 namespace clustercert::controller {
 namespace {
 
-constexpr absl::Duration kCallSlack = absl::Seconds(10);
 constexpr absl::Duration kRunSlack = absl::Seconds(30);
 constexpr absl::Duration kTickPeriod = absl::Seconds(1);
 
@@ -121,27 +121,11 @@ void IncastRun::ReadCounters(v1::PortCounters* receiver_out,
                              std::vector<v1::PortCounters>* senders_out,
                              std::function<void()> then) {
   senders_out->assign(job_.senders.size(), v1::PortCounters());
-  std::vector<std::pair<const Side*, v1::PortCounters*>> reads = {{&job_.receiver, receiver_out}};
+  std::vector<CounterRead> reads = {{&job_.receiver, receiver_out}};
   for (size_t i = 0; i < job_.senders.size(); ++i) {
     reads.emplace_back(&job_.senders[i], &(*senders_out)[i]);
   }
-  counters_out_ = reads.size();
-  counters_read_ = std::move(then);
-  for (auto [side, out] : reads) {
-    v1::ReadPortCountersRequest request;
-    request.set_device(side->device);
-    request.set_port(side->device.empty() ? 0 : 1);
-    request.set_netdev(side->netdev);
-    side->state->client->ReadPortCounters(
-        request, kCallSlack,
-        loop_.Bind<v1::ReadPortCountersResponse>(
-            [self = shared_from_this(),
-             out = out](absl::StatusOr<v1::ReadPortCountersResponse> answer) {
-              if (answer.ok()) *out = answer->counters();
-              // Moved out before it runs: the continuation holds the round.
-              if (--self->counters_out_ == 0) std::exchange(self->counters_read_, nullptr)();
-            }));
-  }
+  ReadCountersOf(loop_, reads, std::move(then));
 }
 
 // Every sender's test at once, each a brokered test of its own into the

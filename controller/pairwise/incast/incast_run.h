@@ -77,8 +77,6 @@ class IncastRun : public std::enable_shared_from_this<IncastRun> {
   v1::IncastResult result_;
   v1::PortCounters receiver_before_, receiver_after_;
   std::vector<v1::PortCounters> senders_before_, senders_after_;
-  size_t counters_out_ = 0;
-  std::function<void()> counters_read_;  // what follows once every read answered
   std::vector<std::function<void()>> keep_alives_;
   size_t tests_out_ = 0;
 };

@@ -7,12 +7,12 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
 #include "common/counter_deltas.h"
+#include "controller/pairwise/phase/counter_reads.h"
 #include "controller/pairwise/phase/matrix_judgement.h"
 
 namespace clustercert::controller {
 namespace {
 
-constexpr absl::Duration kCallSlack = absl::Seconds(10);
 constexpr absl::Duration kRunSlack = absl::Seconds(30);
 constexpr absl::Duration kProgressCallTimeout = absl::Seconds(1);
 constexpr uint64_t kLatencyMessageBytes = 2;  // perftest's latency default
@@ -122,28 +122,9 @@ absl::Duration CellRun::RunTimeout() const {
   return run + kRunSlack;
 }
 
-// Both ends at once; an end whose counters cannot be read keeps empty ones
-// (its deltas are then absent, never invented).
 void CellRun::ReadCounters(v1::PortCounters* client_out, v1::PortCounters* server_out,
                            std::function<void()> then) {
-  counters_out_ = 2;
-  counters_read_ = std::move(then);
-  for (auto [side, out] : {std::pair{&job_.client, client_out}, {&job_.server, server_out}}) {
-    v1::ReadPortCountersRequest request;
-    request.set_device(side->device);
-    request.set_port(side->device.empty() ? 0 : 1);
-    request.set_netdev(side->netdev);
-    side->state->client->ReadPortCounters(
-        request, kCallSlack,
-        loop_.Bind<v1::ReadPortCountersResponse>(
-            [self = shared_from_this(),
-             out = out](absl::StatusOr<v1::ReadPortCountersResponse> answer) {
-              if (answer.ok()) *out = answer->counters();
-              // Moved out before it runs: the continuation holds the cell,
-              // so keeping it would make the cell own itself (a leak).
-              if (--self->counters_out_ == 0) std::exchange(self->counters_read_, nullptr)();
-            }));
-  }
+  ReadCountersOf(loop_, {{&job_.client, client_out}, {&job_.server, server_out}}, std::move(then));
 }
 
 void CellRun::RunTest() {

@@ -78,9 +78,7 @@ class CellRun : public std::enable_shared_from_this<CellRun> {
   v1::PairResult result_;
   std::string test_id_;  // "node1 -> node2 mlx5_0 write_bw host"
   v1::PortCounters client_before_, server_before_, client_after_, server_after_;
-  int counters_out_ = 0;
-  std::function<void()> counters_read_;  // what follows once both reads answered
-  std::function<void()> keep_alive_;     // the brokered test's, once it started
+  std::function<void()> keep_alive_;  // the brokered test's, once it started
   // Live progress: the end that counts the bytes (ProgressFromClient) and
   // its endpoint, set while both runs are out.
   const Side* counting_ = nullptr;

@@ -98,7 +98,9 @@ TEST(LosslessMatrixTest, EachMeasuredBandwidthCellGetsItsThreeChecks) {
                           "lossless.pause@node1/mlx5_1->node2 write_bw host",
                           "lossless.drops@node1/mlx5_1->node2 write_bw host"));
   for (const auto& f : judgement.checks) {
-    if (f.id().rfind("lossless.", 0) == 0) EXPECT_EQ(f.status(), v1::Finding::pass) << f.key();
+    if (f.id().rfind("lossless.", 0) == 0) {
+      EXPECT_EQ(f.status(), v1::Finding::pass) << f.key();
+    }
   }
   // The lossless checks judge the chain, not the cell: the cell's own
   // verdict and the failing count are untouched.
