@@ -9,10 +9,11 @@
 #      (fuzz/corpus/);
 #   3. the normal build (gcc -O2, CUDA when present) of what the next stages
 #      run: the unit suites that compile differently with CUDA, the
-#      soft-RoCE lab beside a CPU hog, the perftest parity bench, the GPU
-#      check's dry run, the scale bench;
-#   4. the ThreadSanitizer build: the threaded unit suites and the loopback
-#      integration tests.
+#      soft-RoCE lab beside a CPU hog (whose one loop first compiles stage
+#      4's build at -j1), the perftest parity bench, the GPU check's dry
+#      run, the scale bench;
+#   4. the ThreadSanitizer build (finishing what the hog began): the
+#      threaded unit suites and the loopback integration tests.
 # The unit and integration suites run once, instrumented, instead of twice:
 # their normal-build copy cost CI about 10 minutes of its 90 to run the
 # same tests without the sanitizers' checks. --no-sanitize skips 2 and 4 and runs every
@@ -83,11 +84,29 @@ fi
 # skipped otherwise, and a failure under CI=true).
 stage package bash scripts/package_test.sh build
 
+# What the ThreadSanitizer build (stage 4, at the end) compiles: the
+# agent, the controller and the gloo worker the loopback tests start,
+tsan_targets=(node-agent controller collective-worker-gloo)
+# The unit suites whose code starts a second thread (registries and reapers,
+# engines, jobs, fan-out, clients, flows). The parsers, collectors, checks,
+# reports, certificate, schedule and sweep-model suites run on one thread,
+# where TSan has nothing to find; leaving them out saves their build here.
+tsan_targets+=(unit_common unit_common_process unit_agent_service unit_agent_peer
+               unit_controller unit_controller_pairwise_phase unit_agent_collective
+               unit_agent_uplink)
+tsan_targets+=(integration_loopback integration_hgx_twin integration_collectives
+               integration_certificate integration_agent_authz integration_signals)
+tsan=$sanitize
+if [ "${CLUSTERCERT_TSAN:-1}" = 0 ]; then tsan=0; fi
+
 # The soft-RoCE lab (tests/lab, 4 qemu VMs; root only, CLUSTERCERT_LAB=0
 # skips it) beside a CPU hog, one busy loop per core: its verdicts must hold
 # on a machine whose cores are busy (emulated links then stall for seconds).
-# A failed run is run again, up to three runs in all: a verdict bug fails
-# every run, while a starved emulated link fails one now and then. Two in a
+# A failed test is run again, up to three runs in all: a verdict bug fails
+# every run, while a starved emulated link fails one now and then. Each of
+# the three lab tests is its own ctest entry on VMs a fixture booted once
+# (tests/CMakeLists.txt), so a rerun costs that test, not a boot and the
+# whole lab (about 7 minutes, one cause of CI's 4,060-4,659 s). Two in a
 # row happened here on 2026-12-04: a latency ping-pong stalled past
 # no_progress_s, then rxe NAKed a 64 KiB write as an invalid request, both on
 # healthy emulated links. Every run's output stays in the log.
@@ -98,8 +117,26 @@ stage package bash scripts/package_test.sh build
 # on 2026-12-04 failed after 2,935 s, where by its stages' times the lab's
 # third run ends; half the cores busy still starves the emulated links for
 # seconds at a time.
-stage lab env HOG_LOOPS=$(((jobs + 1) / 2)) bash tests/lab/beside_cpu_hog.sh \
-  ctest --test-dir build --output-on-failure -L lab --repeat until-pass:3
+#
+# That loop does useful work first: the ThreadSanitizer build at -j1 (stage
+# 4 resumes it at full width after the lab; ninja drops the compiles the
+# hog's stop interrupted). Measured here on 2026-12-06 (one loop, the lab's
+# tests split as below): the tests took as long beside the compiler as
+# beside the busy loop (healthy 319 s against 329, slowed 173 against 203,
+# incast 45 against 41), and the compiler did 235 of the TSan build's 396
+# steps (the other 161 then took 171 s at full width). The VMs' boot is
+# what a compiler beside it slows (260 s against 58), so the lab boots
+# first, alone (lab-boot: the fixture lab_softroce_up), and the tests run
+# beside the hog without it (-FS: no second boot); the fixture's
+# lab_softroce_down still ends the lab.
+hog_work=
+if ((tsan)); then
+  hog_work="CMAKE_BUILD_PARALLEL_LEVEL=1 bash scripts/build.sh --tsan ${tsan_targets[*]}"
+fi
+stage lab-boot ctest --test-dir build --output-on-failure -R '^lab_softroce_up$' --repeat until-pass:2
+stage lab env HOG_LOOPS=$(((jobs + 1) / 2)) HOG_WORK="$hog_work" HOG_WORK_LOG=build/tsan-beside-lab.log \
+  bash tests/lab/beside_cpu_hog.sh ctest --test-dir build --output-on-failure -L lab \
+  -E '^lab_softroce_up$' -FS softroce_lab --repeat until-pass:3
 
 # Parity with perftest on a 2-VM lab: prints ratios, asserts none (CI runs
 # it; elsewhere CLUSTERCERT_PARITY=1 asks for it).
@@ -131,8 +168,6 @@ if [ "${CI:-}" = true ] || [ "${CLUSTERCERT_PARITY:-0}" = 1 ]; then
   stage gloo-overhead build/bin/gloo_overhead
 fi
 
-if ((sanitize == 0)); then exit 0; fi
-
 # ThreadSanitizer: a race, a lock-order inversion or a thread leak fails the
 # test. Debian's gRPC, protobuf and absl are not instrumented: TSan ignores
 # the libc calls they make (ignore_noninstrumented_modules) and
@@ -141,17 +176,7 @@ if ((sanitize == 0)); then exit 0; fi
 # suites and the loopback integration tests run here; the other suites, the
 # namespace and the lab tests do not (their binaries are not built: their
 # ctest entries read *_NOT_BUILT, carry no label and are not selected).
-if [ "${CLUSTERCERT_TSAN:-1}" = 0 ]; then exit 0; fi
-tsan_targets=(node-agent controller collective-worker-gloo)
-# The unit suites whose code starts a second thread (registries and reapers,
-# engines, jobs, fan-out, clients, flows). The parsers, collectors, checks,
-# reports, certificate, schedule and sweep-model suites run on one thread,
-# where TSan has nothing to find; leaving them out saves their build here.
-tsan_targets+=(unit_common unit_common_process unit_agent_service unit_agent_peer
-               unit_controller unit_controller_pairwise_phase unit_agent_collective
-               unit_agent_uplink)
-tsan_targets+=(integration_loopback integration_hgx_twin integration_collectives
-               integration_certificate integration_agent_authz integration_signals)
+if ((tsan == 0)); then exit 0; fi
 stage tsan-build bash scripts/build.sh --tsan "${tsan_targets[@]}"
 export TSAN_OPTIONS="suppressions=$PWD/tests/tsan.supp:halt_on_error=1:second_deadlock_stack=1:ignore_noninstrumented_modules=1"
 # A test whose timing breaks under TSan's 5-15x slowdown gets one more try
