@@ -165,6 +165,8 @@ class CollectiveJob {
   void PutLocked(const std::string& key, const std::vector<char>& value);
   // Under mutex_, once every worker is reaped: nothing reads the store any more.
   void FreeStoreLocked();
+  // Under mutex_: every worker exited (or was killed) and was reaped.
+  bool AllReapedLocked() const;
   void Finalize(Worker& worker);
 
   const JobLaunch launch_;
