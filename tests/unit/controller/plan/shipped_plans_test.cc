@@ -5,6 +5,7 @@
 #include <vector>
 
 #include "absl/strings/str_cat.h"
+#include "absl/time/time.h"
 #include "controller/plan/plan_parser.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
@@ -183,6 +184,8 @@ TEST(ShippedPlansTest, LabSoftroce) {
   EXPECT_TRUE(plan->pairwise.enabled);
   EXPECT_EQ(plan->pairwise.engine, PairwiseEngine::kVerbs);
   EXPECT_THAT(plan->pairwise.tests, ElementsAre("write_bw", "send_bw", "write_lat", "send_lat"));
+  // Emulated QPs beside CI's CPU hog stall for 10 s and go on.
+  EXPECT_EQ(plan->pairwise.no_progress, absl::Seconds(30));
   EXPECT_TRUE(plan->collectives.enabled);  // gloo over rxe0's verbs
   EXPECT_EQ(plan->collectives.backend, CollectiveBackend::kGloo);
   EXPECT_EQ(plan->collectives.transport, GlooTransport::kIbverbs);
