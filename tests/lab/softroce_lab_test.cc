@@ -34,12 +34,14 @@ namespace fs = std::filesystem;
 const std::string kLab = std::string(CLUSTERCERT_SOURCE_DIR) + "/deploy/lab/softroce-lab.sh";
 const std::string kPlan = std::string(CLUSTERCERT_SOURCE_DIR) + "/plans/lab-softroce.yaml";
 constexpr int kNodes = 4;
-constexpr char kLabName[] = "cclabtest";
+// The lab's name, which tests/CMakeLists.txt gives the fixture too.
+constexpr char kLabName[] = CLUSTERCERT_LAB_NAME;
 // The GRH traffic class the lab plan's fabric.roce asks for: its defaults,
 // DSCP 26 with ECT(0) (plan::RoceTrafficClass), which rdma_rxe copies into
 // the IP TOS byte of every packet of the QP.
 constexpr int kPlanTrafficClass = 26 << 2 | 0b10;
 
+// Made empty by the fixture's boot (softroce_lab_fixture.sh): the same path.
 fs::path WorkDir() { return fs::path("/var/tmp") / (std::string(kLabName) + "-work"); }
 
 // softroce-lab.sh ARGS..., with this suite's lab name and the build under test.
@@ -63,36 +65,21 @@ class SoftRoceLabTest : public ::testing::Test {
       return;
     }
     const char* lab = std::getenv("CLUSTERCERT_LAB");
-    if (lab != nullptr && std::string(lab) == "0") {
-      skip_reason_ = "CLUSTERCERT_LAB=0";
-      return;
-    }
-    // Under ctest the lab is booted once for every entry
-    // (tests/lab/softroce_lab_fixture.sh) and is not this process's to
-    // remove; run by hand, the binary boots its own.
-    const char* shared = std::getenv("CLUSTERCERT_LAB_SHARED");
-    shared_ = shared != nullptr && std::string(shared) == "1";
-    if (shared_) return;
-    fs::remove_all(WorkDir());
-    fs::create_directories(WorkDir());
-    CommandResult up = Lab({"up", "--nodes", std::to_string(kNodes)}, "up", 900);
-    if (up.exit_code != 0) up_error_ = "softroce-lab.sh up failed:\n" + up.err;
-  }
-
-  static void TearDownTestSuite() {
-    if (!skip_reason_.empty() || shared_) return;
-    Lab({"down"}, "down");
+    if (lab != nullptr && std::string(lab) == "0") skip_reason_ = "CLUSTERCERT_LAB=0";
   }
 
   void SetUp() override {
     if (!skip_reason_.empty()) GTEST_SKIP() << skip_reason_;
-    // A lab that cannot boot is a failure, not a skip: CI must see it.
-    ASSERT_TRUE(up_error_.empty()) << up_error_;
+    // The lab is booted once for every test by ctest's fixture
+    // (tests/lab/softroce_lab_fixture.sh), one way for CI and by hand.
     // Every test starts on unshaped links: a test that failed before its
     // own `fast` (and is now run again on the same lab) leaves none behind.
     for (int n = 1; n <= kNodes; ++n) {
       CommandResult fast = Lab({"fast", std::to_string(n)}, "fast-before-" + std::to_string(n));
-      ASSERT_EQ(fast.exit_code, 0) << "is the lab up? node" << n << ": " << fast.err;
+      ASSERT_EQ(fast.exit_code, 0)
+          << "lab " << kLabName << " has no node" << n << " to unshape (" << fast.err
+          << "): run the lab tests through ctest (ctest --test-dir build -L lab, or -R "
+          << "lab_softroce_healthy), whose fixture lab_softroce_up boots the lab first";
     }
   }
 
@@ -106,13 +93,9 @@ class SoftRoceLabTest : public ::testing::Test {
   }
 
   static std::string skip_reason_;
-  static std::string up_error_;
-  static bool shared_;
 };
 
 std::string SoftRoceLabTest::skip_reason_;
-std::string SoftRoceLabTest::up_error_;
-bool SoftRoceLabTest::shared_ = false;
 
 // Where the healthy run's certificate path is kept, for the slowed run to
 // diff against: a file, because under ctest the two run in two processes.
