@@ -4,10 +4,12 @@
 #include <signal.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cstdio>
 #include <fstream>
 #include <memory>
 #include <thread>
+#include <vector>
 
 #include "absl/strings/numbers.h"
 #include "absl/strings/str_join.h"
@@ -25,14 +27,18 @@
 #include "agent/peer/verbs_engine.h"
 #include "agent/service/agent_handlers.h"
 #include "agent/service/agent_options.h"
+#include "agent/service/connection_gate.h"
+#include "agent/service/gate_interceptor.h"
 #include "agent/service/node_agent_service.h"
 #include "agent/service/peer_auth_processor.h"
 #include "agent/service/peer_authorizer.h"
+#include "agent/service/stop_watchdog.h"
 #include "agent/service/uplink_handlers.h"
 #include "agent/uplink/http_range_flows.h"
 #include "agent/uplink/tcp_send_flows.h"
 #include "common/clock.h"
 #include "common/command_line.h"
+#include "common/file_limit.h"
 #include "common/log_setup.h"
 #include "common/sysfs_view.h"
 #include "common/tls_files.h"
@@ -47,6 +53,22 @@ namespace {
 using namespace clustercert;
 
 constexpr int kExitUsage = 2;
+
+// gRPC's shutdown lets calls run this long after SIGTERM; the whole stop
+// (destructors joining threads too) gets kStopDeadline, then StopWatchdog
+// ends the process anyway, well inside systemd's TimeoutStopSec (90 s).
+constexpr absl::Duration kShutdownGrace = absl::Seconds(5);
+constexpr absl::Duration kStopDeadline = absl::Seconds(10);
+
+// An authenticated connection with no call for this long is closed (gRPC
+// sends GOAWAY; the controller's channel reconnects on its next call). Calls
+// in progress, a peer test's minutes-long run included, keep it open.
+constexpr absl::Duration kMaxConnectionIdle = absl::Minutes(5);
+
+// The open-file limit the agent raises its soft limit to, as far as the hard
+// one allows (the unit sets LimitNOFILE=65536): the kernel's default
+// fs.nr_open.
+constexpr uint64_t kWantedOpenFiles = uint64_t{1} << 20;
 
 std::string Hostname() {
   char name[256] = {};
@@ -242,23 +264,77 @@ struct AgentParts {
   agent::NodeAgentService service;
 };
 
+// Raises the soft open-file limit to the hard one (systemd's default soft
+// limit is 1,024, which idle connections alone used to exhaust) and says what
+// it got; the gate's bound on unauthenticated connections takes at most half
+// of it.
+agent::ConnectionGateOptions GateOptionsForOpenFileLimit() {
+  const OpenFileLimit limit = RaiseOpenFileLimit(kWantedOpenFiles);
+  agent::ConnectionGateOptions gate;
+  gate.max_unauthenticated =
+      static_cast<size_t>(std::clamp<uint64_t>(limit.after / 4, 16, gate.max_unauthenticated));
+  if (limit.after < 4096) {
+    spdlog::warn(
+        "the open-file limit is {} (hard limit {}): set LimitNOFILE=65536 in the unit (as "
+        "deploy/clustercert-agent.service does) so peer tests and connections have room",
+        limit.after, limit.hard);
+  } else {
+    spdlog::info("open-file limit {} (was {}, hard limit {})", limit.after, limit.before,
+                 limit.hard);
+  }
+  return gate;
+}
+
+// The server's transport bounds: a handshake must finish within the gate's
+// bound, an idle connection is closed, and a compressed request is refused
+// from its headers (grpc-encoding), before any byte is inflated: gRPC 1.51
+// inflates a whole message before its size check (a 1 MB gzip request grew
+// the agent by 1 GiB), and the controller never compresses.
+void BoundTransport(grpc::ServerBuilder& builder, const agent::ConnectionGateOptions& gate) {
+  builder.AddChannelArgument(GRPC_ARG_SERVER_HANDSHAKE_TIMEOUT_MS,
+                             static_cast<int>(absl::ToInt64Milliseconds(gate.handshake_timeout)));
+  builder.AddChannelArgument(GRPC_ARG_MAX_CONNECTION_IDLE_MS,
+                             static_cast<int>(absl::ToInt64Milliseconds(kMaxConnectionIdle)));
+  builder.SetCompressionAlgorithmSupportStatus(GRPC_COMPRESS_DEFLATE, false);
+  builder.SetCompressionAlgorithmSupportStatus(GRPC_COMPRESS_GZIP, false);
+}
+
 // Serves until SIGTERM or SIGINT; 1 when the address cannot be bound.
+// Connections come through the ConnectionGate (it owns the listening
+// sockets), then gRPC's external-connection acceptor, with the same
+// credentials and authorisation a port of gRPC's own would have.
 int Serve(const agent::AgentOptions& options,
           const std::shared_ptr<grpc::ServerCredentials>& credentials, AgentParts& parts,
-          const sigset_t& stop_signals) {
-  grpc::ServerBuilder builder;
-  int bound_port = 0;
-  builder.AddListeningPort(options.listen_text, credentials, &bound_port);
-  builder.RegisterService(&parts.service);
-  std::unique_ptr<grpc::Server> server = builder.BuildAndStart();
-  if (!server || bound_port == 0) {
-    CommandLineLogger("node-agent")
-        .error(
-            "cannot listen on {}: the address is in use or not on this host; pick a free port or "
-            "an address this host owns",
-            options.listen_text);
+          const sigset_t& stop_signals, agent::StopWatchdog& stop_watchdog) {
+  const agent::ConnectionGateOptions gate_options = GateOptionsForOpenFileLimit();
+  auto gate = agent::ConnectionGate::Listen(options.listen.host, options.listen.port, gate_options);
+  if (!gate.ok()) {
+    CommandLineLogger("node-agent").error("{}", std::string(gate.status().message()));
     return 1;
   }
+  grpc::ServerBuilder builder;
+  std::unique_ptr<grpc::experimental::ExternalConnectionAcceptor> acceptor =
+      builder.experimental().AddExternalConnectionAcceptor(
+          grpc::ServerBuilder::experimental_type::ExternalConnectionType::FROM_FD, credentials);
+  builder.RegisterService(&parts.service);
+  std::vector<std::unique_ptr<grpc::experimental::ServerInterceptorFactoryInterface>> creators;
+  creators.push_back(std::make_unique<agent::GateInterceptorFactory>(**gate));
+  builder.experimental().SetInterceptorCreators(std::move(creators));
+  BoundTransport(builder, gate_options);
+  std::unique_ptr<grpc::Server> server = builder.BuildAndStart();
+  if (!server) {
+    CommandLineLogger("node-agent")
+        .error("cannot start the gRPC server on {} (gRPC's own log line above says why)",
+               options.listen_text);
+    return 1;
+  }
+  (*gate)->Start([&acceptor](int listener_fd, int fd) {
+    grpc::experimental::ExternalConnectionAcceptor::NewConnectionParameters connection;
+    connection.listener_fd = listener_fd;
+    connection.fd = fd;
+    acceptor->HandleNewConnection(&connection);
+  });
+  const int bound_port = (*gate)->port();
   if (!options.port_file.empty()) std::ofstream(options.port_file) << bound_port << "\n";
   spdlog::info("node-agent {} '{}' listening on {}:{} ({}), sysfs root {}", kToolVersion,
                options.node_name, options.listen.host, bound_port,
@@ -266,11 +342,13 @@ int Serve(const agent::AgentOptions& options,
                    ? std::string("insecure, loopback only")
                    : "mutual TLS, admitting " + absl::StrJoin(options.allow_roles, ", "),
                parts.view.root().string());
-  std::thread stopper([&server, stop_signals] {
+  std::thread stopper([&server, &gate, &stop_watchdog, stop_signals] {
     int signal_number = 0;
     sigwait(&stop_signals, &signal_number);
     spdlog::info("received {}, shutting down", signal_number == SIGTERM ? "SIGTERM" : "SIGINT");
-    server->Shutdown(std::chrono::system_clock::now() + std::chrono::seconds(5));
+    stop_watchdog.Arm(kStopDeadline);
+    (*gate)->Stop();
+    server->Shutdown(std::chrono::system_clock::now() + absl::ToChronoNanoseconds(kShutdownGrace));
   });
   server->Wait();
   stopper.join();
@@ -318,8 +396,10 @@ int RunAgent(int argc, char** argv) {
   const std::string worker_dir = command_line.Get("worker-dir").empty()
                                      ? agent::ExecutableDirectory()
                                      : command_line.Get("worker-dir");
+  // Outlives `parts`: a stop stuck in their destructors still ends in time.
+  agent::StopWatchdog stop_watchdog(agent::StopWatchdog::ExitProcess(kStopDeadline));
   AgentParts parts(*options, test_clock_offset_ms, worker_dir);
-  return Serve(*options, *credentials, parts, stop_signals);
+  return Serve(*options, *credentials, parts, stop_signals, stop_watchdog);
 }
 
 }  // namespace

@@ -20,6 +20,7 @@
 #include "absl/strings/str_join.h"
 #include "absl/strings/str_split.h"
 #include "common/printable.h"
+#include "common/regular_file.h"
 
 namespace clustercert {
 namespace {
@@ -263,9 +264,47 @@ absl::StatusOr<UniqueFd> SysfsView::OpenByWalk(absl::string_view path,
   return UniqueFd(fd);
 }
 
+absl::StatusOr<UniqueFd> SysfsView::OpenRegular(absl::string_view path) const {
+  // O_PATH first: it opens nothing, so a FIFO planted in a fixture or capture
+  // cannot block and a device node cannot act on open (a tree extracted as
+  // root may hold any) before the type is known.
+  absl::StatusOr<UniqueFd> checked = Open(path, O_PATH);
+  if (!checked.ok()) return checked.status();
+  // sysfs attributes and /proc files are regular files (of st_size 0, so the
+  // read goes to end-of-file, bounded); a FIFO, device or socket in a tree is
+  // not one the kernel made there, and /dev/zero would never end.
+  struct stat before;
+  if (::fstat(checked->get(), &before) != 0) return ErrnoStatus(errno, path);
+  if (!S_ISREG(before.st_mode)) {
+    return absl::FailedPreconditionError(
+        absl::StrCat(Printable(path), ": ", FileTypeText(before.st_mode),
+                     " where a sysfs or proc file should be, not read (only regular files are)"));
+  }
+  // The file just checked, reopened for reading through /proc/self/fd; where
+  // /proc is not mounted, by name again, non-blocking and checked below.
+  UniqueFd fd(ReopenForReading(checked->get()));
+  if (!fd.valid()) {
+    if (errno != ENOENT) return ErrnoStatus(errno, path);
+    absl::StatusOr<UniqueFd> again = Open(path, O_RDONLY | O_NONBLOCK | O_NOCTTY);
+    if (!again.ok()) return again.status();
+    fd = *std::move(again);
+  }
+  struct stat after;
+  if (::fstat(fd.get(), &after) != 0) return ErrnoStatus(errno, path);
+  if (after.st_dev != before.st_dev || after.st_ino != before.st_ino) {
+    return absl::UnavailableError(
+        absl::StrCat(Printable(path), ": changed while it was being opened, not read"));
+  }
+  // Blocking reads, as before: sysfs and proc ignore O_NONBLOCK on regular
+  // files, but a read must not end early on EAGAIN if one did not.
+  const int status_flags = ::fcntl(fd.get(), F_GETFL);
+  if (status_flags >= 0) ::fcntl(fd.get(), F_SETFL, status_flags & ~O_NONBLOCK);
+  return fd;
+}
+
 absl::StatusOr<std::string> SysfsView::Read(absl::string_view path, size_t max_bytes,
-                                            bool refuse_longer, int extra_flags) const {
-  absl::StatusOr<UniqueFd> fd = Open(path, O_RDONLY | extra_flags);
+                                            bool refuse_longer) const {
+  absl::StatusOr<UniqueFd> fd = OpenRegular(path);
   if (!fd.ok()) return fd.status();
   std::string content;
   char buffer[4096];
@@ -288,12 +327,11 @@ absl::StatusOr<std::string> SysfsView::Read(absl::string_view path, size_t max_b
 }
 
 absl::StatusOr<std::string> SysfsView::ReadBytes(absl::string_view path, size_t max_bytes) const {
-  // O_NONBLOCK: a FIFO planted in a capture must not hang the reader.
-  return Read(path, max_bytes, /*refuse_longer=*/true, O_NONBLOCK);
+  return Read(path, max_bytes, /*refuse_longer=*/true);
 }
 
 absl::StatusOr<std::string> SysfsView::ReadText(absl::string_view path) const {
-  auto read = Read(path, kMaxFileBytes, /*refuse_longer=*/false, 0);
+  auto read = Read(path, kMaxFileBytes, /*refuse_longer=*/false);
   if (!read.ok()) return read.status();
   std::string content = *std::move(read);
   while (!content.empty() &&
@@ -306,7 +344,7 @@ absl::StatusOr<std::string> SysfsView::ReadText(absl::string_view path) const {
 
 absl::StatusOr<std::vector<std::string>> SysfsView::List(absl::string_view path,
                                                          size_t max_entries) const {
-  absl::StatusOr<UniqueFd> fd = Open(path, O_RDONLY | O_DIRECTORY);
+  absl::StatusOr<UniqueFd> fd = Open(path, O_RDONLY | O_DIRECTORY | O_NONBLOCK);
   if (!fd.ok()) return fd.status();
   DIR* dir = ::fdopendir(fd->get());
   if (dir == nullptr) return ErrnoStatus(errno, path);

@@ -44,8 +44,9 @@ namespace clustercert {
 // Errors keep the errno meaning: NotFound (ENOENT), PermissionDenied (EPERM,
 // EACCES, and a path leaving the root), InvalidArgument (EINVAL, which sysfs
 // returns for empty GID slots, and a path with ".."), Unimplemented
-// (EOPNOTSUPP), Unavailable (EIO and the rest). Each message names the host
-// path and the reason.
+// (EOPNOTSUPP), Unavailable (EIO and the rest); a read of something that is
+// not a regular file (a FIFO, device or socket) is FailedPrecondition. Each
+// message names the host path and the reason.
 class SysfsView {
  public:
   // How paths are resolved beneath the root. kAuto uses openat2 where the
@@ -64,14 +65,22 @@ class SysfsView {
   // True when opens go through openat2 rather than the component walk.
   bool uses_openat2() const { return openat2_; }
 
-  // The file's contents with trailing whitespace and newlines removed.
+  // The file's contents with trailing whitespace and newlines removed, at
+  // most 1 MiB of them.
+  //
+  // ReadText and ReadBytes read regular files only: the path is checked
+  // through an O_PATH descriptor before anything is opened, and a FIFO,
+  // device or socket found there is FailedPrecondition naming the path and
+  // what it is, so a FIFO planted in a fixture or capture cannot hang the
+  // collector's thread, a device node cannot act on open, and /dev/zero
+  // cannot be read without end. sysfs attributes and /proc files are regular
+  // files (of size 0: they are read to end-of-file).
   absl::StatusOr<std::string> ReadText(absl::string_view path) const;
 
   // The raw bytes of the file, nothing trimmed: for binary sysfs files (a PCI
   // function's `vpd` and `config`) and for copying a file byte for byte. At
   // most `max_bytes`; a longer file is ResourceExhausted, never silently cut.
-  // Opened non-blocking, so a FIFO in a hostile tree cannot hang the read;
-  // symlinks are followed beneath the root like any read.
+  // Symlinks are followed beneath the root like any read.
   absl::StatusOr<std::string> ReadBytes(absl::string_view path, size_t max_bytes) const;
 
   // Names in a directory, sorted, without "." and "..".
@@ -101,9 +110,12 @@ class SysfsView {
   absl::StatusOr<UniqueFd> Open(absl::string_view path, int flags) const;
   absl::StatusOr<UniqueFd> OpenByWalk(absl::string_view path, const std::vector<std::string>& parts,
                                       int flags) const;
+  // `path` opened for reading when it is a regular file; anything else is
+  // refused without being opened (FailedPrecondition).
+  absl::StatusOr<UniqueFd> OpenRegular(absl::string_view path) const;
   // Up to `max_bytes` of the file; `refuse_longer`: a longer file is an error.
-  absl::StatusOr<std::string> Read(absl::string_view path, size_t max_bytes, bool refuse_longer,
-                                   int extra_flags) const;
+  absl::StatusOr<std::string> Read(absl::string_view path, size_t max_bytes,
+                                   bool refuse_longer) const;
   absl::StatusOr<std::vector<std::string>> List(absl::string_view path, size_t max_entries) const;
 
   std::filesystem::path root_;

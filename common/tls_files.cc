@@ -1,14 +1,14 @@
 #include "common/tls_files.h"
 
-#include <cerrno>
-#include <cstring>
-#include <fstream>
-#include <sstream>
+#include <utility>
 
 #include "absl/strings/str_cat.h"
+#include "common/regular_file.h"
 
 namespace clustercert {
 namespace {
+
+constexpr size_t kMaxPemBytes = 1 << 20;
 
 absl::StatusOr<std::string> ReadPem(const std::string& path, const char* role) {
   if (path.empty()) {
@@ -16,15 +16,16 @@ absl::StatusOr<std::string> ReadPem(const std::string& path, const char* role) {
         absl::StrCat("no ", role, " file given: pass all of the CA, certificate and key files, ",
                      "or run deploy/pki.sh to create them"));
   }
-  std::ifstream in(path, std::ios::binary);
-  if (!in) {
-    return absl::NotFoundError(absl::StrCat("cannot read the ", role, " file ", path, ": ",
-                                            std::strerror(errno),
-                                            "; run deploy/pki.sh to create the cluster PKI"));
+  // A CA bundle is the largest of the three; 1 MiB holds thousands of
+  // certificates. Only a regular file is read, so a FIFO or device named by
+  // mistake fails at once instead of hanging or filling memory.
+  absl::StatusOr<std::string> read = ReadRegularFile(path, kMaxPemBytes, role);
+  if (absl::IsNotFound(read.status())) {
+    return absl::NotFoundError(
+        absl::StrCat(read.status().message(), "; run deploy/pki.sh to create the cluster PKI"));
   }
-  std::ostringstream buffer;
-  buffer << in.rdbuf();
-  std::string pem = buffer.str();
+  if (!read.ok()) return read.status();
+  std::string pem = *std::move(read);
   if (pem.find("-----BEGIN") == std::string::npos) {
     return absl::InvalidArgumentError(absl::StrCat(
         "the ", role, " file ", path, " is not PEM (no '-----BEGIN' line); give the PEM file ",

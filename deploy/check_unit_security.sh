@@ -77,6 +77,17 @@ if awk -v e="$exposure" -v m="$max" 'BEGIN { exit !(e > m) }'; then
 else
   echo "ok   ${name}: systemd-analyze security exposure ${exposure} (at most ${max})"
 fi
+# Open files: without LimitNOFILE the soft limit is 1,024, which idle
+# connections alone used up (issue 34); systemd-analyze security does not
+# rate it, so it is checked here.
+nofile="$(sed -n 's/^LimitNOFILE=\([0-9]*\).*/\1/p' "$unit" | tail -n 1)"
+if [[ -z "$nofile" || "$nofile" -lt 65536 ]]; then
+  echo "FAIL ${name}: LimitNOFILE is '${nofile:-unset}'; set LimitNOFILE=65536 (or more): with" >&2
+  echo "     systemd's default soft limit of 1,024 a flood of idle connections stops the agent." >&2
+  status=1
+else
+  echo "ok   ${name}: LimitNOFILE=${nofile}"
+fi
 if [[ -s "${work}/verify" ]]; then
   echo "FAIL ${name}: systemd-analyze verify warns (systemd would ignore these lines):" >&2
   sed 's/^/       /' "${work}/verify" >&2

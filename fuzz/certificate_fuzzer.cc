@@ -1,7 +1,9 @@
-// `controller verify` on arbitrary JSON: the certificate reader, the
-// signature check (with the key the certificate embeds) and the verdict
-// recomputation run on whatever a certificate file holds, including values
-// no run could have recorded.
+// `controller verify` on arbitrary JSON: the certificate reader (its strict
+// pre-pass first, common/json_strict.h: duplicate and aliased keys, invalid
+// UTF-8, nesting), the signature check (with the key the certificate
+// embeds) and the verdict recomputation run on whatever a certificate file
+// holds, including values no run could have recorded (NaN, infinities; the
+// corpus seeds both, and duplicated keys).
 
 #include <cstddef>
 #include <cstdint>

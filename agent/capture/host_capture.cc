@@ -1,7 +1,14 @@
 #include "agent/capture/host_capture.h"
 
+#include <dirent.h>
+#include <fcntl.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
 #include <algorithm>
+#include <cerrno>
 #include <cstdio>
+#include <memory>
 #include <optional>
 #include <set>
 
@@ -10,6 +17,7 @@
 #include "absl/strings/match.h"
 #include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
+#include "absl/strings/str_format.h"
 #include "absl/strings/str_join.h"
 #include "absl/strings/str_split.h"
 #include "absl/time/clock.h"
@@ -20,7 +28,9 @@
 #include "agent/inventory/pci_vpd.h"
 #include "agent/inventory/stack_collector.h"
 #include "agent/inventory/sysfs_formats.h"
+#include "common/errno_text.h"
 #include "common/process/process_command_runner.h"
+#include "common/unique_fd.h"
 #include "common/version.h"
 
 namespace clustercert::agent {
@@ -471,35 +481,95 @@ std::string Readme(const SysfsView& view, const CaptureReport& report) {
   return text;
 }
 
-absl::Status PrepareDirectory(const fs::path& dir) {
+// True when the open directory has no entry but "." and "..".
+absl::StatusOr<bool> IsEmptyDirectory(int dir_fd, const fs::path& dir) {
+  const int listing_fd = ::dup(dir_fd);
+  DIR* listing = listing_fd < 0 ? nullptr : ::fdopendir(listing_fd);
+  if (listing == nullptr) {
+    if (listing_fd >= 0) ::close(listing_fd);
+    return absl::UnavailableError(
+        absl::StrCat("cannot list ", dir.string(), ": ", ErrnoText(errno)));
+  }
+  std::unique_ptr<DIR, int (*)(DIR*)> owned(listing, ::closedir);
+  while (const dirent* entry = ::readdir(listing)) {
+    const absl::string_view name = entry->d_name;
+    if (name != "." && name != "..") return false;
+  }
+  return true;
+}
+
+// The directory a capture is written into, created when it does not exist.
+// Refused unless the capturing user owns it and neither group nor others may
+// write it: the owner of a directory handed to us (an attacker's empty one
+// in /tmp) could otherwise replace any file of the capture after it is
+// written, and the capture would certify their host. Returns its canonical
+// path, checked to be the directory that was vetted.
+absl::StatusOr<fs::path> PrepareDirectory(const fs::path& dir) {
   std::error_code ec;
-  auto status = fs::status(dir, ec);
-  if (fs::exists(status)) {
-    if (!fs::is_directory(status)) {
+  if (!fs::exists(fs::symlink_status(dir, ec))) {
+    if (dir.has_parent_path()) fs::create_directories(dir.parent_path(), ec);
+    // 0755 whatever the umask adds: group and others never write a capture.
+    if (::mkdir(dir.c_str(), 0755) != 0 && errno != EEXIST) {
+      return absl::UnavailableError(
+          absl::StrCat("cannot create ", dir.string(), ": ", ErrnoText(errno)));
+    }
+  }
+  UniqueFd fd(::open(dir.c_str(), O_RDONLY | O_DIRECTORY | O_NONBLOCK | O_CLOEXEC));
+  if (!fd.valid()) {
+    if (errno == ENOTDIR) {
       return absl::FailedPreconditionError(
           absl::StrCat(dir.string(), " exists and is not a directory: name a new directory"));
     }
-    if (!fs::is_empty(dir, ec) || ec) {
-      return absl::FailedPreconditionError(
-          absl::StrCat(dir.string(),
-                       " is not empty: a capture is written to a new or empty directory only, so "
-                       "nothing of another host mixes in"));
-    }
-    return absl::OkStatus();
-  }
-  if (!fs::create_directories(dir, ec) || ec) {
     return absl::UnavailableError(
-        absl::StrCat("cannot create ", dir.string(), ": ", ec ? ec.message() : "unknown error"));
+        absl::StrCat("cannot open ", dir.string(), ": ", ErrnoText(errno)));
   }
-  return absl::OkStatus();
+  struct stat info;
+  if (::fstat(fd.get(), &info) != 0) {
+    return absl::UnavailableError(
+        absl::StrCat("cannot stat ", dir.string(), ": ", ErrnoText(errno)));
+  }
+  const uid_t self = ::geteuid();
+  if (info.st_uid != self) {
+    return absl::PermissionDeniedError(absl::StrFormat(
+        "%s is owned by uid %u, not by uid %u who runs the capture: its owner could change the "
+        "capture after it is written; name a new directory (the capture creates it) or run "
+        "`chown %u %s`",
+        dir.string(), static_cast<unsigned>(info.st_uid), static_cast<unsigned>(self),
+        static_cast<unsigned>(self), dir.string()));
+  }
+  if ((info.st_mode & (S_IWGRP | S_IWOTH)) != 0) {
+    return absl::PermissionDeniedError(absl::StrFormat(
+        "%s has mode %04o: group or others could change the capture after it is written; run "
+        "`chmod go-w %s` or name a new directory (the capture creates it)",
+        dir.string(), static_cast<unsigned>(info.st_mode & 07777), dir.string()));
+  }
+  absl::StatusOr<bool> empty = IsEmptyDirectory(fd.get(), dir);
+  if (!empty.ok()) return empty.status();
+  if (!*empty) {
+    return absl::FailedPreconditionError(
+        absl::StrCat(dir.string(),
+                     " is not empty: a capture is written to a new or empty directory only, so "
+                     "nothing of another host mixes in"));
+  }
+  // The writes go by path: make it the canonical path of the directory just
+  // checked, so a symlink in the name cannot be pointed elsewhere afterwards.
+  fs::path canonical = fs::canonical(dir, ec);
+  struct stat named;
+  if (ec || ::stat(canonical.c_str(), &named) != 0 || named.st_dev != info.st_dev ||
+      named.st_ino != info.st_ino) {
+    return absl::FailedPreconditionError(absl::StrCat(
+        dir.string(), " changed while it was being checked; name a new directory and run again"));
+  }
+  return canonical;
 }
 
 }  // namespace
 
 absl::StatusOr<CaptureReport> HostCapture::Write(const fs::path& dir) const {
-  if (auto prepared = PrepareDirectory(dir); !prepared.ok()) return prepared;
+  absl::StatusOr<fs::path> out = PrepareDirectory(dir);
+  if (!out.ok()) return out.status();
   CaptureReport report;
-  CaptureRun run(view_, runner_, dcb_, options_, dir, report);
+  CaptureRun run(view_, runner_, dcb_, options_, *out, report);
   if (auto status = run.Run(); !status.ok()) return status;
   // The README is written last so that it can list everything else.
   const std::string readme = Readme(view_, report);

@@ -53,7 +53,9 @@ struct CaptureReport {
 // and the names (never the contents) of libnccl.so* in NCCL's library
 // folders. No /etc, no environment, no /proc/<pid>. Symlinks are recreated as
 // relative links to where they resolve, the way the kernel makes them. Files
-// over 64 KiB are left out (config and vpd may reach their own sizes).
+// over 64 KiB are left out (config and vpd may reach their own sizes), and so
+// is anything that is not a regular file (a FIFO, a device, a socket), named
+// in left_out: the source is read through SysfsView, which refuses them.
 //
 // Tool outputs go under clustercert-capture/ in the formats the capture
 // readers expect: ibv_devinfo, ofed_info, dcb/<netdev>/{pfc_enabled_priorities,
@@ -68,9 +70,13 @@ class HostCapture {
               CaptureOptions options)
       : view_(view), runner_(runner), dcb_(dcb), options_(options) {}
 
-  // Writes the tree under `dir`, which must not exist or be an empty
-  // directory. Errors: FailedPrecondition for a non-empty or non-directory
-  // `dir`, the filesystem's error when it cannot be created or written.
+  // Writes the tree under `dir`, which must not exist (it is created, mode
+  // 0755) or be an empty directory that the capturing user owns and that
+  // group and others cannot write: whoever else could write it could change
+  // the capture afterwards. Errors: FailedPrecondition for a non-empty or
+  // non-directory `dir`, PermissionDenied for one owned by another user or
+  // writable by group or others (naming the owner or mode and the fix), the
+  // filesystem's error when it cannot be created or written.
   absl::StatusOr<CaptureReport> Write(const std::filesystem::path& dir) const;
 
  private:

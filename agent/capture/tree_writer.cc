@@ -52,10 +52,8 @@ void TreeWriter::CopyFile(const std::string& path, size_t max_bytes) {
   auto resolved = view_.Resolve(path);
   if (!resolved.ok()) return LeaveOut(path, resolved.status());
   if (copied_.count(*resolved)) return;
-  std::error_code ec;
-  auto status = fs::status(view_.HostPath(*resolved), ec);
-  if (ec || !fs::exists(status)) return;
-  if (!fs::is_regular_file(status)) return LeaveOut(path, "not a regular file");
+  // The view opens non-blocking and reads regular files only: a FIFO,
+  // device or socket in the source is left out with what it is.
   auto bytes = view_.ReadBytes(*resolved, max_bytes);
   if (!bytes.ok()) {
     if (IsAbsent(bytes.status())) return;

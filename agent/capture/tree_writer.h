@@ -46,7 +46,8 @@ class TreeWriter {
   // Copies the regular file at host path `path` (symlinks resolved) byte for
   // byte, at most `max_bytes`; absent files (ENOENT, and EINVAL, the kernel's
   // answer for an empty GID slot's attributes) are skipped silently, others
-  // noted in left_out.
+  // (a FIFO, device, socket or directory, a file over `max_bytes`) noted in
+  // left_out with the reason.
   void CopyFile(const std::string& path, size_t max_bytes = kMaxCaptureFileBytes);
 
   // Writes `content` at host path `path` (resolved: no symlink in it).

@@ -1,9 +1,11 @@
 #include "agent/service/node_agent_service.h"
 
+#include <chrono>
 #include <string>
 #include <utility>
 
 #include "agent/service/caller_identity.h"
+#include "agent/service/pooled_call.h"
 #include "common/grpc_status.h"
 #include "common/printable.h"
 #include "spdlog/spdlog.h"
@@ -26,6 +28,29 @@ void Finish(grpc::ServerUnaryReactor* reactor, const char* method, const std::st
                  absl::StatusCodeToString(status.code()), PrintableText(status.message(), 512));
   }
   reactor->Finish(ToGrpcStatus(status));
+}
+
+// True when nobody waits for the call's answer any more: its caller
+// cancelled, or its deadline passed while it queued.
+bool CallerGaveUp(grpc::CallbackServerContext* context) {
+  return context->IsCancelled() || context->deadline() <= std::chrono::system_clock::now();
+}
+
+// Every pooled handler queues through here: work whose caller gave up while
+// it waited for a worker is dropped, answered CANCELLED, never run (one debug
+// line, not a warning each: a caller spraying short deadlines must not flood
+// the log).
+void Queue(WorkerPool& pool, grpc::CallbackServerContext* context,
+           grpc::ServerUnaryReactor* reactor, const char* method, std::function<void()> work) {
+  SubmitUnlessGaveUp(
+      pool, [context] { return CallerGaveUp(context); }, std::move(work),
+      [reactor, method] {
+        spdlog::debug("{} dropped before it ran: its caller gave up while it queued", method);
+        reactor->Finish(grpc::Status(
+            grpc::StatusCode::CANCELLED,
+            std::string(method) + " was dropped before it ran: the caller gave up (cancelled "
+                                  "or past its deadline) while it queued"));
+      });
 }
 
 // The reactor of a call that drives one endpoint for a while (its connect,
@@ -93,11 +118,12 @@ grpc::ServerUnaryReactor* NodeAgentService::GetInventory(grpc::CallbackServerCon
                                                          const v1::GetInventoryRequest* request,
                                                          v1::GetInventoryResponse* response) {
   auto* reactor = context->DefaultReactor();
-  pool_.Submit([this, reactor, request, response, caller = CallerOf(context)] {
-    auto result = handlers_.GetInventory(*request);
-    if (result.ok()) *response = std::move(*result);
-    Finish(reactor, "GetInventory", caller, result.status());
-  });
+  Queue(pool_, context, reactor, "GetInventory",
+        [this, reactor, request, response, caller = CallerOf(context)] {
+          auto result = handlers_.GetInventory(*request);
+          if (result.ok()) *response = std::move(*result);
+          Finish(reactor, "GetInventory", caller, result.status());
+        });
   return reactor;
 }
 
@@ -105,22 +131,20 @@ grpc::ServerUnaryReactor* NodeAgentService::PrepareEndpoint(
     grpc::CallbackServerContext* context, const v1::PrepareEndpointRequest* request,
     v1::PrepareEndpointResponse* response) {
   auto* reactor = context->DefaultReactor();
-  pool_.Submit([this, context, reactor, request, response, caller = CallerOf(context)] {
-    // A caller that gave up (its deadline passed while the call queued)
-    // could never name the endpoint: none is made, or the one made is
-    // closed, instead of holding its device for a whole lease.
-    if (context->IsCancelled()) {
-      return Finish(reactor, "PrepareEndpoint", caller,
-                    absl::CancelledError("the caller gave up before the endpoint was prepared"));
-    }
-    auto result = endpoints_.Prepare(*request, caller);
-    if (result.ok() && context->IsCancelled()) {
-      endpoints_.Close(result->endpoint_id(), caller).IgnoreError();  // ours: cannot be gone
-      result = absl::CancelledError("the caller gave up while the endpoint was prepared; closed");
-    }
-    if (result.ok()) *response = std::move(*result);
-    Finish(reactor, "PrepareEndpoint", caller, result.status());
-  });
+  Queue(pool_, context, reactor, "PrepareEndpoint",
+        [this, context, reactor, request, response, caller = CallerOf(context)] {
+          // A caller that gave up while the endpoint was prepared could never
+          // name it: it is closed, instead of holding its device for a whole lease
+          // (one that gave up while the call queued never reaches here: Queue).
+          auto result = endpoints_.Prepare(*request, caller);
+          if (result.ok() && context->IsCancelled()) {
+            endpoints_.Close(result->endpoint_id(), caller).IgnoreError();  // ours: cannot be gone
+            result =
+                absl::CancelledError("the caller gave up while the endpoint was prepared; closed");
+          }
+          if (result.ok()) *response = std::move(*result);
+          Finish(reactor, "PrepareEndpoint", caller, result.status());
+        });
   return reactor;
 }
 
@@ -129,9 +153,10 @@ grpc::ServerUnaryReactor* NodeAgentService::ConnectEndpoint(
     v1::ConnectEndpointResponse*) {
   auto* reactor = new EndpointCallReactor(endpoints_, pool_, "ConnectEndpoint",
                                           request->endpoint_id(), CallerOf(context));
-  pool_.Submit([this, reactor, request, caller = CallerOf(context)] {
-    Finish(reactor, "ConnectEndpoint", caller, endpoints_.Connect(*request, caller));
-  });
+  Queue(pool_, context, reactor, "ConnectEndpoint",
+        [this, reactor, request, caller = CallerOf(context)] {
+          Finish(reactor, "ConnectEndpoint", caller, endpoints_.Connect(*request, caller));
+        });
   return reactor;
 }
 
@@ -180,19 +205,21 @@ grpc::ServerUnaryReactor* NodeAgentService::CloseEndpoint(grpc::CallbackServerCo
                                                           const v1::CloseEndpointRequest* request,
                                                           v1::CloseEndpointResponse*) {
   auto* reactor = context->DefaultReactor();
-  pool_.Submit([this, reactor, request, caller = CallerOf(context)] {
-    if (!request->endpoint_id().empty()) {
-      return Finish(reactor, "CloseEndpoint", caller,
-                    endpoints_.Close(request->endpoint_id(), caller));
-    }
-    if (request->test_id().empty()) {
-      return Finish(reactor, "CloseEndpoint", caller,
-                    absl::InvalidArgumentError("CloseEndpoint names neither an endpoint_id nor a "
-                                               "test_id: send the one to close"));
-    }
-    endpoints_.CloseTest(request->test_id(), caller);
-    Finish(reactor, "CloseEndpoint", caller, absl::OkStatus());
-  });
+  Queue(pool_, context, reactor, "CloseEndpoint",
+        [this, reactor, request, caller = CallerOf(context)] {
+          if (!request->endpoint_id().empty()) {
+            return Finish(reactor, "CloseEndpoint", caller,
+                          endpoints_.Close(request->endpoint_id(), caller));
+          }
+          if (request->test_id().empty()) {
+            return Finish(
+                reactor, "CloseEndpoint", caller,
+                absl::InvalidArgumentError("CloseEndpoint names neither an endpoint_id nor a "
+                                           "test_id: send the one to close"));
+          }
+          endpoints_.CloseTest(request->test_id(), caller);
+          Finish(reactor, "CloseEndpoint", caller, absl::OkStatus());
+        });
   return reactor;
 }
 
@@ -211,11 +238,12 @@ grpc::ServerUnaryReactor* NodeAgentService::ReadPortCounters(
     grpc::CallbackServerContext* context, const v1::ReadPortCountersRequest* request,
     v1::ReadPortCountersResponse* response) {
   auto* reactor = context->DefaultReactor();
-  pool_.Submit([this, reactor, request, response, caller = CallerOf(context)] {
-    auto counters = counters_.Read(request->device(), request->port(), request->netdev());
-    if (counters.ok()) *response->mutable_counters() = *std::move(counters);
-    Finish(reactor, "ReadPortCounters", caller, counters.status());
-  });
+  Queue(pool_, context, reactor, "ReadPortCounters",
+        [this, reactor, request, response, caller = CallerOf(context)] {
+          auto counters = counters_.Read(request->device(), request->port(), request->netdev());
+          if (counters.ok()) *response->mutable_counters() = *std::move(counters);
+          Finish(reactor, "ReadPortCounters", caller, counters.status());
+        });
   return reactor;
 }
 
@@ -224,11 +252,12 @@ grpc::ServerUnaryReactor* NodeAgentService::StartCollective(
     v1::StartCollectiveResponse* response) {
   auto* reactor = context->DefaultReactor();
   // Spawns processes: off the gRPC thread.
-  pool_.Submit([this, reactor, request, response, caller = CallerOf(context)] {
-    auto result = collectives_.Start(*request, caller);
-    if (result.ok()) *response = std::move(*result);
-    Finish(reactor, "StartCollective", caller, result.status());
-  });
+  Queue(pool_, context, reactor, "StartCollective",
+        [this, reactor, request, response, caller = CallerOf(context)] {
+          auto result = collectives_.Start(*request, caller);
+          if (result.ok()) *response = std::move(*result);
+          Finish(reactor, "StartCollective", caller, result.status());
+        });
   return reactor;
 }
 
@@ -248,9 +277,10 @@ grpc::ServerUnaryReactor* NodeAgentService::StopCollective(grpc::CallbackServerC
                                                            const v1::StopCollectiveRequest* request,
                                                            v1::StopCollectiveResponse*) {
   auto* reactor = context->DefaultReactor();
-  pool_.Submit([this, reactor, request, caller = CallerOf(context)] {  // kills and reaps
-    Finish(reactor, "StopCollective", caller, collectives_.Stop(*request, caller));
-  });
+  Queue(pool_, context, reactor, "StopCollective",
+        [this, reactor, request, caller = CallerOf(context)] {  // kills and reaps
+          Finish(reactor, "StopCollective", caller, collectives_.Stop(*request, caller));
+        });
   return reactor;
 }
 

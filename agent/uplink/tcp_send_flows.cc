@@ -2,6 +2,7 @@
 
 #include <arpa/inet.h>
 #include <errno.h>
+#include <linux/tcp.h>  // struct tcp_info with tcpi_bytes_acked (glibc's lacks it)
 #include <netinet/in.h>
 #include <poll.h>
 #include <string.h>
@@ -9,6 +10,7 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <cstddef>
 #include <mutex>
 #include <optional>
 #include <thread>
@@ -17,6 +19,7 @@
 
 #include "absl/status/status.h"
 #include "absl/strings/str_cat.h"
+#include "absl/strings/str_format.h"
 #include "absl/strings/string_view.h"
 #include "absl/time/clock.h"
 #include "common/errno_text.h"
@@ -35,6 +38,14 @@ constexpr int kSendBurst = 16;
 constexpr absl::Duration kConnectTimeout = absl::Seconds(10);
 // How often a worker looks at the clock and at the other workers' failures.
 constexpr absl::Duration kPollSlice = absl::Milliseconds(50);
+// After the duration, how long the flows wait for the peer to acknowledge
+// what is still in flight (a round trip or two on any real path).
+constexpr absl::Duration kAckDrain = absl::Milliseconds(250);
+constexpr absl::Duration kAckDrainStep = absl::Milliseconds(5);
+// A flow whose acknowledgements stood still for this share of the duration
+// while sent bytes waited is a target that does not read (or a dead path):
+// a reading sink keeps acknowledging, whatever its speed.
+constexpr double kStalledShare = 0.5;
 
 // An owned socket, closed exactly once.
 class Fd {
@@ -119,14 +130,47 @@ absl::StatusOr<Endpoint> ParseTarget(absl::string_view host_port) {
   return *std::move(endpoint);
 }
 
-// One connection and what it sent.
+// One connection: what it wrote and what the peer acknowledged. The
+// acknowledged bytes are the figure: send() returns once the bytes are in
+// this host's socket buffer, so a sink that accepts and never reads still
+// takes megabytes of writes at memory speed (issue 34: 14-56 Gb/s
+// "measured" in 0.0006 s). The peer's kernel acknowledges only what fits in
+// its receive buffer, which empties only as the sink reads.
 struct TcpFlow {
   Fd fd;
   std::string what;  // "tcp flow 2 of 8 to 10.0.0.9:5201"
   bool connected = false;
-  uint64_t bytes = 0;
-  FlowWindow window;
+  uint64_t written = 0;                // bytes send() took
+  uint64_t acked_base = 0;             // tcpi_bytes_acked before the first send (the SYN may count)
+  uint64_t acked = 0;                  // acknowledged since then
+  SteadyClock::time_point first{};     // just before the first send
+  SteadyClock::time_point acked_at{};  // when `acked` last grew; `first` until it does
 };
+
+// The peer's acknowledged bytes on `fd` (TCP_INFO's tcpi_bytes_acked, Linux
+// 4.1+); nullopt when the kernel does not report them.
+std::optional<uint64_t> BytesAcked(int fd) {
+  tcp_info info{};
+  socklen_t length = sizeof(info);
+  if (getsockopt(fd, IPPROTO_TCP, TCP_INFO, &info, &length) != 0) return std::nullopt;
+  // An older kernel fills a shorter struct and says so in `length`.
+  if (length < offsetof(tcp_info, tcpi_bytes_acked) + sizeof(info.tcpi_bytes_acked)) {
+    return std::nullopt;
+  }
+  return static_cast<uint64_t>(info.tcpi_bytes_acked);
+}
+
+// Reads the flow's acknowledged bytes; notes `now` when they grew and adds
+// the growth to `moved`.
+void SampleAcks(TcpFlow& flow, SteadyClock::time_point now, std::atomic<uint64_t>* moved) {
+  const std::optional<uint64_t> total = BytesAcked(flow.fd.get());
+  if (!total || *total < flow.acked_base) return;
+  const uint64_t acked = std::min(*total - flow.acked_base, flow.written);
+  if (acked <= flow.acked) return;
+  if (moved != nullptr) moved->fetch_add(acked - flow.acked, std::memory_order_relaxed);
+  flow.acked = acked;
+  flow.acked_at = now;
+}
 
 absl::Status ConnectError(const TcpFlow& flow, const Endpoint& remote, int err) {
   const std::string failed = absl::StrCat(flow.what, " could not connect (", ErrnoText(err), ")");
@@ -199,8 +243,9 @@ absl::Status ConnectAll(std::vector<TcpFlow>& flows, const Endpoint& remote,
   }
 }
 
-// Sends on `flows` until `end`. Returns early (OK) when `stop` turns true
-// because another worker failed.
+// Sends on `flows` until `end`, reading each flow's acknowledged bytes as it
+// goes. Returns early (OK) when `stop` turns true because another worker
+// failed.
 absl::Status SendWorker(const std::vector<TcpFlow*>& flows, const std::vector<char>& buffer,
                         SteadyClock::time_point end, std::atomic<uint64_t>* moved,
                         const std::atomic<bool>& stop) {
@@ -226,21 +271,81 @@ absl::Status SendWorker(const std::vector<TcpFlow*>& flows, const std::vector<ch
           if (errno == EINTR) continue;
           if (errno == EAGAIN || errno == EWOULDBLOCK) break;
           return absl::UnavailableError(
-              absl::StrCat(flow.what, " was cut after ", flow.bytes, " bytes (", ErrnoText(errno),
+              absl::StrCat(flow.what, " was cut after ", flow.written, " bytes (", ErrnoText(errno),
                            "): check that the sink is still running and reads every connection"));
         }
-        if (flow.bytes == 0) flow.window.first = before;
-        const SteadyClock::time_point after = SteadyClock::now();
-        flow.window.last = after;
-        flow.bytes += static_cast<uint64_t>(sent);
-        if (moved != nullptr) {
-          moved->fetch_add(static_cast<uint64_t>(sent), std::memory_order_relaxed);
-        }
-        if (after >= end) break;
+        if (flow.written == 0) flow.first = flow.acked_at = before;
+        flow.written += static_cast<uint64_t>(sent);
+        if (SteadyClock::now() >= end) break;
       }
     }
+    const SteadyClock::time_point now = SteadyClock::now();
+    for (TcpFlow* flow : flows) SampleAcks(*flow, now, moved);
   }
   return absl::OkStatus();
+}
+
+// After the duration: waits (at most kAckDrain, and never past `deadline`)
+// for the peer to acknowledge what is in flight, so the last round trip's
+// bytes count, and the time they took with them.
+void DrainAcks(std::vector<TcpFlow>& flows, absl::Time deadline, std::atomic<uint64_t>* moved) {
+  const absl::Time until = std::min(absl::Now() + kAckDrain, deadline);
+  for (;;) {
+    bool waiting = false;
+    const SteadyClock::time_point now = SteadyClock::now();
+    for (TcpFlow& flow : flows) {
+      SampleAcks(flow, now, moved);
+      waiting = waiting || flow.acked < flow.written;
+    }
+    if (!waiting || absl::Now() >= until) return;
+    absl::SleepFor(kAckDrainStep);
+  }
+}
+
+// FailedPrecondition when a flow's acknowledgements stood still for
+// kStalledShare of the duration with bytes unacknowledged: the target took
+// the connection but does not read it. `end` is when the run stopped waiting.
+absl::Status CheckTheTargetRead(const std::vector<TcpFlow>& flows, const Endpoint& remote,
+                                absl::Duration duration, SteadyClock::time_point end) {
+  const TcpFlow* stalled = nullptr;
+  size_t stalled_count = 0;
+  SteadyClock::time_point earliest = end;
+  uint64_t acked = 0;
+  for (const TcpFlow& flow : flows) {
+    acked += flow.acked;
+    if (flow.written == 0) continue;
+    earliest = std::min(earliest, flow.first);
+    const absl::Duration still = absl::FromChrono(end - flow.acked_at);
+    if (flow.acked < flow.written && still >= duration * kStalledShare) {
+      ++stalled_count;
+      if (stalled == nullptr) stalled = &flow;
+    }
+  }
+  if (stalled == nullptr) return absl::OkStatus();
+  const double seconds = std::chrono::duration<double>(end - earliest).count();
+  const double stood = std::chrono::duration<double>(end - stalled->acked_at).count();
+  const uint16_t port =
+      ntohs(remote.family() == AF_INET
+                ? reinterpret_cast<const sockaddr_in*>(&remote.storage)->sin_port
+                : reinterpret_cast<const sockaddr_in6*>(&remote.storage)->sin6_port);
+  // A sink that serves one connection at a time (OpenBSD's `nc -lk`) reads
+  // one flow of N and leaves the others waiting.
+  const std::string some_read =
+      stalled_count < flows.size()
+          ? absl::StrCat(" (", flows.size() - stalled_count, " of ", flows.size(),
+                         " flows were read: a sink that serves one connection at a time, such as "
+                         "OpenBSD's `nc -lk`, reads only one)")
+          : std::string();
+  return absl::FailedPreconditionError(absl::StrCat(
+      "the target read ", acked, " bytes in ", absl::StrFormat("%.3g", seconds),
+      " s: ", stalled->what, " had ", stalled->written - stalled->acked,
+      " bytes unacknowledged and no acknowledgement for the last ", absl::StrFormat("%.3g", stood),
+      " s, so ", remote.text,
+      " accepts connections but does not read them (or the path stopped carrying data)", some_read,
+      "; run a sink that reads and discards every connection at once (e.g. `socat -u "
+      "TCP-LISTEN:",
+      port, ",fork,reuseaddr /dev/null`, or `nc -lk ", port,
+      " > /dev/null` for one flow) or fix uplink.targets[].address"));
 }
 
 }  // namespace
@@ -281,6 +386,18 @@ absl::StatusOr<FlowsResult> RunTcpSendFlows(const std::string& host_port, const 
   if (absl::Status fits = CheckDurationFits(spec, absl::Now(), what); !fits.ok()) return fits;
   const SteadyClock::time_point end = SteadyClock::now() + absl::ToChronoNanoseconds(spec.duration);
   const std::vector<char> buffer(kSendBufferBytes, '\x5a');
+  // What the peer acknowledged before the first byte (the SYN counts on some
+  // kernels) is not throughput.
+  for (TcpFlow& flow : flows) {
+    const std::optional<uint64_t> base = BytesAcked(flow.fd.get());
+    if (!base) {
+      return absl::FailedPreconditionError(absl::StrCat(
+          "this kernel does not report the bytes a TCP peer acknowledged (TCP_INFO "
+          "tcpi_bytes_acked, Linux 4.1 and later), so ",
+          what, " cannot count what the target received: run the agent on a newer kernel"));
+    }
+    flow.acked_base = *base;
+  }
   std::vector<TcpFlow*> running;
   for (TcpFlow& flow : flows) running.push_back(&flow);
   std::atomic<bool> stop{false};
@@ -288,17 +405,25 @@ absl::StatusOr<FlowsResult> RunTcpSendFlows(const std::string& host_port, const 
     return SendWorker(share, buffer, end, moved, stop);
   });
   if (!failure.ok()) return failure;
+  DrainAcks(flows, spec.deadline, moved);
+  if (absl::Status read = CheckTheTargetRead(flows, *remote, spec.duration, SteadyClock::now());
+      !read.ok()) {
+    return read;
+  }
 
+  // Each flow's figure: what the peer acknowledged, over its first send to
+  // the acknowledgement that completed it.
   FlowsResult result;
   std::vector<FlowWindow> windows;
   for (const TcpFlow& flow : flows) {
-    result.flows.push_back({flow.bytes, 0, 1});
-    windows.push_back(flow.window);
+    result.flows.push_back({flow.acked, 0, 1});
+    windows.push_back({flow.first, flow.acked_at});
   }
   Summarise(result, windows);
   result.detail =
       absl::StrCat("tcp, ", spec.flows, spec.flows == 1 ? " flow to " : " flows to ", remote->text);
   if (local) absl::StrAppend(&result.detail, " from ", spec.bind_ip);
+  absl::StrAppend(&result.detail, ", counting the bytes the target acknowledged");
   // Closing here (with `flows`) lets the kernel deliver what is still queued.
   return result;
 }

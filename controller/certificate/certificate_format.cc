@@ -4,6 +4,7 @@
 #include <set>
 
 #include "absl/strings/str_cat.h"
+#include "common/non_finite.h"
 #include "google/protobuf/descriptor.h"
 #include "google/protobuf/descriptor.pb.h"
 #include "google/protobuf/dynamic_message.h"
@@ -81,12 +82,18 @@ class Format4Schema {
   mutable DynamicMessageFactory factory_{&pool_};
 };
 
+// What is signed: NaNs as the one quiet NaN, since a NaN's sign and payload
+// (an agent's -nan) survive this encoding but not the JSON the certificate
+// is stored as, so the signer and the verifier would hash different bytes.
 std::string DeterministicEncoding(const Message& message) {
+  std::unique_ptr<Message> canonical(message.New());
+  canonical->CopyFrom(message);
+  CanonicalizeNaNs(*canonical);
   std::string bytes;
   google::protobuf::io::StringOutputStream stream(&bytes);
   google::protobuf::io::CodedOutputStream coded(&stream);
   coded.SetSerializationDeterministic(true);
-  message.SerializeToCodedStream(&coded);
+  canonical->SerializeToCodedStream(&coded);
   coded.Trim();
   return bytes;
 }

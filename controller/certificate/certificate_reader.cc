@@ -1,9 +1,8 @@
 #include "controller/certificate/certificate_reader.h"
 
-#include <fstream>
-#include <sstream>
-
 #include "absl/strings/str_cat.h"
+#include "common/json_strict.h"
+#include "common/regular_file.h"
 #include "common/sha256.h"
 #include "controller/certificate/certificate_format.h"
 
@@ -11,6 +10,9 @@ namespace clustercert::controller {
 
 absl::StatusOr<v1::Certificate> ParseCertificateJson(const std::string& json,
                                                      const std::string& name) {
+  // Before protobuf's reader, which keeps the last of two equal keys: a
+  // duplicated "verdict" would verify while a first-wins reader sees another.
+  if (auto strict = CheckStrictJson(json, name); !strict.ok()) return strict;
   auto parsed = ParseCertificateOfAnyFormat(json);
   if (!parsed.ok()) {
     return absl::InvalidArgumentError(
@@ -27,17 +29,15 @@ absl::StatusOr<v1::Certificate> ParseCertificateJson(const std::string& json,
 }
 
 absl::StatusOr<LoadedCertificate> LoadCertificate(const std::string& path) {
-  std::ifstream in(path, std::ios::binary);
-  if (!in) {
-    return absl::NotFoundError(
-        absl::StrCat("cannot read ", path,
-                     ": no such file or not readable; pass the path of a "
-                     "certificate.json (each run prints it on its last line)"));
+  auto bytes = ReadRegularFile(path, kMaxCertificateBytes, "certificate");
+  if (!bytes.ok()) {
+    return absl::Status(bytes.status().code(),
+                        absl::StrCat(bytes.status().message(),
+                                     "; pass the path of a certificate.json (each run prints it "
+                                     "on its last line)"));
   }
-  std::ostringstream buffer;
-  buffer << in.rdbuf();
   LoadedCertificate loaded;
-  loaded.bytes = buffer.str();
+  loaded.bytes = *std::move(bytes);
   auto certificate = ParseCertificateJson(loaded.bytes, path);
   if (!certificate.ok()) return certificate.status();
   loaded.certificate = *std::move(certificate);

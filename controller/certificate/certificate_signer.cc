@@ -10,12 +10,11 @@
 
 #include <cerrno>
 #include <cstring>
-#include <fstream>
 #include <map>
 #include <memory>
-#include <sstream>
 
 #include "absl/strings/str_cat.h"
+#include "common/regular_file.h"
 #include "common/sha256.h"
 #include "controller/certificate/certificate_format.h"
 #include "controller/certificate/result_keys.h"
@@ -136,15 +135,11 @@ absl::Status WriteNewFile(const std::string& path, const std::string& text, mode
   return absl::OkStatus();
 }
 
-absl::StatusOr<std::string> ReadFile(const std::string& path, const std::string& what) {
-  std::ifstream in(path, std::ios::binary);
-  if (!in) {
-    return absl::NotFoundError(
-        absl::StrCat("cannot read ", what, " ", path, ": no such file or not readable"));
-  }
-  std::ostringstream buffer;
-  buffer << in.rdbuf();
-  return buffer.str();
+// A key file is read only when it is a regular file and at most
+// kMaxKeyFileBytes: a FIFO named as the key would block `run` or `verify`
+// forever, and /dev/zero would be read until memory ran out.
+absl::StatusOr<std::string> ReadFile(const std::string& path, absl::string_view what) {
+  return ReadRegularFile(path, kMaxKeyFileBytes, what);
 }
 
 // The certificate as it is signed: everything but the signature value.
@@ -250,7 +245,7 @@ absl::StatusOr<std::string> PublicKeyFingerprint(const std::string& public_key_p
 }
 
 absl::StatusOr<std::string> ReadPublicKeyFile(const std::string& path) {
-  auto text = ReadFile(path, "the public key");
+  auto text = ReadFile(path, "public key");
   if (!text.ok()) return text.status();
   if (auto key = PublicKeyFromPem(*text, path); !key.ok()) return key.status();
   return text;
@@ -259,9 +254,10 @@ absl::StatusOr<std::string> ReadPublicKeyFile(const std::string& path) {
 namespace {
 
 absl::StatusOr<Pkey> LoadSigningKey(const std::string& private_key_path) {
-  auto pem = ReadFile(private_key_path, "the signing key");
+  auto pem = ReadFile(private_key_path, "signing key");
   if (!pem.ok()) {
-    return absl::NotFoundError(
+    return absl::Status(
+        pem.status().code(),
         absl::StrCat(pem.status().message(), "; make one with `controller keygen --out ",
                      private_key_path, "` or fix certificate.signing_key in the plan"));
   }

@@ -1,5 +1,6 @@
 #pragma once
 
+#include <cstddef>
 #include <optional>
 #include <string>
 #include <vector>
@@ -17,6 +18,11 @@ namespace clustercert::controller {
 // certificate with `signature.value` empty; `signature.sections` holds a
 // SHA-256 per part (header, plan_yaml, each node, each pair cell, ...) so
 // that a failed check can say which part was edited.
+
+// The most a key file may hold: a PEM Ed25519 key is about 120 bytes, so a
+// larger file is not one, and a trust directory or plan must not make the
+// controller read a huge file (or /dev/zero) to find that out.
+inline constexpr size_t kMaxKeyFileBytes = 16 * 1024;
 
 // Writes a new key pair: the private key to `prefix` (PKCS#8 PEM, mode 0600)
 // and the public key to `prefix`.pub (SubjectPublicKeyInfo PEM). Refuses to

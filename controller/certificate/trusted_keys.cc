@@ -1,70 +1,79 @@
 #include "controller/certificate/trusted_keys.h"
 
+#include <dirent.h>
 #include <fcntl.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
 #include <algorithm>
 #include <cerrno>
-#include <cstring>
-#include <filesystem>
+#include <memory>
 #include <utility>
+#include <vector>
 
 #include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
+#include "common/errno_text.h"
+#include "common/regular_file.h"
 #include "common/unique_fd.h"
 #include "controller/certificate/certificate_signer.h"
 
 namespace clustercert::controller {
 namespace {
 
-namespace fs = std::filesystem;
-
-// A PEM Ed25519 public key is 113 bytes; anything far larger is not one, and
-// a trust directory must not make verify read a huge file.
-constexpr size_t kMaxKeyFileBytes = 16 * 1024;
-
-absl::StatusOr<std::string> ReadKeyFile(const std::string& path) {
-  UniqueFd fd(::open(path.c_str(), O_RDONLY | O_CLOEXEC));
+// The directory as an open descriptor, so the checks and the reads below are
+// of one directory even if the path is renamed meanwhile. A symlink to the
+// directory is followed (/etc/clustercert/trusted-keys may be one); what is
+// checked is the directory it leads to.
+absl::StatusOr<UniqueFd> OpenTrustDirectory(const std::string& dir) {
+  UniqueFd fd(::open(dir.c_str(), O_RDONLY | O_DIRECTORY | O_NONBLOCK | O_CLOEXEC));
   if (!fd.valid()) {
-    return absl::NotFoundError(absl::StrCat("cannot read the public key ", path, ": ",
-                                            std::strerror(errno),
-                                            "; give the .pub file `controller keygen` wrote"));
-  }
-  struct stat st {};
-  if (::fstat(fd.get(), &st) != 0 || !S_ISREG(st.st_mode)) {
-    return absl::InvalidArgumentError(
-        absl::StrCat(path, " is not a regular file; give the .pub file `controller keygen` wrote"));
-  }
-  std::string text;
-  char buffer[4096];
-  while (true) {
-    const ssize_t n = ::read(fd.get(), buffer, sizeof buffer);
-    if (n < 0 && errno == EINTR) continue;
-    if (n < 0) {
-      return absl::UnavailableError(
-          absl::StrCat("cannot read the public key ", path, ": ", std::strerror(errno)));
+    const int err = errno;
+    if (err == EACCES || err == EPERM) {
+      return absl::PermissionDeniedError(absl::StrCat("cannot open the trust directory ", dir, ": ",
+                                                      ErrnoText(err), "; make it readable"));
     }
-    if (n == 0) break;
-    text.append(buffer, static_cast<size_t>(n));
-    if (text.size() > kMaxKeyFileBytes) {
-      return absl::InvalidArgumentError(absl::StrCat(
-          path, " is over ", kMaxKeyFileBytes,
-          " bytes, so it is not an Ed25519 public key; give the .pub file `controller keygen` "
-          "wrote"));
-    }
+    return absl::NotFoundError(absl::StrCat(
+        "the trust directory ", dir, " does not exist or is not a directory (", ErrnoText(err),
+        "); create it and copy the cluster's public key (the .pub file `controller keygen` "
+        "wrote) into it"));
   }
-  return text;
+  return fd;
 }
 
-absl::Status RefuseWorldWritable(const std::string& path, const struct stat& st,
-                                 const std::string& dir) {
-  if ((st.st_mode & S_IWOTH) == 0) return absl::OkStatus();
-  return absl::PermissionDeniedError(absl::StrCat(
-      path,
-      " may be written by every user of this host, so anyone could make verify trust their "
-      "key; run `chmod o-w ",
-      path, "` (and check what is in ", dir, ")"));
+// The names of the *.pub files in the open directory, sorted so the same
+// directory always reads the same way.
+absl::StatusOr<std::vector<std::string>> PubFileNames(int dir_fd, const std::string& dir) {
+  const int listing_fd = ::dup(dir_fd);
+  DIR* listing = listing_fd < 0 ? nullptr : ::fdopendir(listing_fd);
+  if (listing == nullptr) {
+    if (listing_fd >= 0) ::close(listing_fd);
+    return absl::PermissionDeniedError(absl::StrCat("cannot list the trust directory ", dir, ": ",
+                                                    ErrnoText(errno), "; make it readable"));
+  }
+  std::unique_ptr<DIR, int (*)(DIR*)> owned(listing, ::closedir);
+  std::vector<std::string> names;
+  for (;;) {
+    errno = 0;
+    const dirent* entry = ::readdir(listing);
+    if (entry == nullptr) {
+      if (errno != 0) {
+        return absl::PermissionDeniedError(absl::StrCat(
+            "cannot list the trust directory ", dir, ": ", ErrnoText(errno), "; make it readable"));
+      }
+      break;
+    }
+    const std::string name = entry->d_name;
+    if (!absl::EndsWith(name, ".pub") || name.front() == '.') continue;
+    if (names.size() == TrustedKeys::kMaxDirectoryKeys) {
+      return absl::InvalidArgumentError(absl::StrCat(
+          "the trust directory ", dir, " holds more than ", TrustedKeys::kMaxDirectoryKeys,
+          " .pub files; keep only the keys of the clusters you certify"));
+    }
+    names.push_back(name);
+  }
+  std::sort(names.begin(), names.end());
+  return names;
 }
 
 }  // namespace
@@ -87,7 +96,13 @@ absl::Status TrustedKeys::Add(const std::string& pem, const std::string& source)
 }
 
 absl::StatusOr<TrustedKeys> TrustedKeys::FromPublicKeyFile(const std::string& path) {
-  auto pem = ReadKeyFile(path);
+  // The operator names this file on the command line, so its owner is not
+  // checked; it must still be a regular file of a key's size.
+  auto pem = ReadRegularFile(path, kMaxKeyFileBytes, "public key");
+  if (absl::IsNotFound(pem.status())) {
+    return absl::NotFoundError(
+        absl::StrCat(pem.status().message(), "; give the .pub file `controller keygen` wrote"));
+  }
   if (!pem.ok()) return pem.status();
   TrustedKeys keys(Origin::kPublicKeyFile, path);
   if (auto status = keys.Add(*pem, path); !status.ok()) return status;
@@ -95,39 +110,42 @@ absl::StatusOr<TrustedKeys> TrustedKeys::FromPublicKeyFile(const std::string& pa
 }
 
 absl::StatusOr<TrustedKeys> TrustedKeys::FromDirectory(const std::string& dir) {
+  auto dir_fd = OpenTrustDirectory(dir);
+  if (!dir_fd.ok()) return dir_fd.status();
   struct stat st {};
-  if (::stat(dir.c_str(), &st) != 0 || !S_ISDIR(st.st_mode)) {
-    return absl::NotFoundError(absl::StrCat(
-        "the trust directory ", dir,
-        " does not exist or is not a directory; create it and copy the cluster's public key "
-        "(the .pub file `controller keygen` wrote) into it"));
+  if (::fstat(dir_fd->get(), &st) != 0) {
+    return absl::UnavailableError(
+        absl::StrCat("cannot stat the trust directory ", dir, ": ", ErrnoText(errno)));
   }
-  if (auto status = RefuseWorldWritable(dir, st, dir); !status.ok()) return status;
-
-  std::vector<std::string> paths;
-  std::error_code error;
-  for (fs::directory_iterator it(dir, error), end; !error && it != end; it.increment(error)) {
-    const std::string name = it->path().filename().string();
-    if (!absl::EndsWith(name, ".pub") || name.front() == '.') continue;
-    if (paths.size() == kMaxDirectoryKeys) {
-      return absl::InvalidArgumentError(
-          absl::StrCat("the trust directory ", dir, " holds more than ", kMaxDirectoryKeys,
-                       " .pub files; keep only the keys of the clusters you certify"));
-    }
-    paths.push_back(it->path().string());
+  // Whoever may write the directory or a key in it decides what verify
+  // trusts: only root and the user running the controller may.
+  if (auto status = CheckTrustedOwnership(st, dir, "trust directory"); !status.ok()) {
+    return status;
   }
-  if (error) {
-    return absl::PermissionDeniedError(absl::StrCat("cannot list the trust directory ", dir, ": ",
-                                                    error.message(), "; make it readable"));
-  }
-  std::sort(paths.begin(), paths.end());  // the same directory always reads the same way
+  auto names = PubFileNames(dir_fd->get(), dir);
+  if (!names.ok()) return names.status();
 
   TrustedKeys keys(Origin::kDirectory, dir);
-  for (const std::string& path : paths) {
+  for (const std::string& name : *names) {
+    const std::string path = absl::StrCat(dir, "/", name);
+    // A symlink to a key is followed; its target is what must be owned
+    // right, and a dangling link trusts nothing.
+    auto fd = OpenRegularFileAt(dir_fd->get(), name, path, "trusted key", /*follow_symlinks=*/true);
+    if (!fd.ok()) {
+      if (absl::IsNotFound(fd.status())) continue;
+      return absl::Status(fd.status().code(),
+                          absl::StrCat(fd.status().message(), " (or move it out of the trust ",
+                                       "directory ", dir, ")"));
+    }
     struct stat file {};
-    if (::stat(path.c_str(), &file) != 0) continue;  // a dangling link trusts nothing
-    if (auto status = RefuseWorldWritable(path, file, dir); !status.ok()) return status;
-    auto pem = ReadKeyFile(path);
+    if (::fstat(fd->get(), &file) != 0) {
+      return absl::UnavailableError(
+          absl::StrCat("cannot stat the trusted key ", path, ": ", ErrnoText(errno)));
+    }
+    if (auto status = CheckTrustedOwnership(file, path, "trusted key"); !status.ok()) {
+      return status;
+    }
+    auto pem = ReadOpenFile(fd->get(), path, kMaxKeyFileBytes, "trusted key");
     if (!pem.ok()) return pem.status();
     if (auto status = keys.Add(*pem, path); !status.ok()) return status;
   }

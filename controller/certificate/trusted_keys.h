@@ -30,11 +30,15 @@ class TrustedKeys {
   // (normally kDefaultTrustDir).
   explicit TrustedKeys(std::string suggested_dir = kDefaultTrustDir);
 
-  // The one key in `path` (--pubkey): a certificate must be signed by it.
+  // The one key in `path` (--pubkey): a certificate must be signed by it. A
+  // regular file of at most kMaxKeyFileBytes; a FIFO or device is refused.
   static absl::StatusOr<TrustedKeys> FromPublicKeyFile(const std::string& path);
   // Every *.pub file in `dir` (other files are ignored, so a README may sit
-  // there). Refuses a directory or key file any user may write to (anyone
-  // could then add a key), a .pub that is not an Ed25519 public key, and a
+  // there). The directory and each key must be owned by root or by the user
+  // running the controller and not be writable by group or others (whoever
+  // can write them decides what is trusted); each key must be a regular file
+  // (a symlink to one is followed, its target checked) of at most
+  // kMaxKeyFileBytes. Refuses a .pub that is not an Ed25519 public key, and a
   // directory with more than kMaxDirectoryKeys keys.
   static absl::StatusOr<TrustedKeys> FromDirectory(const std::string& dir);
   // The public half of the private key at `private_key_path`: what a

@@ -5,6 +5,7 @@
 
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
+#include "common/non_finite.h"
 #include "common/sha256.h"
 #include "controller/certificate/certificate_builder.h"
 #include "controller/certificate/result_keys.h"
@@ -49,13 +50,14 @@ std::string Describe(const v1::Finding& finding) {
 // The fields a verdict consists of; `where` names the finding in the sentence.
 void CompareFinding(const std::string& where, const v1::Finding& recorded,
                     const v1::Finding& recomputed, std::vector<std::string>& differences) {
-  const bool same =
-      recorded.id() == recomputed.id() && recorded.status() == recomputed.status() &&
-      recorded.severity() == recomputed.severity() &&
-      recorded.observed() == recomputed.observed() &&
-      recorded.expected() == recomputed.expected() && recorded.message() == recomputed.message() &&
-      recorded.has_value() == recomputed.has_value() && recorded.value() == recomputed.value() &&
-      recorded.threshold() == recomputed.threshold();
+  const bool same = recorded.id() == recomputed.id() && recorded.status() == recomputed.status() &&
+                    recorded.severity() == recomputed.severity() &&
+                    recorded.observed() == recomputed.observed() &&
+                    recorded.expected() == recomputed.expected() &&
+                    recorded.message() == recomputed.message() &&
+                    recorded.has_value() == recomputed.has_value() &&
+                    SameValue(recorded.value(), recomputed.value()) &&
+                    SameValue(recorded.threshold(), recomputed.threshold());
   if (same) return;
   differences.push_back(absl::StrCat(
       where, ": recorded ", Describe(recorded), "; recomputed from the recorded values ",
@@ -226,7 +228,8 @@ void RecheckSweeps(const v1::Certificate& certificate, const plan::Plan& plan,
     const double recorded = sweep.large_busbw_gbytes();
     const int64_t recorded_from = sweep.large_from_bytes();
     SetSweepRows({sweep.rows().begin(), sweep.rows().end()}, sweep);
-    if (sweep.large_busbw_gbytes() != recorded || sweep.large_from_bytes() != recorded_from) {
+    if (!SameValue(sweep.large_busbw_gbytes(), recorded) ||
+        sweep.large_from_bytes() != recorded_from) {
       recheck.differences.push_back(
           absl::StrCat("collectives[", SweepName(sweep), "]: recorded large-message busbw ",
                        recorded, " GB/s from ", recorded_from, " B, but its rows give ",
@@ -279,8 +282,8 @@ void RecheckIncast(const v1::Certificate& certificate, const plan::Plan& plan,
     if (recorded.has_carried()) ++recheck.carried;
     v1::IncastResult round = recorded;
     pairwise::SummarizeIncast(round);
-    if (round.aggregate_gbps() != recorded.aggregate_gbps() ||
-        round.fairness() != recorded.fairness()) {
+    if (!SameValue(round.aggregate_gbps(), recorded.aggregate_gbps()) ||
+        !SameValue(round.fairness(), recorded.fairness())) {
       recheck.differences.push_back(absl::StrCat(
           "incast[", pairwise::IncastLabel(recorded), "]: recorded ", recorded.aggregate_gbps(),
           " Gb/s at fairness ", recorded.fairness(), ", but its senders give ",

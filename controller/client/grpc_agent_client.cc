@@ -125,6 +125,11 @@ std::unique_ptr<AgentClient> GrpcAgentClientFactory::Connect(const std::string& 
   grpc::ChannelArguments arguments;
   // Inventories of big hosts exceed gRPC's 4 MiB default.
   arguments.SetMaxReceiveMessageSize(64 << 20);
+  // Agents' answers are untrusted too: an answer marked compressed
+  // (grpc-encoding) fails the call from its headers, since gRPC 1.51 would
+  // inflate the whole message before the size check (a gzip bomb). Agents
+  // never compress.
+  arguments.SetInt(GRPC_COMPRESSION_CHANNEL_ENABLED_ALGORITHMS_BITSET, 1 << GRPC_COMPRESS_NONE);
   // Fail fast on a dead agent instead of backing off for minutes.
   arguments.SetInt(GRPC_ARG_INITIAL_RECONNECT_BACKOFF_MS, 200);
   arguments.SetInt(GRPC_ARG_MAX_RECONNECT_BACKOFF_MS, 1000);

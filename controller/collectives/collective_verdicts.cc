@@ -1,10 +1,13 @@
 #include "controller/collectives/collective_verdicts.h"
 
 #include <algorithm>
+#include <cmath>
 #include <map>
+#include <string>
 
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
+#include "common/non_finite.h"
 #include "controller/checks/finding_builder.h"
 #include "controller/collectives/legacy_collective_verdicts.h"
 
@@ -18,6 +21,19 @@ using checks::Severity;
 std::string GBps(double value) {
   if (value >= 0.1 || value == 0) return absl::StrFormat("%.2f GB/s", value);
   return absl::StrFormat("%.4f GB/s", value);
+}
+
+// Why a sweep's figures are no measurement: a row or the large-message
+// figure is NaN or infinite (inf clears every floor, NaN compares false with
+// all). Empty when every figure is finite.
+std::string InvalidSweep(const v1::CollectiveSweep& sweep, const std::string& subject) {
+  for (const v1::CollectiveRow& row : sweep.rows()) {
+    if (auto bad = FindNonFinite(row)) return NonFiniteSentence(subject, bad->field, bad->value);
+  }
+  if (!std::isfinite(sweep.large_busbw_gbytes())) {
+    return NonFiniteSentence(subject, "large_busbw_gbytes", sweep.large_busbw_gbytes());
+  }
+  return "";
 }
 
 bool IsNccl(const plan::Plan& plan) {
@@ -123,6 +139,9 @@ v1::Finding JudgeBusbw(const plan::Plan& plan, const v1::CollectiveSweep& sweep)
   const std::string expected = absl::StrCat(">= ", GBps(floor.gbytes), " (", floor.basis, ")");
   if (sweep.rows_size() == 0) {
     return builder.Unknown(checks::MissingBecause("the sweep produced no row"), "busbw", expected);
+  }
+  if (const std::string invalid = InvalidSweep(sweep, builder.subject()); !invalid.empty()) {
+    return builder.Unknown(checks::MissingBecause(invalid), "busbw", expected);
   }
   const std::string observed = absl::StrCat(GBps(sweep.large_busbw_gbytes()), " (best from ",
                                             sweep.large_from_bytes(), " B up)");
@@ -306,7 +325,8 @@ std::vector<v1::Finding> JudgeIntraNode(const plan::Plan& plan,
   std::vector<v1::Finding> checks;
   std::vector<double> figures;
   for (const v1::CollectiveSweep* sweep : one_node) {
-    if (sweep->ok() && sweep->rows_size() > 0 && sweep->ranks() >= 2) {
+    if (sweep->ok() && sweep->rows_size() > 0 && sweep->ranks() >= 2 &&
+        InvalidSweep(*sweep, "").empty()) {
       figures.push_back(sweep->large_busbw_gbytes());
     }
   }
@@ -336,6 +356,11 @@ std::vector<v1::Finding> JudgeIntraNode(const plan::Plan& plan,
       checks.push_back(builder.Unknown(checks::MissingBecause("the node's 1-node sweep did not "
                                                               "complete (collectives.run)"),
                                        "intra-node busbw", expected));
+      continue;
+    }
+    if (const std::string invalid = InvalidSweep(*sweep, builder.subject()); !invalid.empty()) {
+      checks.push_back(
+          builder.Unknown(checks::MissingBecause(invalid), "intra-node busbw", expected));
       continue;
     }
     v1::Finding finding;
@@ -420,9 +445,14 @@ v1::Finding JudgeScaling(const plan::Plan& plan,
     return builder.Unknown(checks::MissingBecause("the 2-node sweep produced no row"),
                            "2-node busbw", expected);
   }
+  if (const std::string invalid = InvalidSweep(*two_node, builder.subject()); !invalid.empty()) {
+    return builder.Unknown(checks::MissingBecause(invalid), "2-node busbw", expected);
+  }
   std::vector<double> intra;
   for (const v1::CollectiveSweep* sweep : one_node) {
-    if (sweep->rows_size() > 0) intra.push_back(sweep->large_busbw_gbytes());
+    if (sweep->rows_size() > 0 && InvalidSweep(*sweep, "").empty()) {
+      intra.push_back(sweep->large_busbw_gbytes());
+    }
   }
   const std::string intra_text =
       intra.empty()

@@ -132,10 +132,12 @@ std::optional<RunOutput> OpenRunOutput(const plan::Plan& plan, const CommandOpti
         absl::StrCat("taking over what the run started ", resumed.header.started(), " completed (",
                      resumed.pairs.size(), " cell record(s), ", resumed.sweeps.size(),
                      " sweep(s)) from ", output->journal->path(), "; measuring the rest"));
+    for (const std::string& warning : resumed.warnings) progress.Line("resume", warning);
     if (resumed.ignored_lines > 0) {
-      progress.Line("resume", absl::StrCat(resumed.ignored_lines,
-                                           " journal line(s) could not be read (a write torn by "
-                                           "the kill): what they held is measured again"));
+      progress.Line("resume",
+                    absl::StrCat(resumed.ignored_lines,
+                                 " journal line(s) ignored (torn by the kill, or failing their "
+                                 "MAC): what they held is measured again, never taken over"));
     }
   } else {
     progress.Line("output", absl::StrCat(output->dir,

@@ -23,7 +23,8 @@ absl::StatusOr<RunOutput> StartRunOutput(const plan::Plan& plan, const std::stri
   header.set_started(FormatUtc(now));
   header.set_plan_path(plan.path);
   auto writer = journal::JournalWriter::Create(
-      (std::filesystem::path(output.dir) / journal::kJournalFile).string(), header);
+      (std::filesystem::path(output.dir) / journal::kJournalFile).string(), header,
+      plan.certificate.signing_key);
   if (!writer.ok()) return writer.status();
   output.journal = *std::move(writer);
   return output;
@@ -32,7 +33,7 @@ absl::StatusOr<RunOutput> StartRunOutput(const plan::Plan& plan, const std::stri
 absl::StatusOr<RunOutput> ResumeRunOutput(const plan::Plan& plan, const std::string& dir,
                                           absl::Time now) {
   const std::string path = (std::filesystem::path(dir) / journal::kJournalFile).string();
-  auto contents = journal::ReadJournal(path);
+  auto contents = journal::ReadJournal(path, {}, plan.certificate.signing_key);
   if (!contents.ok()) return contents.status();
   const v1::JournalHeader& header = contents->header;
   if (header.plan_sha256() != plan.sha256) {
@@ -50,7 +51,7 @@ absl::StatusOr<RunOutput> ResumeRunOutput(const plan::Plan& plan, const std::str
         " (its certificate is ", (std::filesystem::path(dir) / "certificate.json").string(),
         "): there is nothing to resume; run the plan again for a new certificate"));
   }
-  auto writer = journal::JournalWriter::OpenForAppend(path);
+  auto writer = journal::JournalWriter::OpenForAppend(path, *contents->key);
   if (!writer.ok()) return writer.status();
   v1::JournalRecord resumed_at;
   resumed_at.set_resumed_at(FormatUtc(now));

@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <cmath>
 #include <limits>
+#include <optional>
 #include <string>
 #include <utility>
 #include <vector>
@@ -10,6 +11,7 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
 #include "absl/strings/str_join.h"
+#include "common/non_finite.h"
 #include "controller/pairwise/lossless_verdict.h"
 
 namespace clustercert::controller::pairwise {
@@ -79,6 +81,28 @@ std::vector<std::string> FailedSenders(const v1::IncastResult& round, bool* all_
   return failed;
 }
 
+// Unknown when a sender that finished reported a NaN or infinite figure:
+// the sums and the fairness made of it are no measurement. nullopt when all
+// are finite.
+std::optional<v1::Finding> InvalidRound(const char* id, const v1::IncastResult& round,
+                                        const std::string& expected) {
+  for (const auto& sender : round.senders()) {
+    if (!sender.ok()) continue;
+    std::optional<NonFiniteField> bad = FindNonFinite(sender);
+    if (!bad) continue;
+    const std::string why = NonFiniteSentence(sender.node(), bad->field, bad->value);
+    v1::Finding finding = Make(id, round, v1::Finding::unknown);
+    finding.set_observed(absl::StrCat("invalid: ", why));
+    finding.set_expected(expected);
+    finding.set_message(absl::StrCat(Subject(round), ": ", why, "."));
+    finding.set_remedy(
+        "Re-run the pairwise phase: no node-agent reports NaN or infinity for a test it "
+        "measured.");
+    return finding;
+  }
+  return std::nullopt;
+}
+
 // "3 x ~30.4 Gb/s = 91.2 Gb/s"
 std::string AggregateText(const v1::IncastResult& round) {
   int ok = 0;
@@ -140,6 +164,9 @@ v1::Finding JudgeBandwidth(const plan::Plan& plan, const v1::IncastResult& round
                            congestion_fix));
     return finding;
   }
+  if (std::optional<v1::Finding> invalid = InvalidRound(kBandwidthId, round, expected)) {
+    return *std::move(invalid);
+  }
   if (line <= 0) {
     v1::Finding finding = Make(kBandwidthId, round, v1::Finding::skipped);
     finding.set_observed(AggregateText(round));
@@ -187,6 +214,9 @@ v1::Finding JudgeFairness(const plan::Plan& plan, const v1::IncastResult& round)
         "Re-run the pairwise phase once the round's senders run (see incast.bandwidth for why "
         "they did not); an unknown never counts as a pass.");
     return finding;
+  }
+  if (std::optional<v1::Finding> invalid = InvalidRound(kFairnessId, round, expected)) {
+    return *std::move(invalid);
   }
   const v1::IncastSender* slowest = nullptr;
   const v1::IncastSender* fastest = nullptr;

@@ -23,6 +23,9 @@ struct PairMeasurement {
   bool control_plane = false;
   v1::PeerTestResult result;
   double line_rate_gbps = 0;  // the slower end's port rate (or the plan's); 0: unknown
+  // Set when an end reported a NaN or infinite figure (NonFiniteSentence):
+  // the measurement is invalid and its verdicts are unknown, never pass.
+  std::string invalid;
 };
 
 }  // namespace clustercert::controller::pairwise

@@ -108,6 +108,20 @@ v1::Finding NotMeasured(absl::string_view id, const PairMeasurement& m, std::str
   return finding;
 }
 
+// A measurement an end reported a NaN or an infinity in: unknown, never a
+// pass (inf clears every floor) nor a fail (NaN is no figure to blame a link
+// with); nullopt when every figure is finite.
+std::optional<v1::Finding> InvalidMeasurement(absl::string_view id, const PairMeasurement& m,
+                                              std::string expected) {
+  if (m.invalid.empty()) return std::nullopt;
+  v1::Finding finding = Make(id, m, checks::kUnknown, v1::Finding::error);
+  Fill(finding, absl::StrCat("invalid: ", m.invalid), std::move(expected),
+       absl::StrCat(Subject(m), ": ", m.invalid, "."),
+       "No node-agent reports NaN or infinity for a test it measured: re-run the pair, and if "
+       "it repeats, check the node-agent's version and log on the node named.");
+  return finding;
+}
+
 // A failed test, no bandwidth figures or no line rate: nothing to hold
 // against the floor. nullopt when the measurement can be judged.
 std::optional<v1::Finding> CannotJudgeBandwidth(const plan::Pairwise& plan,
@@ -127,6 +141,10 @@ std::optional<v1::Finding> CannotJudgeBandwidth(const plan::Pairwise& plan,
                       "(hosts at 9000, a switch port or bridge at 1500); ",
                       kTriageOrder, "."));
     return finding;
+  }
+  if (std::optional<v1::Finding> invalid = InvalidMeasurement(
+          kBandwidthId, m, absl::StrCat(">= ", FormatPercent(fraction), " % of line rate"))) {
+    return invalid;
   }
   if (!m.result.has_bandwidth()) {
     v1::Finding finding = Make(kBandwidthId, m, checks::kUnknown, v1::Finding::error);
@@ -212,6 +230,9 @@ v1::Finding JudgeLatency(const plan::Pairwise& plan, const PairMeasurement& m) {
                       "(hosts at 9000, a switch port or bridge at 1500); ",
                       kTriageOrder, "."));
     return finding;
+  }
+  if (std::optional<v1::Finding> invalid = InvalidMeasurement(kId, m, expected)) {
+    return *std::move(invalid);
   }
   if (plan.max_latency_us <= 0) {
     v1::Finding finding = Make(kId, m, checks::kSkipped, v1::Finding::error);
@@ -435,6 +456,16 @@ std::optional<v1::Finding> CannotCompare(const PairMeasurement& host, const Pair
          absl::StrCat(subject, ": cannot compare cuda memory with ", PairSubject(host),
                       " host memory: not the same pair and test."),
          "Compare cuda and host memory on the same client, server, rail and test.");
+    return finding;
+  }
+  // A failed test's figures are not judged (its failure is).
+  const bool host_invalid = host.ok && !host.invalid.empty();
+  if (host_invalid || (cuda.ok && !cuda.invalid.empty())) {
+    const std::string& why = host_invalid ? host.invalid : cuda.invalid;
+    v1::Finding finding = Make(kGpuDirectId, cuda, checks::kUnknown, v1::Finding::error);
+    Fill(finding, absl::StrCat("invalid: ", why), expected,
+         absl::StrCat(subject, ": GPUDirect cannot be judged: ", why, "."),
+         "Re-run the pair: no node-agent reports NaN or infinity for a test it measured.");
     return finding;
   }
   std::string no_baseline;

@@ -1,7 +1,11 @@
 #include "controller/plan/plan_parser.h"
 
+#include <fcntl.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <algorithm>
 #include <cerrno>
-#include <cstdio>
 #include <exception>
 #include <memory>
 #include <optional>
@@ -11,7 +15,9 @@
 #include "absl/status/status.h"
 #include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
+#include "common/regular_file.h"
 #include "common/sha256.h"
+#include "common/unique_fd.h"
 #include "controller/plan/cluster_sections.h"
 #include "controller/plan/field_reader.h"
 #include "controller/plan/map_reader.h"
@@ -132,19 +138,30 @@ absl::StatusOr<Plan> ParsePlan(absl::string_view yaml_text, absl::string_view fi
 }
 
 absl::StatusOr<Plan> LoadPlan(const std::string& path, const PlanLimits& limits) {
-  const auto close = [](std::FILE* file) { std::fclose(file); };
-  std::unique_ptr<std::FILE, decltype(close)> file(std::fopen(path.c_str(), "rb"), close);
-  if (file == nullptr) return absl::ErrnoToStatus(errno, absl::StrCat(path, ": cannot read plan"));
+  // Non-blocking, then only a regular file is read: a FIFO named as the plan
+  // would block the controller in open(2), and a device (/dev/zero) is
+  // refused rather than read to the size limit.
+  UniqueFd fd(::open(path.c_str(), O_RDONLY | O_NONBLOCK | O_NOCTTY | O_CLOEXEC));
+  if (!fd.valid()) return absl::ErrnoToStatus(errno, absl::StrCat(path, ": cannot read plan"));
+  struct stat info;
+  if (::fstat(fd.get(), &info) != 0) {
+    return absl::ErrnoToStatus(errno, absl::StrCat(path, ": cannot read plan"));
+  }
+  if (!S_ISREG(info.st_mode)) {
+    return absl::FailedPreconditionError(
+        absl::StrCat(path, ": cannot read plan: it is ", FileTypeText(info.st_mode),
+                     ", not a regular file; give the path of the plan's YAML file"));
+  }
   std::string bytes;
   char buffer[64 * 1024];
-  while (true) {
-    const size_t count = std::fread(buffer, 1, sizeof(buffer), file.get());
-    bytes.append(buffer, count);
-    // One byte over the limit is enough for ParsePlan to refuse the file.
-    if (count < sizeof(buffer) || bytes.size() > limits.max_bytes) break;
-  }
-  if (std::ferror(file.get())) {
-    return absl::ErrnoToStatus(errno == 0 ? EIO : errno, absl::StrCat(path, ": cannot read plan"));
+  // One byte over the limit is enough for ParsePlan to refuse the file.
+  while (bytes.size() <= limits.max_bytes) {
+    const ssize_t count =
+        ::read(fd.get(), buffer, std::min(sizeof(buffer), limits.max_bytes + 1 - bytes.size()));
+    if (count < 0 && errno == EINTR) continue;
+    if (count < 0) return absl::ErrnoToStatus(errno, absl::StrCat(path, ": cannot read plan"));
+    if (count == 0) break;
+    bytes.append(buffer, static_cast<size_t>(count));
   }
   return ParsePlan(bytes, path, limits);
 }

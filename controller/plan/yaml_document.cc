@@ -72,6 +72,15 @@ class YamlBuilder {
     size_t first_pending;   // where its children start in pending_
     uint64_t expanded = 1;  // this value and everything under it, aliases expanded
     std::string anchor;
+    size_t height = 1;  // collections from this one down to its deepest, aliases expanded
+  };
+
+  // What an anchor names, for its aliases: the value, its size and its height
+  // (0 for a scalar), all with aliases expanded.
+  struct Anchored {
+    uint32_t index;
+    uint64_t expanded;
+    size_t height;
   };
 
   bool Handle(const yaml_event_t& event, YamlError* error) {
@@ -92,7 +101,7 @@ class YamlBuilder {
         document_->values_[index].plain = plain;
         document_->values_[index].scalar = std::move(text);
         if (scalar.anchor != nullptr) {
-          anchors_[reinterpret_cast<const char*>(scalar.anchor)] = {index, 1};
+          anchors_[reinterpret_cast<const char*>(scalar.anchor)] = {index, 1, 0};
         }
         return AddChild(index, 1, mark, error);
       }
@@ -106,13 +115,20 @@ class YamlBuilder {
                                            "may not refer to a value that contains it)")};
           return false;
         }
-        return AddChild(it->second.first, it->second.second, mark, error);
+        // An alias puts its anchor's whole value here: nesting 64 levels
+        // around an alias of a 64-level value is 128 levels to a walker.
+        if (!CheckDepth(open_.size() + it->second.height, mark, error)) return false;
+        return AddChild(it->second.index, it->second.expanded, mark, error, /*counted=*/false,
+                        it->second.height);
       }
       case YAML_SEQUENCE_START_EVENT:
       case YAML_MAPPING_START_EVENT: {
         const bool map = event.type == YAML_MAPPING_START_EVENT;
         const yaml_char_t* anchor =
             map ? event.data.mapping_start.anchor : event.data.sequence_start.anchor;
+        // Checked before libyaml reads further: its scanner's cost per token
+        // grows with the depth, so the parse must end while that is small.
+        if (!CheckDepth(open_.size() + 1, mark, error)) return false;
         Open open{NewValue(map ? YamlType::kMap : YamlType::kSequence, mark), pending_.size(), 1,
                   anchor != nullptr ? reinterpret_cast<const char*>(anchor) : ""};
         open_.push_back(std::move(open));
@@ -130,9 +146,12 @@ class YamlBuilder {
         document_->children_.insert(document_->children_.end(),
                                     pending_.begin() + open.first_pending, pending_.end());
         pending_.resize(open.first_pending);
-        if (!open.anchor.empty()) anchors_[open.anchor] = {open.index, open.expanded};
+        if (!open.anchor.empty()) {
+          anchors_[open.anchor] = {open.index, open.expanded, open.height};
+        }
         // The value was counted once when it opened; its parent gains it whole.
-        return AddChild(open.index, open.expanded, value.mark, error, /*counted=*/true);
+        return AddChild(open.index, open.expanded, value.mark, error, /*counted=*/true,
+                        open.height);
       }
       default:
         return true;
@@ -158,10 +177,21 @@ class YamlBuilder {
     return false;
   }
 
-  // Adds `index` (worth `expanded` values) under the open collection, or as
-  // the document's root.
+  // `depth` collections, one inside the other, from the document's root.
+  bool CheckDepth(size_t depth, YamlMark mark, YamlError* error) {
+    if (depth <= limits_.max_depth) return true;
+    *error = YamlError{
+        mark, absl::StrCat("the plan nests collections more than ", limits_.max_depth,
+                           " deep here (maps and lists inside one another, aliases expanded); "
+                           "a plan nests about 4, so this is not a plan (check that it is the "
+                           "right file)")};
+    return false;
+  }
+
+  // Adds `index` (worth `expanded` values, `height` collections deep) under
+  // the open collection, or as the document's root.
   bool AddChild(uint32_t index, uint64_t expanded, YamlMark mark, YamlError* error,
-                bool counted = false) {
+                bool counted = false, size_t height = 0) {
     if (!counted && !CountValues(expanded, mark, error)) return false;
     if (open_.empty()) {
       root_ = index;
@@ -169,6 +199,7 @@ class YamlBuilder {
       return true;
     }
     Open& parent = open_.back();
+    parent.height = std::max(parent.height, height + 1);
     pending_.push_back(index);
     parent.expanded = std::min<uint64_t>(parent.expanded + expanded, limits_.max_values + 1);
     if (document_->values_[parent.index].type == YamlType::kMap &&
@@ -186,7 +217,7 @@ class YamlBuilder {
   const YamlLimits& limits_;
   std::vector<Open> open_;
   std::vector<uint32_t> pending_;  // children of the open collections, innermost last
-  std::unordered_map<std::string, std::pair<uint32_t, uint64_t>> anchors_;
+  std::unordered_map<std::string, Anchored> anchors_;
   uint64_t expanded_total_ = 0;
   uint32_t root_ = 0;
   bool root_set_ = false;

@@ -2,12 +2,16 @@
 
 #include <algorithm>
 #include <map>
+#include <optional>
 #include <string>
 #include <utility>
 
+#include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
 #include "absl/strings/str_join.h"
+#include "absl/strings/string_view.h"
+#include "common/non_finite.h"
 #include "controller/checks/finding_builder.h"
 
 namespace clustercert::controller::uplink {
@@ -15,6 +19,9 @@ namespace {
 
 using checks::FindingBuilder;
 using checks::Severity;
+
+// How the agent's tcp flows begin the error of a target that does not read.
+constexpr absl::string_view kNotReadMarker = "the target read ";
 
 // "1 flow 0.05 Gb/s, 8 flows 0.4 Gb/s (each 0.05)".
 std::string FlowFigures(const std::vector<const v1::UplinkThroughput*>& runs) {
@@ -37,6 +44,17 @@ v1::Finding ThroughputFinding(const std::vector<const v1::UplinkThroughput*>& ru
   FindingBuilder builder("uplink.throughput", v1::Finding::error, first.node(), first.target());
   const std::string where =
       absl::StrCat(first.node(), " to ", first.target(), " (", first.target_type(), ")");
+  // inf Gb/s clears any need and NaN none: neither is a measurement (a
+  // failed run's figures are not judged, its failure is).
+  for (const v1::UplinkThroughput* run : runs) {
+    if (auto bad = run->ok() ? FindNonFinite(*run) : std::nullopt) {
+      return builder.Unknown(
+          checks::MissingBecause(NonFiniteSentence(run->node(), bad->field, bad->value)),
+          "throughput",
+          first.need_gbps() > 0 ? absl::StrCat(">= ", GbpsText(first.need_gbps()))
+                                : std::string("reachable"));
+    }
+  }
   std::vector<std::string> failures;
   const v1::UplinkThroughput* best = nullptr;
   const v1::UplinkThroughput* single = nullptr;
@@ -53,14 +71,28 @@ v1::Finding ThroughputFinding(const std::vector<const v1::UplinkThroughput*>& ru
       need > 0 ? absl::StrCat(">= ", GbpsText(need), " (the node's share of the ingest)")
                : std::string("reachable");
   if (!failures.empty()) {
+    // The agent's tcp flows count what the target acknowledged; one that
+    // accepts and does not read ends its run with "the target read N bytes
+    // in T s" (agent/uplink/tcp_send_flows.cc): reached, but not a sink.
+    const bool not_read = std::any_of(failures.begin(), failures.end(), [](const std::string& f) {
+      return absl::StrContains(f, kNotReadMarker);
+    });
     v1::Finding finding = builder.Fail(
-        "unreachable", expected,
+        not_read ? "not read by the target" : "unreachable", expected,
         absl::StrCat(where, " did not complete: ", absl::StrJoin(failures, "; "), "."),
-        absl::StrCat("Check the path from ", first.node(), " to ", first.target(),
-                     ": the route and cable to the storage network, the switch port, a "
-                     "firewall, and that the target serves (node-agent running, HTTP server up, "
-                     "object present); the management plane still answers, so the outage is on "
-                     "the data/storage side."));
+        not_read
+            ? absl::StrCat("Run a sink at ", first.target(),
+                           " that reads and discards every connection at once (`socat -u "
+                           "TCP-LISTEN:PORT,fork,reuseaddr /dev/null`, a storage node's discard "
+                           "service; OpenBSD's `nc -lk` reads one connection at a time): a "
+                           "listener that only accepts takes its kernel buffers' worth and no "
+                           "more, which is not throughput. If it does read, check the path from ",
+                           first.node(), " for a link that stops carrying data.")
+            : absl::StrCat("Check the path from ", first.node(), " to ", first.target(),
+                           ": the route and cable to the storage network, the switch port, a "
+                           "firewall, and that the target serves (node-agent running, HTTP "
+                           "server up, object present); the management plane still answers, so "
+                           "the outage is on the data/storage side."));
     finding.set_has_value(false);
     return finding;
   }
@@ -71,7 +103,17 @@ v1::Finding ThroughputFinding(const std::vector<const v1::UplinkThroughput*>& ru
                     "x one flow");
   }
   v1::Finding finding;
-  if (need > 0 && best->aggregate_gbps() < need) {
+  if (best->aggregate_gbps() <= 0) {
+    // Without a required rate "reachable" is the bar, and a receiver that
+    // counted nothing is no evidence the path carries data.
+    finding = builder.Fail(
+        GbpsText(0), expected,
+        absl::StrCat(where, " moved no data: the receiving side reported ", best->bytes(),
+                     " bytes in ", absl::StrFormat("%.3g", best->seconds()), " s, 0 Gb/s."),
+        absl::StrCat("Check the path from ", first.node(), " to ", first.target(),
+                     " for a link that connects but carries no data (MTU mismatch, a "
+                     "firewall dropping data but not handshakes) and that the sink reads."));
+  } else if (need > 0 && best->aggregate_gbps() < need) {
     finding = builder.Fail(
         GbpsText(best->aggregate_gbps()), expected,
         absl::StrCat(where, " moves at most ", GbpsText(best->aggregate_gbps()), " (", figures,

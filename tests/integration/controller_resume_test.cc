@@ -17,8 +17,11 @@
 #include <memory>
 #include <string>
 #include <thread>
+#include <vector>
 
 #include "clustercert/v1/certificate.pb.h"
+#include "clustercert/v1/journal.pb.h"
+#include "google/protobuf/util/json_util.h"
 #include "gtest/gtest.h"
 #include "tests/integration/child_process.h"
 #include "tests/integration/controller_output.h"
@@ -235,6 +238,91 @@ TEST_F(ControllerResumeTest, AnotherPlanOrADirectoryWithoutAJournalIsRefused) {
   EXPECT_NE(no_journal.err.find("there is no run journal " + (dir_ / "journal.jsonl").string()),
             std::string::npos)
       << no_journal.err;
+}
+
+// The issue 34 attack: a journaled cell's value edited (a slow pair made
+// 900 Gb/s), and a line copied in from another run's journal. Neither is
+// taken over: each is named on a [resume] line and measured again; the
+// intact lines are taken over as before.
+TEST_F(ControllerResumeTest, AnEditedOrForeignJournalLineIsMeasuredAgain) {
+  const std::string plan = WritePlan("plan.yaml", 0.5);
+  // Another run of the same plan, whose first cell line is copied over.
+  auto other = StartController(plan, "other");
+  const std::string other_dir = OutputDir(*other, 30);
+  ASSERT_FALSE(other_dir.empty()) << other->Stderr();
+  ASSERT_GE(WaitForJournaledCells(other_dir, 1, 60), 1u);
+  ASSERT_EQ(::kill(other->pid(), SIGKILL), 0);
+  other->Wait(10 * 1000);
+  std::string foreign;
+  {
+    std::ifstream in(other_dir + "/journal.jsonl");
+    for (std::string line; std::getline(in, line);) {
+      if (line.rfind("{\"pair\":", 0) == 0) {
+        foreign = line;
+        break;
+      }
+    }
+  }
+  ASSERT_FALSE(foreign.empty());
+
+  auto controller = StartController(plan, "killed");
+  const std::string run_dir = OutputDir(*controller, 30);
+  ASSERT_FALSE(run_dir.empty()) << controller->Stderr();
+  ASSERT_GE(WaitForJournaledCells(run_dir, 3, 60), 3u);
+  ASSERT_EQ(::kill(controller->pid(), SIGKILL), 0);
+  controller->Wait(10 * 1000);
+
+  // Line 3 (the second cell) made 900 Gb/s; the foreign line appended.
+  std::vector<std::string> lines;
+  {
+    std::ifstream in(run_dir + "/journal.jsonl");
+    for (std::string line; std::getline(in, line);) lines.push_back(line);
+  }
+  ASSERT_GE(lines.size(), 4u);
+  ASSERT_EQ(lines[2].rfind("{\"pair\":", 0), 0u) << lines[2];
+  const size_t value = lines[2].find("\"value\":");
+  ASSERT_NE(value, std::string::npos) << lines[2];
+  const size_t value_end = lines[2].find(',', value);
+  lines[2].replace(value, value_end - value, "\"value\":900");
+  v1::PairResult edited;
+  {
+    const size_t mac = lines[2].rfind(",\"mac\":");
+    const std::string record = lines[2].substr(0, mac) + "}";
+    v1::JournalRecord parsed;
+    ASSERT_TRUE(google::protobuf::util::JsonStringToMessage(record, &parsed).ok()) << record;
+    edited = parsed.pair();
+  }
+  {
+    std::ofstream out(run_dir + "/journal.jsonl", std::ios::trunc);
+    for (const std::string& line : lines) out << line << "\n";
+    out << foreign << "\n";
+  }
+  const size_t held = Count(ReadFile(run_dir + "/journal.jsonl"), "{\"pair\":") - 2;
+
+  CommandResult resumed =
+      RunCommand({CONTROLLER_BIN, "run", plan, "--resume", run_dir, "--color=never"},
+                 (dir_ / "resumed").string());
+  ASSERT_EQ(resumed.exit_code, 0) << resumed.out << resumed.err;
+  EXPECT_NE(resumed.err.find("line 3 of " + run_dir +
+                             "/journal.jsonl is not taken over: its MAC does not match"),
+            std::string::npos)
+      << resumed.err;
+  EXPECT_NE(resumed.err.find("line " + std::to_string(lines.size() + 1) + " of " + run_dir +
+                             "/journal.jsonl is not taken over: its MAC does not match"),
+            std::string::npos)
+      << resumed.err;
+  EXPECT_NE(resumed.err.find("2 journal line(s) ignored"), std::string::npos) << resumed.err;
+  const v1::Certificate certificate = CertificateFromOutput(resumed.out);
+  EXPECT_EQ(certificate.resumed().ignored_lines(), 2);
+  EXPECT_EQ(certificate.resumed().pairs(), static_cast<int>(held));
+  bool found = false;
+  for (const auto& pair : certificate.pairs()) {
+    if (CellKey(pair) != CellKey(edited)) continue;
+    found = true;
+    EXPECT_FALSE(pair.has_carried()) << CellKey(pair) << " was taken over from the edited line";
+    EXPECT_LT(pair.value(), 900) << CellKey(pair);
+  }
+  EXPECT_TRUE(found) << CellKey(edited);
 }
 
 // A controller killed while a test runs: both agents close their endpoint

@@ -2,6 +2,7 @@
 
 #include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
+#include "common/non_finite.h"
 #include "controller/certificate/result_keys.h"
 #include "controller/pairwise/localisation.h"
 #include "controller/pairwise/lossless_verdict.h"
@@ -53,6 +54,13 @@ pairwise::PairMeasurement MeasurementOf(const v1::PairResult& pair, bool bidirec
     *m.result.mutable_bandwidth() = pair.server_result().bandwidth();
   }
   m.line_rate_gbps = pair.line_rate_gbps();
+  // Before any figure is compared: NaN compares false with everything and
+  // inf passes every floor, and the choice of end above would skip either.
+  if (auto bad = FindNonFinite(pair.client_result())) {
+    m.invalid = NonFiniteSentence(pair.client(), bad->field, bad->value);
+  } else if (auto bad_server = FindNonFinite(pair.server_result())) {
+    m.invalid = NonFiniteSentence(pair.server(), bad_server->field, bad_server->value);
+  }
   return m;
 }
 

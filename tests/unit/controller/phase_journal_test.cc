@@ -109,7 +109,8 @@ TEST(PhaseJournalTest, AFreshRunAppendsAndAFailedWriteIsSaidOnce) {
     EXPECT_EQ(contents->sweeps.size(), 1u);
 
     // The disk goes away under the run: said once, and the run goes on.
-    auto full = journal::JournalWriter::OpenForAppend("/dev/full");
+    auto full = journal::JournalWriter::OpenForAppend(
+        "/dev/full", journal::JournalKey(std::string(32, 'k'), "nonce", "a test key"));
     ASSERT_TRUE(full.ok()) << full.status();
     PhaseJournal failing(full->get(), nullptr, {}, progress);
     failing.RecordPair(Cell("node1", "node2"));

@@ -187,5 +187,42 @@ TEST(UplinkVerdictsTest, AnOutageFailsWithItsReason) {
   EXPECT_THAT(findings[0].remedy(), HasSubstr("management plane still answers"));
 }
 
+// A run the receiver counted nothing in is no evidence, even where the plan
+// asks only that the target be reachable (no required rate).
+TEST(UplinkVerdictsTest, ARunThatMovedNothingFailsEvenWithoutARequiredRate) {
+  v1::Uplink uplink;
+  *uplink.add_throughput() = MakeRun("node2", 1, 0, 0);
+  std::vector<v1::Finding> findings = ThroughputFindings(uplink);
+  ASSERT_EQ(findings.size(), 1u);
+  EXPECT_EQ(findings[0].status(), v1::Finding::fail);
+  EXPECT_THAT(findings[0].message(), HasSubstr("moved no data"));
+}
+
+// Issue 34: a tcp target that accepts and never reads was certified at the
+// rate send() filled the socket buffers. The agent now fails that run with
+// what the target acknowledged; the verdict names it, with its own remedy,
+// and verify's recomputation (JudgeUplink) gives the same finding.
+TEST(UplinkVerdictsTest, ATargetThatDoesNotReadFailsWithWhatItRead) {
+  v1::Uplink uplink;
+  v1::UplinkThroughput run = MakeRun("node3", 1, 0, 0);
+  run.set_target_type("tcp");
+  run.set_ok(false);
+  run.set_error(
+      "node3: the target read 4194304 bytes in 0.551 s: tcp flow 1 of 1 to 10.201.2.50:5201 had "
+      "2097152 bytes unacknowledged and no acknowledgement for the last 0.549 s, so "
+      "10.201.2.50:5201 accepts connections but does not read them");
+  *uplink.add_throughput() = run;
+  std::vector<v1::Finding> findings = ThroughputFindings(uplink);
+  ASSERT_EQ(findings.size(), 1u);
+  EXPECT_EQ(findings[0].status(), v1::Finding::fail);
+  EXPECT_EQ(findings[0].observed(), "not read by the target");
+  EXPECT_FALSE(findings[0].has_value());
+  EXPECT_THAT(findings[0].message(), HasSubstr("the target read 4194304 bytes in 0.551 s"));
+  EXPECT_THAT(findings[0].remedy(), HasSubstr("reads and discards every connection"));
+  std::vector<v1::Finding> recomputed = JudgeUplink(uplink);
+  ASSERT_EQ(recomputed.size(), 2u);
+  EXPECT_EQ(recomputed[1].SerializeAsString(), findings[0].SerializeAsString());
+}
+
 }  // namespace
 }  // namespace clustercert::controller::uplink

@@ -54,10 +54,36 @@ TEST(CollectiveLaunchTest, LoaderAndPluginVariablesAreRefusedByTheAgent) {
   }
 }
 
+// Issue 34: three libraries current NCCL dlopens, a file it writes and any
+// NCCL_* name not on the list reached the workers; a caller need not be our
+// controller, so the agent refuses them itself.
+TEST(CollectiveLaunchTest, UnlistedAndPathVariablesAreRefusedByTheAgent) {
+  for (const char* name : {"NCCL_GIN_PLUGIN", "NCCL_RMA_PLUGIN", "NCCL_IBVERBS_LIB",
+                           "NCCL_PROXY_PROFILE", "NCCL_FOO"}) {
+    v1::StartCollectiveRequest request = Request();
+    request.mutable_spec()->set_backend("nccl");
+    (*request.mutable_spec()->mutable_env())["NCCL_DEBUG"] = "INFO";
+    (*request.mutable_spec()->mutable_env())[name] = "/tmp/evil.so";
+    const absl::Status refused = Refusal(request, /*gpus=*/1);
+    EXPECT_TRUE(absl::IsInvalidArgument(refused)) << name << ": " << refused;
+    EXPECT_THAT(std::string(refused.message()), ::testing::StartsWith(name));
+    EXPECT_THAT(std::string(refused.message()), HasSubstr("docs/security.md"));
+  }
+  // A listed name with a path for its value is refused too.
+  v1::StartCollectiveRequest request = Request();
+  (*request.mutable_spec()->mutable_env())["NCCL_IB_HCA"] = "/tmp/evil.so";
+  EXPECT_THAT(std::string(Refusal(request).message()), HasSubstr("never a path"));
+}
+
 TEST(CollectiveLaunchTest, AllowedVariablesGetPastTheEnvCheck) {
   v1::StartCollectiveRequest request = Request();
   (*request.mutable_spec()->mutable_env())["NCCL_DEBUG"] = "INFO";
   (*request.mutable_spec()->mutable_env())["GLOO_SOCKET_IFNAME"] = "eth0";
+  // What the controller derives from the plan (controller/checks/nccl_env_checks.cc).
+  (*request.mutable_spec()->mutable_env())["NCCL_IB_HCA"] = "=mlx5_0,mlx5_1";
+  (*request.mutable_spec()->mutable_env())["NCCL_IB_GID_INDEX"] = "3";
+  (*request.mutable_spec()->mutable_env())["NCCL_IB_TC"] = "106";
+  (*request.mutable_spec()->mutable_env())["NCCL_SOCKET_IFNAME"] = "=eth0";
   auto launch = JobLaunchFor(request, "/nonexistent", kNoGpus);
   // Refused later, for the missing worker binary, not for the env.
   EXPECT_TRUE(absl::IsFailedPrecondition(launch.status())) << launch.status();

@@ -26,6 +26,7 @@ namespace {
 using ::testing::AllOf;
 using ::testing::DoubleNear;
 using ::testing::HasSubstr;
+using ::testing::StartsWith;
 
 FlowSpec Spec(int flows, absl::Duration duration = absl::Milliseconds(300)) {
   FlowSpec spec;
@@ -165,8 +166,86 @@ TEST(TcpSendFlowsTest, TwoFlowsSendForTheDurationAndTheSinkGetsEveryByte) {
   ExpectConsistent(*result);
   EXPECT_LE(result->seconds, 0.4);
   EXPECT_EQ(moved.load(), result->total_bytes);
-  EXPECT_EQ(result->detail, absl::StrCat("tcp, 2 flows to ", sink.HostPort()));
+  EXPECT_EQ(result->detail, absl::StrCat("tcp, 2 flows to ", sink.HostPort(),
+                                         ", counting the bytes the target acknowledged"));
   // Closing delivers what was queued, so once drained the sink has it all.
+  EXPECT_EQ(sink.Drain(), result->total_bytes);
+}
+
+// Issue 34: a listener that accepts and never reads got 14-56 Gb/s
+// "measured" in 0.0006 s, the time send() took to fill the socket buffers.
+// The flows now count what the peer acknowledged, and a target whose
+// acknowledgements stop while data waits fails, saying what it read.
+TEST(TcpSendFlowsTest, ASinkThatNeverReadsFailsWithWhatItRead) {
+  LoopbackSocket listener;
+  ASSERT_TRUE(listener.bound());
+  ASSERT_EQ(listen(listener.fd(), 4), 0);
+  std::atomic<int> held{-1};
+  std::thread acceptor([&] {
+    pollfd entry{listener.fd(), POLLIN, 0};
+    if (poll(&entry, 1, 5000) == 1) held = accept4(listener.fd(), nullptr, nullptr, SOCK_CLOEXEC);
+  });
+  std::atomic<uint64_t> moved{0};
+  const absl::Time start = absl::Now();
+  absl::StatusOr<FlowsResult> result =
+      RunTcpSendFlows(listener.HostPort(), Spec(1, absl::Milliseconds(300)), &moved);
+  const absl::Duration took = absl::Now() - start;
+  acceptor.join();
+  if (held >= 0) close(held);
+  EXPECT_LT(took, absl::Seconds(2));
+  ASSERT_EQ(result.status().code(), absl::StatusCode::kFailedPrecondition) << result.status();
+  const std::string message(result.status().message());
+  EXPECT_THAT(message, StartsWith("the target read "));
+  EXPECT_THAT(message, HasSubstr(absl::StrCat(moved.load(), " bytes in ")));
+  EXPECT_THAT(message, AllOf(HasSubstr("tcp flow 1 of 1 to"), HasSubstr("does not read them"),
+                             HasSubstr(listener.HostPort()), HasSubstr("nc -lk")));
+  // What it "read" is what fits in the kernel's buffers, not 300 ms of sending.
+  EXPECT_LT(moved.load(), uint64_t{64} << 20);
+}
+
+// A sink that serves one connection at a time (OpenBSD's `nc -lk`) reads one
+// flow of two; the other's bytes sat in buffers and were counted before.
+TEST(TcpSendFlowsTest, ASinkThatReadsOneFlowOfTwoFails) {
+  LoopbackSocket listener;
+  ASSERT_TRUE(listener.bound());
+  ASSERT_EQ(listen(listener.fd(), 4), 0);
+  std::atomic<bool> done{false};
+  std::thread serial([&] {
+    std::vector<int> accepted;
+    std::vector<char> buffer(1 << 20);
+    const absl::Time give_up = absl::Now() + absl::Seconds(5);
+    while (!done && absl::Now() < give_up) {
+      pollfd entries[2] = {{listener.fd(), POLLIN, 0},
+                           {accepted.empty() ? -1 : accepted[0], POLLIN, 0}};
+      if (poll(entries, 2, 20) <= 0) continue;
+      if (entries[0].revents != 0) accepted.push_back(accept4(listener.fd(), nullptr, nullptr, 0));
+      if (entries[1].revents != 0 && read(accepted[0], buffer.data(), buffer.size()) <= 0) break;
+    }
+    for (int fd : accepted) close(fd);
+  });
+  absl::StatusOr<FlowsResult> result =
+      RunTcpSendFlows(listener.HostPort(), Spec(2, absl::Milliseconds(300)), nullptr);
+  done = true;
+  serial.join();
+  ASSERT_EQ(result.status().code(), absl::StatusCode::kFailedPrecondition) << result.status();
+  EXPECT_THAT(std::string(result.status().message()),
+              AllOf(StartsWith("the target read "), HasSubstr("1 of 2 flows were read"),
+                    HasSubstr("socat -u TCP-LISTEN:")));
+}
+
+// The same count on a sink that reads: every byte acknowledged, over a time
+// as long as the run, so the figure is the sink's rate, not the socket's.
+TEST(TcpSendFlowsTest, AReadingSinksFigureSpansTheRun) {
+  DiscardSink sink(1);
+  ASSERT_TRUE(sink.listening());
+  absl::StatusOr<FlowsResult> result =
+      RunTcpSendFlows(sink.HostPort(), Spec(1, absl::Milliseconds(300)), nullptr);
+  ASSERT_TRUE(result.ok()) << result.status();
+  ExpectConsistent(*result);
+  EXPECT_GE(result->seconds, 0.25);
+  EXPECT_GT(result->aggregate_gbps, 0.01);
+  EXPECT_LT(result->aggregate_gbps, 10'000);
+  EXPECT_THAT(result->detail, HasSubstr("counting the bytes the target acknowledged"));
   EXPECT_EQ(sink.Drain(), result->total_bytes);
 }
 

@@ -439,7 +439,8 @@ TEST(DiffCommandTest, ExitCodes) {
 
   CommandRun missing = RunDiff({healthy, "/nonexistent/certificate.json"});
   EXPECT_EQ(missing.exit_code, 2);
-  EXPECT_NE(missing.err.find("cannot read /nonexistent/certificate.json"), std::string::npos)
+  EXPECT_NE(missing.err.find("cannot open the certificate /nonexistent/certificate.json"),
+            std::string::npos)
       << missing.err;
 
   const std::string not_json = ::testing::TempDir() + "/not-a-certificate.json";

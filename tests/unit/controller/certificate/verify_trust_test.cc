@@ -43,6 +43,10 @@ class VerifyTrustTest : public ::testing::Test {
     fs::remove_all(dir_);
     fs::create_directories(dir_ / "trusted");
     fs::copy_file(kFixtureKey, dir_ / "trusted" / "cluster.pub");
+    // A trust directory must not be group-writable; a umask of 002 would
+    // make these so.
+    fs::permissions(dir_ / "trusted", fs::perms(0755));
+    fs::permissions(dir_ / "trusted" / "cluster.pub", fs::perms(0644));
     nowhere_ = (dir_ / "no-such-dir").string();
 
     // The forgery, made as the attacker made it.
@@ -153,14 +157,14 @@ TEST_F(VerifyTrustTest, TheTrustDirectoryMustBeTheAdministratorsAlone) {
   ::chmod(trusted.c_str(), 0777);
   auto open = TrustedKeys::FromDirectory(trusted);
   EXPECT_EQ(open.status().code(), absl::StatusCode::kPermissionDenied);
-  EXPECT_THAT(open.status().message(), HasSubstr("chmod o-w " + trusted));
+  EXPECT_THAT(open.status().message(), HasSubstr("chmod go-w " + trusted));
   EXPECT_EQ(Verify(kFixture, "", trusted, nowhere_).exit_code, 2);
   ::chmod(trusted.c_str(), 0755);
 
   const std::string key = trusted + "/cluster.pub";
   ::chmod(key.c_str(), 0666);
   EXPECT_THAT(TrustedKeys::FromDirectory(trusted).status().message(),
-              HasSubstr("chmod o-w " + key));
+              HasSubstr("chmod go-w " + key));
   ::chmod(key.c_str(), 0644);
 
   std::ofstream(trusted + "/junk.pub") << "not a key\n";

@@ -7,7 +7,9 @@
 
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_split.h"
+#include "absl/time/clock.h"
 #include "controller/plan/plan_parser.h"
+#include "controller/plan/yaml_document.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
 #include "tests/unit/controller/plan/plan_test_util.h"
@@ -17,6 +19,7 @@ namespace {
 
 using ::clustercert::controller::plan::testing::kFile;
 using ::testing::HasSubstr;
+using ::testing::Not;
 using ::testing::StartsWith;
 
 std::string Message(const absl::StatusOr<Plan>& plan) {
@@ -173,6 +176,68 @@ TEST(PlanLimitsTest, RepeatedRailsAndKeysAreFoundInOnePass) {
   ASSERT_FALSE(lines.empty());
   EXPECT_THAT(lines[0], HasSubstr("nodes[0].rails[1500] is mlx5_0, already listed as "
                                   "nodes[0].rails[0]; each rail may appear once per node."));
+}
+
+// Issue 34: a 200 KB plan nested 100,000 deep cost a minute of CPU (libyaml's
+// scanner pays per token in proportion to the depth). The parse now stops at
+// the 65th level, where it is still cheap; the bound on the time is 30 times
+// what it takes on a loaded CI runner, and a twentieth of the minute it cost.
+TEST(PlanLimitsTest, DeepFlowNestingIsRefusedFastAtTheLevelOverTheLimit) {
+  const std::string plan =
+      absl::StrCat("cluster: ", std::string(100'000, '['), std::string(100'000, ']'), "\n");
+  const absl::Time start = absl::Now();
+  const std::string message = Message(ParsePlan(plan, kFile));
+  EXPECT_LT(absl::Now() - start, absl::Seconds(3));
+  // The map is level 1 and the first '[' (column 10) level 2: level 65 opens at column 73.
+  EXPECT_EQ(message,
+            "plans/t.yaml:1:73: the plan nests collections more than 64 deep here (maps and "
+            "lists inside one another, aliases expanded); a plan nests about 4, so this is not a "
+            "plan (check that it is the right file).");
+  const std::string maps = absl::StrCat("cluster: ", [] {
+    std::string nested;
+    for (int i = 0; i < 100'000; ++i) nested += "{a: ";
+    return nested;
+  }());
+  EXPECT_THAT(Message(ParsePlan(maps, kFile)),
+              StartsWith("plans/t.yaml:1:262: the plan nests collections more than 64 deep"));
+}
+
+TEST(PlanLimitsTest, DeepBlockNestingIsRefusedFastAtTheLevelOverTheLimit) {
+  std::string plan = "cluster: a\nnodes:\n";
+  for (int i = 0; i < 100'000; ++i) plan += "- ";
+  plan += "x\n";
+  const absl::Time start = absl::Now();
+  const std::string message = Message(ParsePlan(plan, kFile));
+  EXPECT_LT(absl::Now() - start, absl::Seconds(3));
+  // The map is level 1 and the first "- " (column 1) level 2: level 65 opens at column 127.
+  EXPECT_THAT(message,
+              StartsWith("plans/t.yaml:3:127: the plan nests collections more than 64 deep here"));
+}
+
+TEST(PlanLimitsTest, SixtyFourLevelsAreReadAndSixtyFiveAreNot) {
+  auto nested = [](int depth) {
+    return absl::StrCat(std::string(depth, '['), std::string(depth, ']'));
+  };
+  YamlError error;
+  EXPECT_NE(YamlDocument::Parse(nested(64), YamlLimits(), &error), nullptr) << error.message;
+  EXPECT_EQ(YamlDocument::Parse(nested(65), YamlLimits(), &error), nullptr);
+  EXPECT_EQ(error.mark.column, 64);  // 0-based: the 65th '['
+  EXPECT_THAT(error.message, HasSubstr("more than 64 deep"));
+  // A plan nested as deep as the limit gets its ordinary errors, not the limit's.
+  EXPECT_THAT(Message(ParsePlan(absl::StrCat("cluster: ", nested(63), "\n"), kFile)),
+              Not(HasSubstr("deep")));
+}
+
+TEST(PlanLimitsTest, AnAliasCountsTheDepthOfTheValueItStandsFor) {
+  // 63 levels under the root map, legal; then 2 levels around an alias of it: 66.
+  const std::string anchored = absl::StrCat("a: &a ", std::string(63, '['), std::string(63, ']'));
+  YamlError error;
+  EXPECT_NE(YamlDocument::Parse(absl::StrCat(anchored, "\nb: *a\n"), YamlLimits(), &error), nullptr)
+      << error.message;
+  EXPECT_EQ(YamlDocument::Parse(absl::StrCat(anchored, "\nb: [*a]\n"), YamlLimits(), &error),
+            nullptr);
+  EXPECT_EQ(error.mark.line, 1);
+  EXPECT_THAT(error.message, HasSubstr("more than 64 deep here"));
 }
 
 }  // namespace

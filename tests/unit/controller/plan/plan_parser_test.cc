@@ -291,7 +291,9 @@ TEST(PlanParserTest, MissingFile) {
 TEST(PlanParserTest, DirectoryIsNotAPlan) {
   const absl::StatusOr<Plan> plan = LoadPlan(FixturePath(""));
   ASSERT_FALSE(plan.ok());
-  EXPECT_THAT(Message(plan), HasSubstr(": cannot read plan: Is a directory"));
+  EXPECT_EQ(plan.status().code(), absl::StatusCode::kFailedPrecondition);
+  EXPECT_THAT(Message(plan),
+              HasSubstr(": cannot read plan: it is a directory, not a regular file"));
 }
 
 }  // namespace

@@ -324,12 +324,46 @@ const std::vector<RejectCase> kCollectivesCases = {
     {"EnvLoaderVariable",
      {{"NCCL_IB_GID_INDEX: 3", "LD_PRELOAD: /tmp/evil.so"}},
      "|LD_PRELOAD",
-     "collectives.env.LD_PRELOAD: LD_PRELOAD is not passed to collective workers: only NCCL_* "
-     "and GLOO_* variables"},
+     "collectives.env.LD_PRELOAD: LD_PRELOAD is not passed to collective workers: the workers "
+     "run as root, so they take only the variables listed in docs/security.md (\"The worker "
+     "environment\"; common/worker_env.cc)"},
     {"EnvNcclPlugin",
      {{"NCCL_IB_GID_INDEX: 3", "NCCL_NET_PLUGIN: /tmp/evil.so"}},
      "|NCCL_NET_PLUGIN",
-     "collectives.env.NCCL_NET_PLUGIN: NCCL_NET_PLUGIN is refused: it makes NCCL load a library"},
+     "collectives.env.NCCL_NET_PLUGIN: NCCL_NET_PLUGIN is refused: NCCL loads the network plugin "
+     "library it names"},
+    // Issue 34: the env was a deny-list; these four passed plan check.
+    {"EnvNcclGinPlugin",
+     {{"NCCL_IB_GID_INDEX: 3", "NCCL_GIN_PLUGIN: /tmp/evil.so"}},
+     "|NCCL_GIN_PLUGIN",
+     "collectives.env.NCCL_GIN_PLUGIN: NCCL_GIN_PLUGIN is refused: NCCL loads the GPU-initiated "
+     "networking plugin library it names"},
+    {"EnvNcclRmaPlugin",
+     {{"NCCL_IB_GID_INDEX: 3", "NCCL_RMA_PLUGIN: /tmp/evil.so"}},
+     "|NCCL_RMA_PLUGIN",
+     "collectives.env.NCCL_RMA_PLUGIN: NCCL_RMA_PLUGIN is refused: NCCL loads the RMA plugin "
+     "library it names"},
+    {"EnvNcclIbverbsLib",
+     {{"NCCL_IB_GID_INDEX: 3", "NCCL_IBVERBS_LIB: /tmp/evil.so"}},
+     "|NCCL_IBVERBS_LIB",
+     "collectives.env.NCCL_IBVERBS_LIB: NCCL_IBVERBS_LIB is refused: NCCL loads it as "
+     "libibverbs"},
+    {"EnvNcclProxyProfile",
+     {{"NCCL_IB_GID_INDEX: 3", "NCCL_PROXY_PROFILE: /etc/cron.d/x"}},
+     "|NCCL_PROXY_PROFILE",
+     "collectives.env.NCCL_PROXY_PROFILE: NCCL_PROXY_PROFILE is refused: NCCL writes its proxy "
+     "timeline to the file it names"},
+    {"EnvUnknownNccl",
+     {{"NCCL_IB_GID_INDEX: 3", "NCCL_FOO: 1"}},
+     "|NCCL_FOO",
+     "collectives.env.NCCL_FOO: NCCL_FOO is not passed to collective workers: the workers run as "
+     "root, so they take only the variables listed in docs/security.md (\"The worker "
+     "environment\"; common/worker_env.cc), each known to take a number, a keyword or a list of "
+     "names; remove it from collectives.env, or ask for it to be added"},
+    {"EnvValueAPath",
+     {{"NCCL_IB_GID_INDEX: 3", "NCCL_IB_GID_INDEX: /tmp/x"}},
+     "|/tmp/x",
+     "collectives.env.NCCL_IB_GID_INDEX: NCCL_IB_GID_INDEX's value \"/tmp/x\" holds '/'"},
 };
 
 const std::vector<RejectCase> kUplinkCases = {

@@ -62,8 +62,9 @@ TEST(ReportCommand, UsageAndUnreadableCertificatesExitTwo) {
   const fs::path dir = FreshDir("bad");
   ::testing::internal::CaptureStderr();
   EXPECT_EQ(RunReportCommand({(dir / "missing.json").string()}, CommandOptions()), kExitUsage);
-  EXPECT_THAT(::testing::internal::GetCapturedStderr(),
-              HasSubstr(absl::StrCat("cannot read ", (dir / "missing.json").string())));
+  EXPECT_THAT(
+      ::testing::internal::GetCapturedStderr(),
+      HasSubstr(absl::StrCat("cannot open the certificate ", (dir / "missing.json").string())));
 
   const fs::path garbage = dir / "garbage.json";
   std::ofstream(garbage) << "{\"tool\": \"clustercert\", \"no_such_field\": 1}";
