@@ -103,30 +103,38 @@ std::string PeerKey(absl::string_view grpc_peer) {
   return absl::StrCat(address, ":", port);
 }
 
-absl::StatusOr<std::unique_ptr<ConnectionGate>> ConnectionGate::Listen(
-    const std::string& host, int port, ConnectionGateOptions options) {
+namespace {
+
+// Binds and listens on every address `host` resolves to; what could not be
+// bound is skipped (as gRPC does), its error kept in `last_error`.
+absl::StatusOr<std::vector<UniqueFd>> BindEvery(const std::string& host, int port,
+                                                std::string* last_error) {
   addrinfo hints{};
   hints.ai_family = AF_UNSPEC;
   hints.ai_socktype = SOCK_STREAM;
   hints.ai_flags = AI_PASSIVE | AI_NUMERICSERV;
   addrinfo* found = nullptr;
-  const std::string where = absl::StrCat(host, ":", port);
   if (int failed = ::getaddrinfo(host.c_str(), std::to_string(port).c_str(), &hints, &found);
       failed != 0) {
     return absl::InvalidArgumentError(
-        absl::StrCat("cannot listen on ", where, ": ", ::gai_strerror(failed),
+        absl::StrCat("cannot listen on ", host, ":", port, ": ", ::gai_strerror(failed),
                      "; give an address this host owns, e.g. its management-plane IP"));
   }
   std::vector<UniqueFd> listeners;
-  std::string last_error;
   for (addrinfo* at = found; at != nullptr; at = at->ai_next) {
     UniqueFd fd(::socket(at->ai_family, at->ai_socktype | SOCK_NONBLOCK | SOCK_CLOEXEC, 0));
     if (!fd.valid()) {
-      last_error = ErrnoText(errno);
+      *last_error = ErrnoText(errno);
       continue;
     }
     const int one = 1;
+    const int zero = 0;
     ::setsockopt(fd.get(), SOL_SOCKET, SO_REUSEADDR, &one, sizeof(one));
+    // The IPv6 wildcard takes IPv4 callers too (v4-mapped), whatever
+    // net.ipv6.bindv6only says.
+    if (at->ai_family == AF_INET6) {
+      ::setsockopt(fd.get(), IPPROTO_IPV6, IPV6_V6ONLY, &zero, sizeof(zero));
+    }
     sockaddr_storage address{};
     std::memcpy(&address, at->ai_addr, at->ai_addrlen);
     // Port 0: every address gets the port the first one was given.
@@ -142,12 +150,29 @@ absl::StatusOr<std::unique_ptr<ConnectionGate>> ConnectionGate::Listen(
     }
     if (::bind(fd.get(), reinterpret_cast<sockaddr*>(&address), at->ai_addrlen) != 0 ||
         ::listen(fd.get(), SOMAXCONN) != 0) {
-      last_error = ErrnoText(errno);
+      *last_error = ErrnoText(errno);
       continue;
     }
     listeners.push_back(std::move(fd));
   }
   ::freeaddrinfo(found);
+  return listeners;
+}
+
+}  // namespace
+
+absl::StatusOr<std::unique_ptr<ConnectionGate>> ConnectionGate::Listen(
+    const std::string& host, int port, ConnectionGateOptions options) {
+  const std::string where = absl::StrCat(host, ":", port);
+  std::string last_error;
+  // gRPC's own listener took "0.0.0.0" for the dual-stack wildcard [::], so
+  // an agent told 0.0.0.0 answered IPv6 callers too; it still does, and
+  // falls back to IPv4 alone on a host without IPv6.
+  absl::StatusOr<std::vector<UniqueFd>> made(std::vector<UniqueFd>{});
+  if (host == "0.0.0.0") made = BindEvery("::", port, &last_error);
+  if (!made.ok() || made->empty()) made = BindEvery(host, port, &last_error);
+  if (!made.ok()) return made.status();
+  std::vector<UniqueFd> listeners = *std::move(made);
   if (listeners.empty()) {
     return absl::UnavailableError(absl::StrCat(
         "cannot listen on ", where, ": ", last_error,
@@ -390,7 +415,10 @@ void ConnectionGate::LogEvictions(absl::Time now, bool force) {
     evicted = stats_.evicted;
     timed_out = stats_.timed_out;
     for (const auto& [source, count] : waiting_per_source_) {
-      if (count > busiest_count) busiest = source, busiest_count = count;
+      if (count > busiest_count) {
+        busiest = source;
+        busiest_count = count;
+      }
     }
   }
   if (evicted == logged_evicted_ && timed_out == logged_timed_out_) return;

@@ -86,9 +86,9 @@ bool IsEnvName(const std::string& name) {
   return true;
 }
 
-// env: variables the collective workers take (common/worker_env.h: NCCL_*,
-// GLOO_* and a few CUDA/OpenMP knobs, never LD_*, PATH or NCCL's plugin and
-// file variables), each value a scalar.
+// env: variables the collective workers take (common/worker_env.h: an exact
+// allow-list of NCCL, gloo, CUDA and OpenMP variables, none of which names a
+// path, a library or a file), each value a scalar.
 void ParseEnv(MapReader& collectives, std::map<std::string, std::string>* env) {
   constexpr absl::string_view kEnvRule =
       "a map of environment variables to values (e.g. {NCCL_IB_GID_INDEX: 3})";

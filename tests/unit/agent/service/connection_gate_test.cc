@@ -127,6 +127,31 @@ TEST(ConnectionGateTest, ACallThatPassedAuthorisationEndsTheWait) {
   EXPECT_FALSE(ClosedByPeer(controller, 50));
 }
 
+// gRPC's own listener took 0.0.0.0 for the dual-stack wildcard: an agent
+// told 0.0.0.0 must still answer IPv4 callers and, where the host has IPv6,
+// IPv6 ones, each keyed as gRPC prints its peer.
+TEST(ConnectionGateTest, TheIpv4WildcardTakesIpv4AndIpv6Callers) {
+  FakeGrpc grpc;
+  auto gate = ConnectionGate::Listen("0.0.0.0", 0, {});
+  ASSERT_TRUE(gate.ok()) << gate.status();
+  (*gate)->Start(grpc.HandOff());
+  UniqueFd v4 = ConnectFrom("127.0.0.1", (*gate)->port());
+  ASSERT_TRUE(Eventually([&] { return (*gate)->stats().unauthenticated == 1; }));
+  (*gate)->MarkAuthenticated(LocalPeer(v4));
+  ASSERT_TRUE(Eventually([&] { return (*gate)->stats().unauthenticated == 0; }));
+  UniqueFd v6(::socket(AF_INET6, SOCK_STREAM | SOCK_CLOEXEC, 0));
+  if (!v6.valid()) return;  // no IPv6 on this host: the IPv4 half is what it has
+  sockaddr_in6 to{};
+  to.sin6_family = AF_INET6;
+  to.sin6_port = htons(static_cast<uint16_t>((*gate)->port()));
+  to.sin6_addr = in6addr_loopback;
+  if (::connect(v6.get(), reinterpret_cast<sockaddr*>(&to), sizeof(to)) != 0) {
+    EXPECT_NE(errno, ECONNREFUSED) << "::1 is up but the agent does not listen on it";
+    return;
+  }
+  EXPECT_TRUE(Eventually([&] { return (*gate)->stats().accepted == 2; }));
+}
+
 // Issue 34: idle connections from anyone used up the agent's descriptors.
 // Past the cap, the oldest waiting connection of the busiest source goes, so
 // a flood from 127.0.0.2 never pushes out the controller's from 127.0.0.1.
