@@ -14,6 +14,7 @@
 #include <memory>
 
 #include "absl/strings/str_cat.h"
+#include "common/openssl_error.h"
 #include "common/regular_file.h"
 #include "common/sha256.h"
 #include "controller/certificate/certificate_format.h"
@@ -40,15 +41,6 @@ struct MdCtxFree {
 using Pkey = std::unique_ptr<EVP_PKEY, PkeyFree>;
 using Bio = std::unique_ptr<BIO, BioFree>;
 using MdCtx = std::unique_ptr<EVP_MD_CTX, MdCtxFree>;
-
-std::string OpenSslError() {
-  const unsigned long code = ERR_get_error();
-  if (code == 0) return "no detail from OpenSSL";
-  char text[256];
-  ERR_error_string_n(code, text, sizeof text);
-  ERR_clear_error();
-  return text;
-}
 
 std::string BioText(BIO* bio) {
   char* data = nullptr;

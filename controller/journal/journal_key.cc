@@ -17,9 +17,11 @@
 #include "absl/strings/escaping.h"
 #include "absl/strings/str_cat.h"
 #include "common/errno_text.h"
+#include "common/openssl_error.h"
 #include "common/random_id.h"
 #include "common/regular_file.h"
 #include "common/unique_fd.h"
+#include "common/write_all.h"
 
 namespace clustercert::controller::journal {
 namespace {
@@ -40,15 +42,6 @@ std::string Hmac(absl::string_view key, absl::string_view data) {
     return "";  // matches no MAC: every line is measured again
   }
   return std::string(reinterpret_cast<char*>(out), length);
-}
-
-std::string OpenSslError() {
-  const unsigned long code = ERR_get_error();
-  if (code == 0) return "no detail from OpenSSL";
-  char text[256];
-  ERR_error_string_n(code, text, sizeof text);
-  ERR_clear_error();
-  return text;
 }
 
 absl::StatusOr<JournalKey> DeriveFromSigningKey(const std::string& signing_key,
@@ -85,17 +78,6 @@ absl::StatusOr<JournalKey> DeriveFromSigningKey(const std::string& signing_key,
   }
   return JournalKey(std::move(secret), run_nonce,
                     absl::StrCat("a key derived from the plan's signing key ", signing_key));
-}
-
-bool WriteAll(int fd, const std::string& bytes) {
-  size_t done = 0;
-  while (done < bytes.size()) {
-    const ssize_t n = ::write(fd, bytes.data() + done, bytes.size() - done);
-    if (n < 0 && errno == EINTR) continue;
-    if (n <= 0) return false;
-    done += static_cast<size_t>(n);
-  }
-  return true;
 }
 
 }  // namespace

@@ -15,6 +15,7 @@
 #include "common/grpc_status.h"  // ClipValue
 #include "common/json_strict.h"
 #include "common/printable.h"
+#include "common/write_all.h"
 #include "google/protobuf/util/json_util.h"
 
 namespace clustercert::controller::journal {
@@ -23,18 +24,6 @@ namespace {
 std::string SizeText(size_t bytes) {
   return bytes >= (size_t{1} << 20) ? absl::StrCat(bytes >> 20, " MiB")
                                     : absl::StrCat(bytes, " bytes");
-}
-
-// The whole buffer, through short writes and signals.
-bool WriteAll(int fd, const std::string& bytes) {
-  size_t done = 0;
-  while (done < bytes.size()) {
-    const ssize_t n = ::write(fd, bytes.data() + done, bytes.size() - done);
-    if (n < 0 && errno == EINTR) continue;
-    if (n <= 0) return false;
-    done += static_cast<size_t>(n);
-  }
-  return true;
 }
 
 absl::Status CannotOpen(const std::string& path, int err, const char* fix) {

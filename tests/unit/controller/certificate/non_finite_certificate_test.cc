@@ -22,56 +22,15 @@
 #include "controller/plan/plan_parser.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
-#include "tests/support/fake_agent_client.h"
+#include "tests/support/fake_tcp_agent.h"
 #include "tests/support/simulated_clock.h"
 #include "tests/support/temp_tree.h"
 
 namespace clustercert::controller {
 namespace {
 
+using testing::FakeTcpAgent;
 using ::testing::HasSubstr;
-
-// A tcp node-agent whose receiving end reports `gbps`; node3's reports
-// `node3_gbps` instead.
-class TcpAgent final : public testing::FakeAgentClient {
- public:
-  TcpAgent(std::string node, double gbps) : node_(std::move(node)), gbps_(gbps) {}
-
-  void GetVersion(absl::Duration, AgentCallback<v1::GetVersionResponse> done) override {
-    v1::GetVersionResponse version;
-    version.set_api_version(kApiVersion);
-    version.set_agent_version("0.0-test");
-    version.set_node_name(node_);
-    version.set_unix_time_us(absl::ToUnixMicros(absl::Now()));
-    done(version, {});
-  }
-  void PrepareEndpoint(const v1::PrepareEndpointRequest& request, absl::Duration,
-                       AgentCallback<v1::PrepareEndpointResponse> done) override {
-    v1::PrepareEndpointResponse response;
-    response.set_endpoint_id(absl::StrCat(request.spec().role(), "#", ++endpoints_));
-    done(response, {});
-  }
-  void RunEndpoint(const v1::RunEndpointRequest& request, absl::Duration,
-                   AgentCallback<v1::RunEndpointResponse> done) override {
-    v1::RunEndpointResponse response;
-    if (request.endpoint_id().rfind("server", 0) == 0) {
-      response.mutable_result()->mutable_bandwidth()->set_avg_gbps(gbps_);
-      response.mutable_result()->mutable_bandwidth()->set_seconds(1);
-    }
-    done(response, {});
-  }
-
- protected:
-  absl::Status OnCall(const std::string& call, absl::Duration) override {
-    if (call.find("Collective") != std::string::npos) return absl::UnimplementedError("none");
-    return absl::OkStatus();
-  }
-
- private:
-  std::string node_;
-  double gbps_;
-  int endpoints_ = 0;
-};
 
 constexpr char kPlan[] = R"(cluster: non-finite
 fabric: {type: ethernet, link_rate_gbps: 10, min_netdev_mtu: 1500}
@@ -93,7 +52,8 @@ class NonFiniteCertificateTest : public ::testing::Test {
     for (const plan::Node& node : plan_.nodes) {
       NodeState state;
       state.node = node;
-      state.client = std::make_unique<TcpAgent>(node.name, node.name == "node3" ? node3_gbps : 9);
+      state.client =
+          std::make_unique<FakeTcpAgent>(node.name, node.name == "node3" ? node3_gbps : 9);
       nodes_.push_back(std::move(state));
     }
     return RunCertification(plan_, nodes_, progress_, clock_).certificate;

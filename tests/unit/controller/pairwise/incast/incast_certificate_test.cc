@@ -24,58 +24,14 @@
 #include "controller/report/markdown_report.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
-#include "tests/support/fake_agent_client.h"
+#include "tests/support/fake_tcp_agent.h"
 #include "tests/support/simulated_clock.h"
 
 namespace clustercert::controller {
 namespace {
 
+using testing::FakeTcpAgent;
 using ::testing::HasSubstr;
-
-// A node-agent of this API version whose tcp tests move `gbps` (the
-// receiving end's figure, as the tcp engine reports it).
-class TcpAgent final : public testing::FakeAgentClient {
- public:
-  TcpAgent(std::string node, double gbps) : node_(std::move(node)), gbps_(gbps) {}
-
-  void GetVersion(absl::Duration, AgentCallback<v1::GetVersionResponse> done) override {
-    v1::GetVersionResponse version;
-    version.set_api_version(kApiVersion);
-    version.set_agent_version("0.0-test");
-    version.set_node_name(node_);
-    version.set_unix_time_us(absl::ToUnixMicros(absl::Now()));
-    done(version, {});
-  }
-  void PrepareEndpoint(const v1::PrepareEndpointRequest& request, absl::Duration,
-                       AgentCallback<v1::PrepareEndpointResponse> done) override {
-    v1::PrepareEndpointResponse response;
-    response.set_endpoint_id(absl::StrCat(request.spec().role(), "#", ++endpoints_));
-    groups.push_back(request.share_group());
-    done(response, {});
-  }
-  void RunEndpoint(const v1::RunEndpointRequest& request, absl::Duration,
-                   AgentCallback<v1::RunEndpointResponse> done) override {
-    v1::RunEndpointResponse response;
-    if (request.endpoint_id().rfind("server", 0) == 0) {
-      response.mutable_result()->mutable_bandwidth()->set_avg_gbps(gbps_);
-      response.mutable_result()->mutable_bandwidth()->set_seconds(1);
-    }
-    done(response, {});
-  }
-
-  std::vector<std::string> groups;  // each prepare's share group
-
- protected:
-  absl::Status OnCall(const std::string& call, absl::Duration) override {
-    if (call.find("Collective") != std::string::npos) return absl::UnimplementedError("none");
-    return absl::OkStatus();
-  }
-
- private:
-  std::string node_;
-  double gbps_;
-  int endpoints_ = 0;
-};
 
 constexpr char kPlan[] = R"(cluster: incast-fake
 fabric: {type: ethernet, link_rate_gbps: 10, min_netdev_mtu: 1500}
@@ -101,7 +57,7 @@ class IncastCertificateTest : public ::testing::Test {
     for (const plan::Node& node : plan_.nodes) {
       NodeState state;
       state.node = node;
-      state.client = std::make_unique<TcpAgent>(node.name, gbps);
+      state.client = std::make_unique<FakeTcpAgent>(node.name, gbps);
       nodes_.push_back(std::move(state));
     }
     return RunCertification(plan_, nodes_, progress_, clock_).certificate;
@@ -145,7 +101,7 @@ TEST_F(IncastCertificateTest, TheRoundsFollowTheMatrixAndAreRecordedWithTheirFin
   EXPECT_THAT(Phase(certificate, "pairwise").detail(), HasSubstr("incast: 3 round(s)"));
   EXPECT_EQ(Phase(certificate, "pairwise").status(), v1::PhaseResult::pass);
   // The receiving ends of each round shared one group; the pair cells none.
-  const auto& groups = static_cast<TcpAgent&>(*nodes_[0].client).groups;
+  const auto& groups = static_cast<FakeTcpAgent&>(*nodes_[0].client).groups;
   // 4 pair cells and 2 rounds as a sender without one, 1 round receiving in one.
   EXPECT_EQ(std::count(groups.begin(), groups.end(), ""), 6);
   EXPECT_EQ(std::count(groups.begin(), groups.end(), "incast-1"), 2);
