@@ -286,7 +286,7 @@ class StrictChecker {
         case 'u': {
           const int32_t unit = Hex4();
           if (unit < 0) return Error(escape_at, "a \\u escape without four hex digits");
-          uint32_t cp = static_cast<uint32_t>(unit);
+          auto cp = static_cast<uint32_t>(unit);
           if (unit >= 0xDC00 && unit <= 0xDFFF) {
             return Error(escape_at, "a lone low surrogate escape");
           }

@@ -15,6 +15,8 @@ build_packages=(
   # storage target in its tests.
   libcurl4-openssl-dev nginx
   libgtest-dev libgmock-dev libbenchmark-dev
+  # The flood test builds its gzip bomb with zlib (libcurl's -dev pulls it in too).
+  zlib1g-dev
   # The sanitizer builds (build-asan, build-tsan) are clang builds: libFuzzer
   # and the sanitizer runtimes come with libclang-rt-14-dev, llvm puts
   # llvm-symbolizer on PATH so reports name files and lines, lld links them.

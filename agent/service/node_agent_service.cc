@@ -241,8 +241,9 @@ grpc::ServerUnaryReactor* NodeAgentService::ReadPortCounters(
   Queue(pool_, context, reactor, "ReadPortCounters",
         [this, reactor, request, response, caller = CallerOf(context)] {
           auto counters = counters_.Read(request->device(), request->port(), request->netdev());
+          const absl::Status status = counters.status();
           if (counters.ok()) *response->mutable_counters() = *std::move(counters);
-          Finish(reactor, "ReadPortCounters", caller, counters.status());
+          Finish(reactor, "ReadPortCounters", caller, status);
         });
   return reactor;
 }

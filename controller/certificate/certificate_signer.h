@@ -22,7 +22,7 @@ namespace clustercert::controller {
 // The most a key file may hold: a PEM Ed25519 key is about 120 bytes, so a
 // larger file is not one, and a trust directory or plan must not make the
 // controller read a huge file (or /dev/zero) to find that out.
-inline constexpr size_t kMaxKeyFileBytes = 16 * 1024;
+inline constexpr size_t kMaxKeyFileBytes = size_t{16} * 1024;
 
 // Writes a new key pair: the private key to `prefix` (PKCS#8 PEM, mode 0600)
 // and the public key to `prefix`.pub (SubjectPublicKeyInfo PEM). Refuses to

@@ -22,13 +22,12 @@
 #include "common/regular_file.h"
 #include "common/unique_fd.h"
 #include "common/write_all.h"
+#include "controller/certificate/certificate_signer.h"
 
 namespace clustercert::controller::journal {
 namespace {
 
 constexpr size_t kSecretBytes = 32;
-// A PEM Ed25519 key is ~120 bytes; anything near this is not one.
-constexpr size_t kMaxSigningKeyBytes = 64 * 1024;
 // Domain separation: neither HMAC input can be mistaken for the other.
 constexpr char kDeriveLabel[] = "clustercert journal key v1\n";
 constexpr char kMacLabel[] = "clustercert journal line v1\n";
@@ -46,7 +45,7 @@ std::string Hmac(absl::string_view key, absl::string_view data) {
 
 absl::StatusOr<JournalKey> DeriveFromSigningKey(const std::string& signing_key,
                                                 const std::string& run_nonce) {
-  auto pem = ReadRegularFile(signing_key, kMaxSigningKeyBytes, "signing key");
+  auto pem = ReadRegularFile(signing_key, kMaxKeyFileBytes, "signing key");
   if (!pem.ok()) {
     return absl::Status(pem.status().code(),
                         absl::StrCat(pem.status().message(),

@@ -31,7 +31,7 @@ absl::Status CannotOpen(const std::string& path, int err, const char* fix) {
       absl::StrCat("cannot open the run journal ", path, ": ", ErrnoText(err), "; ", fix));
 }
 
-constexpr absl::string_view kMacKey = "\"mac\":\"";
+constexpr absl::string_view kMacKey = R"("mac":")";
 constexpr size_t kMacHexDigits = 64;
 
 // A line's record (its JSON as the MAC covers it) and MAC; nullopt when the
