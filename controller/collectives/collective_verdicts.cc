@@ -36,6 +36,10 @@ std::string InvalidSweep(const v1::CollectiveSweep& sweep, const std::string& su
   return "";
 }
 
+// Whether every figure of the sweep is finite: only those stand in a median
+// or a comparison with other sweeps.
+bool AllFinite(const v1::CollectiveSweep& sweep) { return InvalidSweep(sweep, "").empty(); }
+
 bool IsNccl(const plan::Plan& plan) {
   return plan.collectives.backend == plan::CollectiveBackend::kNccl;
 }
@@ -325,8 +329,7 @@ std::vector<v1::Finding> JudgeIntraNode(const plan::Plan& plan,
   std::vector<v1::Finding> checks;
   std::vector<double> figures;
   for (const v1::CollectiveSweep* sweep : one_node) {
-    if (sweep->ok() && sweep->rows_size() > 0 && sweep->ranks() >= 2 &&
-        InvalidSweep(*sweep, "").empty()) {
+    if (sweep->ok() && sweep->rows_size() > 0 && sweep->ranks() >= 2 && AllFinite(*sweep)) {
       figures.push_back(sweep->large_busbw_gbytes());
     }
   }
@@ -450,7 +453,7 @@ v1::Finding JudgeScaling(const plan::Plan& plan,
   }
   std::vector<double> intra;
   for (const v1::CollectiveSweep* sweep : one_node) {
-    if (sweep->rows_size() > 0 && InvalidSweep(*sweep, "").empty()) {
+    if (sweep->rows_size() > 0 && AllFinite(*sweep)) {
       intra.push_back(sweep->large_busbw_gbytes());
     }
   }
