@@ -81,9 +81,22 @@ absl::StatusOr<UniqueFd> OpenRegularFile(const std::string& path, absl::string_v
   return OpenRegularFileAt(AT_FDCWD, path, path, what, follow_symlinks);
 }
 
-int ReopenForReading(int path_fd) {
+absl::StatusOr<UniqueFd> ReopenSameFile(int path_fd, const struct stat& checked,
+                                        const std::function<UniqueFd()>& open_by_name,
+                                        const std::string& path, absl::string_view what) {
   const std::string self = absl::StrCat("/proc/self/fd/", path_fd);
-  return ::open(self.c_str(), kOpenFlags);
+  UniqueFd fd(::open(self.c_str(), kOpenFlags));
+  if (!fd.valid() && errno == ENOENT) fd = open_by_name();
+  if (!fd.valid()) return OpenError(errno, path, what, /*follow_symlinks=*/true);
+  absl::StatusOr<UniqueFd> regular = CheckRegular(std::move(fd), path, what);
+  if (!regular.ok()) return regular.status();
+  struct stat opened;
+  if (::fstat(regular->get(), &opened) != 0 || opened.st_dev != checked.st_dev ||
+      opened.st_ino != checked.st_ino) {
+    return absl::FailedPreconditionError(absl::StrCat(
+        "the ", what, " ", Shown(path), " changed while it was being opened; try again"));
+  }
+  return regular;
 }
 
 absl::StatusOr<UniqueFd> OpenRegularFileAt(int dir_fd, const std::string& name,
@@ -105,22 +118,9 @@ absl::StatusOr<UniqueFd> OpenRegularFileAt(int dir_fd, const std::string& name,
   }
   if (S_ISLNK(checked.st_mode)) return OpenError(ELOOP, path, what, follow_symlinks);
   if (!S_ISREG(checked.st_mode)) return CheckRegular(std::move(path_fd), path, what);
-  // The file just checked, reopened for reading; without /proc, by name
-  // (non-blocking, and checked again below).
-  UniqueFd fd(ReopenForReading(path_fd.get()));
-  if (!fd.valid() && errno == ENOENT) {
-    fd = UniqueFd(::openat(dir_fd, name.c_str(), kOpenFlags | nofollow));
-  }
-  if (!fd.valid()) return OpenError(errno, path, what, follow_symlinks);
-  absl::StatusOr<UniqueFd> regular = CheckRegular(std::move(fd), path, what);
-  if (!regular.ok()) return regular.status();
-  struct stat opened;
-  if (::fstat(regular->get(), &opened) != 0 || opened.st_dev != checked.st_dev ||
-      opened.st_ino != checked.st_ino) {
-    return absl::FailedPreconditionError(absl::StrCat(
-        "the ", what, " ", Shown(path), " changed while it was being opened; try again"));
-  }
-  return regular;
+  return ReopenSameFile(
+      path_fd.get(), checked,
+      [&] { return UniqueFd(::openat(dir_fd, name.c_str(), kOpenFlags | nofollow)); }, path, what);
 }
 
 absl::StatusOr<std::string> ReadOpenFile(int fd, const std::string& path, size_t max_bytes,

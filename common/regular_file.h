@@ -3,6 +3,7 @@
 #include <sys/stat.h>
 
 #include <cstddef>
+#include <functional>
 #include <string>
 
 #include "absl/status/status.h"
@@ -43,12 +44,17 @@ absl::StatusOr<UniqueFd> OpenRegularFileAt(int dir_fd, const std::string& name,
                                            const std::string& path, absl::string_view what,
                                            bool follow_symlinks);
 
-// Opens for reading (non-blocking, close-on-exec) the file that `path_fd`,
-// an O_PATH descriptor, names, through /proc/self/fd: the file whose type
-// was checked on `path_fd` is the one opened, even if its name now leads
-// elsewhere. -1 with errno set on failure (ENOENT where /proc is not
-// mounted: the caller then opens by name and checks again).
-int ReopenForReading(int path_fd);
+// The second half of every open here, for callers that resolve the path
+// their own way (the rooted sysfs view, the plan): `path_fd` is an O_PATH
+// descriptor whose fstat gave `checked`, a regular file. Opens that file for
+// reading (non-blocking, close-on-exec) through /proc/self/fd, so the file
+// whose type was checked is the one opened even if its name now leads
+// elsewhere; where /proc is not mounted, `open_by_name` opens it by name
+// (non-blocking) and the result must be the same file (device and inode).
+// Errors name `what` and `path`.
+absl::StatusOr<UniqueFd> ReopenSameFile(int path_fd, const struct stat& checked,
+                                        const std::function<UniqueFd()>& open_by_name,
+                                        const std::string& path, absl::string_view what);
 
 // Everything from an open descriptor, at most `max_bytes`: a longer file is
 // ResourceExhausted naming the size and the cap, never silently cut.

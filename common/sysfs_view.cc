@@ -280,25 +280,18 @@ absl::StatusOr<UniqueFd> SysfsView::OpenRegular(absl::string_view path) const {
         absl::StrCat(Printable(path), ": ", FileTypeText(before.st_mode),
                      " where a sysfs or proc file should be, not read (only regular files are)"));
   }
-  // The file just checked, reopened for reading through /proc/self/fd; where
-  // /proc is not mounted, by name again, non-blocking and checked below.
-  UniqueFd fd(ReopenForReading(checked->get()));
-  if (!fd.valid()) {
-    if (errno != ENOENT) return ErrnoStatus(errno, path);
-    absl::StatusOr<UniqueFd> again = Open(path, O_RDONLY | O_NONBLOCK | O_NOCTTY);
-    if (!again.ok()) return again.status();
-    fd = *std::move(again);
-  }
-  struct stat after;
-  if (::fstat(fd.get(), &after) != 0) return ErrnoStatus(errno, path);
-  if (after.st_dev != before.st_dev || after.st_ino != before.st_ino) {
-    return absl::UnavailableError(
-        absl::StrCat(Printable(path), ": changed while it was being opened, not read"));
-  }
+  absl::StatusOr<UniqueFd> fd = ReopenSameFile(
+      checked->get(), before,
+      [&] {
+        absl::StatusOr<UniqueFd> again = Open(path, O_RDONLY | O_NONBLOCK | O_NOCTTY);
+        return again.ok() ? *std::move(again) : UniqueFd();
+      },
+      Printable(path), "sysfs or proc file");
+  if (!fd.ok()) return fd.status();
   // Blocking reads, as before: sysfs and proc ignore O_NONBLOCK on regular
   // files, but a read must not end early on EAGAIN if one did not.
-  const int status_flags = ::fcntl(fd.get(), F_GETFL);
-  if (status_flags >= 0) ::fcntl(fd.get(), F_SETFL, status_flags & ~O_NONBLOCK);
+  const int status_flags = ::fcntl(fd->get(), F_GETFL);
+  if (status_flags >= 0) ::fcntl(fd->get(), F_SETFL, status_flags & ~O_NONBLOCK);
   return fd;
 }
 

@@ -138,28 +138,34 @@ absl::StatusOr<Plan> ParsePlan(absl::string_view yaml_text, absl::string_view fi
 }
 
 absl::StatusOr<Plan> LoadPlan(const std::string& path, const PlanLimits& limits) {
-  // Non-blocking, then only a regular file is read: a FIFO named as the plan
-  // would block the controller in open(2), and a device (/dev/zero) is
-  // refused rather than read to the size limit.
-  UniqueFd fd(::open(path.c_str(), O_RDONLY | O_NONBLOCK | O_NOCTTY | O_CLOEXEC));
-  if (!fd.valid()) return absl::ErrnoToStatus(errno, absl::StrCat(path, ": cannot read plan"));
+  // O_PATH first, then only a regular file is opened and read (the shared
+  // ReopenSameFile): a FIFO named as the plan would block the controller in
+  // open(2), and a device (/dev/zero) must be neither opened nor read.
+  const auto cannot_read = [&path](int err) {
+    return absl::ErrnoToStatus(err, absl::StrCat(path, ": cannot read plan"));
+  };
+  UniqueFd path_fd(::open(path.c_str(), O_PATH | O_CLOEXEC));
+  if (!path_fd.valid()) return cannot_read(errno);
   struct stat info;
-  if (::fstat(fd.get(), &info) != 0) {
-    return absl::ErrnoToStatus(errno, absl::StrCat(path, ": cannot read plan"));
-  }
+  if (::fstat(path_fd.get(), &info) != 0) return cannot_read(errno);
   if (!S_ISREG(info.st_mode)) {
     return absl::FailedPreconditionError(
         absl::StrCat(path, ": cannot read plan: it is ", FileTypeText(info.st_mode),
                      ", not a regular file; give the path of the plan's YAML file"));
   }
+  absl::StatusOr<UniqueFd> fd = ReopenSameFile(
+      path_fd.get(), info,
+      [&path] { return UniqueFd(::open(path.c_str(), O_RDONLY | O_NONBLOCK | O_CLOEXEC)); }, path,
+      "plan");
+  if (!fd.ok()) return fd.status();
   std::string bytes;
   char buffer[64 * 1024];
   // One byte over the limit is enough for ParsePlan to refuse the file.
   while (bytes.size() <= limits.max_bytes) {
     const ssize_t count =
-        ::read(fd.get(), buffer, std::min(sizeof(buffer), limits.max_bytes + 1 - bytes.size()));
+        ::read(fd->get(), buffer, std::min(sizeof(buffer), limits.max_bytes + 1 - bytes.size()));
     if (count < 0 && errno == EINTR) continue;
-    if (count < 0) return absl::ErrnoToStatus(errno, absl::StrCat(path, ": cannot read plan"));
+    if (count < 0) return cannot_read(errno);
     if (count == 0) break;
     bytes.append(buffer, static_cast<size_t>(count));
   }
