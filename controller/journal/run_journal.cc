@@ -15,6 +15,7 @@
 #include "common/grpc_status.h"  // ClipValue
 #include "common/json_strict.h"
 #include "common/printable.h"
+#include "common/regular_file.h"
 #include "common/write_all.h"
 #include "google/protobuf/util/json_util.h"
 
@@ -331,24 +332,19 @@ std::string JournalWriter::failure() const {
 
 absl::StatusOr<JournalContents> ReadJournal(const std::string& path, ReadLimits limits,
                                             const std::string& signing_key) {
-  // Non-blocking: a FIFO put where the journal should be must be refused
-  // below, not block the resume in open(2) (regular files ignore the flag).
-  UniqueFd fd(::open(path.c_str(), O_RDONLY | O_NONBLOCK | O_CLOEXEC));
-  if (!fd.valid()) {
-    const int err = errno;
-    if (err == ENOENT) {
-      return absl::NotFoundError(absl::StrCat(
-          "there is no run journal ", path,
-          ": --resume takes the directory a run printed as it started (its \"[output]\" line); "
-          "a run without one cannot be resumed, run the plan again"));
-    }
-    return CannotOpen(path, err, "check the file's permissions");
+  // Opened as every file read on someone's word is (common/regular_file.h):
+  // a FIFO or device put where the journal should be is refused by its type,
+  // never opened for reading.
+  absl::StatusOr<UniqueFd> fd = OpenRegularFile(path, "run journal", /*follow_symlinks=*/true);
+  if (absl::IsNotFound(fd.status())) {
+    return absl::NotFoundError(absl::StrCat(
+        "there is no run journal ", path,
+        ": --resume takes the directory a run printed as it started (its \"[output]\" line); "
+        "a run without one cannot be resumed, run the plan again"));
   }
+  if (!fd.ok()) return fd.status();
   struct stat st {};
-  if (::fstat(fd.get(), &st) != 0 || !S_ISREG(st.st_mode)) {
-    return absl::InvalidArgumentError(
-        absl::StrCat(path, " is not a regular file; pass the directory a run wrote"));
-  }
+  if (::fstat(fd->get(), &st) != 0) return CannotOpen(path, errno, "check the file's permissions");
   if (static_cast<uint64_t>(st.st_size) > limits.max_file_bytes) {
     return absl::InvalidArgumentError(
         absl::StrCat("the run journal ", path, " is ", st.st_size, " bytes, more than the ",
@@ -358,7 +354,7 @@ absl::StatusOr<JournalContents> ReadJournal(const std::string& path, ReadLimits 
   }
   JournalContents contents;
   JournalParser parser(path, signing_key, contents);
-  if (auto read = ReadLines(fd.get(), limits, parser); !read.ok()) return read;
+  if (auto read = ReadLines(fd->get(), limits, parser); !read.ok()) return read;
   if (contents.ignored_lines > static_cast<int>(contents.warnings.size())) {
     contents.warnings.push_back(
         absl::StrCat("and ", contents.ignored_lines - static_cast<int>(contents.warnings.size()),

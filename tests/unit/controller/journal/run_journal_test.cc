@@ -329,7 +329,7 @@ TEST_F(RunJournalTest, AFifoAsTheJournalIsRefusedAtOnce) {
       testing::kSpecialFileDeadline, [&] { status = ReadJournal(Path()).status(); },
       [this] { testing::ReleaseFifoReader(Path()); }));
   ASSERT_FALSE(status.ok());
-  EXPECT_THAT(std::string(status.message()), HasSubstr("is not a regular file"));
+  EXPECT_THAT(std::string(status.message()), HasSubstr("is a FIFO, not a regular file"));
 }
 
 TEST_F(RunJournalTest, WithoutItsHeaderNothingIsMatchedToAPlan) {
