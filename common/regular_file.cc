@@ -159,7 +159,7 @@ absl::StatusOr<std::string> ReadRegularFile(const std::string& path, size_t max_
 }
 
 absl::Status CheckTrustedOwnership(const struct stat& info, const std::string& path,
-                                   absl::string_view what) {
+                                   absl::string_view what, absl::string_view or_instead) {
   const uid_t self = ::geteuid();
   const bool owner_ok = info.st_uid == 0 || info.st_uid == self;
   const bool mode_ok = (info.st_mode & (S_IWGRP | S_IWOTH)) == 0;
@@ -173,6 +173,7 @@ absl::Status CheckTrustedOwnership(const struct stat& info, const std::string& p
     if (!mode_ok) absl::StrAppend(&fix, " and ");
   }
   if (!mode_ok) absl::StrAppend(&fix, "chmod go-w ", Shown(path));
+  if (!or_instead.empty()) absl::StrAppend(&fix, ", or ", or_instead);
   return absl::PermissionDeniedError(absl::StrCat(
       "the ", what, " ", Shown(path), " is ", found, "; it must be owned by root or by uid ",
       static_cast<unsigned>(self), " (the user running this) and not writable by group or ",

@@ -70,8 +70,9 @@ absl::StatusOr<std::string> ReadRegularFile(const std::string& path, size_t max_
 // capture directory): OK when `info` is owned by root or by the effective
 // user running us and neither group nor others may write it; otherwise
 // PermissionDenied naming the path, the owner and mode found and the
-// chown/chmod that fixes it.
+// chown/chmod that fixes it, then `or_instead` when the caller has another
+// fix ("name a new directory").
 absl::Status CheckTrustedOwnership(const struct stat& info, const std::string& path,
-                                   absl::string_view what);
+                                   absl::string_view what, absl::string_view or_instead = "");
 
 }  // namespace clustercert

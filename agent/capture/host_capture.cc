@@ -17,7 +17,6 @@
 #include "absl/strings/match.h"
 #include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
-#include "absl/strings/str_format.h"
 #include "absl/strings/str_join.h"
 #include "absl/strings/str_split.h"
 #include "absl/time/clock.h"
@@ -30,6 +29,7 @@
 #include "agent/inventory/sysfs_formats.h"
 #include "common/errno_text.h"
 #include "common/process/process_command_runner.h"
+#include "common/regular_file.h"
 #include "common/unique_fd.h"
 #include "common/version.h"
 
@@ -499,10 +499,11 @@ absl::StatusOr<bool> IsEmptyDirectory(int dir_fd, const fs::path& dir) {
 }
 
 // The directory a capture is written into, created when it does not exist.
-// Refused unless the capturing user owns it and neither group nor others may
-// write it: the owner of a directory handed to us (an attacker's empty one
-// in /tmp) could otherwise replace any file of the capture after it is
-// written, and the capture would certify their host. Returns its canonical
+// Refused unless root or the capturing user owns it and neither group nor
+// others may write it (CheckTrustedOwnership, as for trusted keys): the
+// owner of a directory handed to us (an attacker's empty one in /tmp) could
+// otherwise replace any file of the capture after it is written, and the
+// capture would certify their host. Returns its canonical
 // path, checked to be the directory that was vetted.
 absl::StatusOr<fs::path> PrepareDirectory(const fs::path& dir) {
   std::error_code ec;
@@ -528,20 +529,10 @@ absl::StatusOr<fs::path> PrepareDirectory(const fs::path& dir) {
     return absl::UnavailableError(
         absl::StrCat("cannot stat ", dir.string(), ": ", ErrnoText(errno)));
   }
-  const uid_t self = ::geteuid();
-  if (info.st_uid != self) {
-    return absl::PermissionDeniedError(absl::StrFormat(
-        "%s is owned by uid %u, not by uid %u who runs the capture: its owner could change the "
-        "capture after it is written; name a new directory (the capture creates it) or run "
-        "`chown %u %s`",
-        dir.string(), static_cast<unsigned>(info.st_uid), static_cast<unsigned>(self),
-        static_cast<unsigned>(self), dir.string()));
-  }
-  if ((info.st_mode & (S_IWGRP | S_IWOTH)) != 0) {
-    return absl::PermissionDeniedError(absl::StrFormat(
-        "%s has mode %04o: group or others could change the capture after it is written; run "
-        "`chmod go-w %s` or name a new directory (the capture creates it)",
-        dir.string(), static_cast<unsigned>(info.st_mode & 07777), dir.string()));
+  if (absl::Status owned = CheckTrustedOwnership(info, dir.string(), "capture directory",
+                                                 "name a new directory (the capture creates it)");
+      !owned.ok()) {
+    return owned;
   }
   absl::StatusOr<bool> empty = IsEmptyDirectory(fd.get(), dir);
   if (!empty.ok()) return empty.status();

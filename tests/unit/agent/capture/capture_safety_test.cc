@@ -123,8 +123,10 @@ TEST(CaptureSafetyTest, ADirectoryGroupOrOthersMayWriteIsRefused) {
     EXPECT_EQ(report.status().code(), absl::StatusCode::kPermissionDenied) << report.status();
     char shown[8];
     std::snprintf(shown, sizeof(shown), "%04o", static_cast<unsigned>(mode));
-    EXPECT_THAT(report.status().message(), AllOf(HasSubstr(out.str() + " has mode " + shown),
-                                                 HasSubstr("chmod go-w " + out.str())));
+    EXPECT_THAT(report.status().message(),
+                AllOf(HasSubstr("the capture directory " + out.str() + " is owned by uid " +
+                                std::to_string(::geteuid()) + " with mode " + shown),
+                      HasSubstr("chmod go-w " + out.str())));
     EXPECT_TRUE(fs::is_empty(out.path())) << "nothing may be written before the refusal";
   }
 }
@@ -137,8 +139,8 @@ TEST(CaptureSafetyTest, ADirectoryAnotherUserOwnsIsRefused) {
   auto report = Capture(FixtureRoot("no-rdma"), out.path());
   EXPECT_EQ(report.status().code(), absl::StatusCode::kPermissionDenied) << report.status();
   EXPECT_THAT(report.status().message(),
-              AllOf(HasSubstr(out.str() + " is owned by uid 65534, not by uid 0"),
-                    HasSubstr("name a new directory")));
+              AllOf(HasSubstr(out.str() + " is owned by uid 65534 with mode 0755"),
+                    HasSubstr("chown 0 " + out.str()), HasSubstr("name a new directory")));
   EXPECT_TRUE(fs::is_empty(out.path()));
 }
 
@@ -150,7 +152,9 @@ TEST(CaptureSafetyTest, RunHostCaptureReportsTheRefusalAndFails) {
   const int status = RunHostCapture(FixtureRoot("no-rdma").string(), out.str());
   const std::string said = ::testing::internal::GetCapturedStderr();
   EXPECT_EQ(status, 1);
-  EXPECT_THAT(said, HasSubstr("node-agent --capture: " + out.str() + " has mode 0777"));
+  EXPECT_THAT(said,
+              HasSubstr("node-agent --capture: the capture directory " + out.str() +
+                        " is owned by uid " + std::to_string(::geteuid()) + " with mode 0777"));
 }
 
 }  // namespace
