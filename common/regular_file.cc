@@ -1,10 +1,12 @@
 #include "common/regular_file.h"
 
+#include <dirent.h>
 #include <fcntl.h>
 #include <unistd.h>
 
 #include <algorithm>
 #include <cerrno>
+#include <memory>
 
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
@@ -156,6 +158,42 @@ absl::StatusOr<std::string> ReadRegularFile(const std::string& path, size_t max_
   absl::StatusOr<UniqueFd> fd = OpenRegularFile(path, what, /*follow_symlinks=*/true);
   if (!fd.ok()) return fd.status();
   return ReadOpenFile(fd->get(), path, max_bytes, what);
+}
+
+absl::StatusOr<std::vector<std::string>> ListOpenDirectory(
+    int dir_fd, const std::string& path, absl::string_view what,
+    const std::function<bool(absl::string_view)>& keep, size_t max_kept) {
+  const auto cannot_list = [&](int err) {
+    return absl::PermissionDeniedError(absl::StrCat("cannot list the ", what, " ", Shown(path),
+                                                    ": ", ErrnoText(err), "; make it readable"));
+  };
+  const int listing_fd = ::dup(dir_fd);
+  DIR* listing = listing_fd < 0 ? nullptr : ::fdopendir(listing_fd);
+  if (listing == nullptr) {
+    const int err = errno;
+    if (listing_fd >= 0) ::close(listing_fd);
+    return cannot_list(err);
+  }
+  std::unique_ptr<DIR, int (*)(DIR*)> owned(listing, ::closedir);
+  // A duplicate shares the directory's offset: start from its first entry
+  // whatever an earlier listing left it at.
+  ::rewinddir(listing);
+  std::vector<std::string> names;
+  for (;;) {
+    errno = 0;
+    const dirent* entry = ::readdir(listing);
+    if (entry == nullptr) {
+      if (errno != 0) return cannot_list(errno);
+      return names;
+    }
+    const absl::string_view name = entry->d_name;
+    if (name == "." || name == ".." || !keep(name)) continue;
+    if (names.size() == max_kept) {
+      return absl::ResourceExhaustedError(
+          absl::StrCat("the ", what, " ", Shown(path), " holds more than ", max_kept, " entries"));
+    }
+    names.emplace_back(name);
+  }
 }
 
 absl::Status CheckTrustedOwnership(const struct stat& info, const std::string& path,

@@ -5,6 +5,7 @@
 #include <cstddef>
 #include <functional>
 #include <string>
+#include <vector>
 
 #include "absl/status/status.h"
 #include "absl/status/statusor.h"
@@ -65,6 +66,16 @@ absl::StatusOr<std::string> ReadOpenFile(int fd, const std::string& path, size_t
 // directory naming the path
 absl::StatusOr<std::string> ReadRegularFile(const std::string& path, size_t max_bytes,
                                             absl::string_view what);
+
+// The names in the open directory `dir_fd` (never "." or ".."), unsorted,
+// that `keep` accepts; at most `max_kept` of them: one more is
+// ResourceExhausted, so a caller's cap holds without reading a whole huge
+// directory. Lists from the first entry each time (through a duplicate that
+// is rewound: it shares the offset); `dir_fd` stays open. Errors name `path`
+// and `what`.
+absl::StatusOr<std::vector<std::string>> ListOpenDirectory(
+    int dir_fd, const std::string& path, absl::string_view what,
+    const std::function<bool(absl::string_view)>& keep, size_t max_kept);
 
 // For files whose contents are trusted (trusted keys, their directory, a
 // capture directory): OK when `info` is owned by root or by the effective

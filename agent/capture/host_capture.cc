@@ -1,6 +1,5 @@
 #include "agent/capture/host_capture.h"
 
-#include <dirent.h>
 #include <fcntl.h>
 #include <sys/stat.h>
 #include <unistd.h>
@@ -8,7 +7,6 @@
 #include <algorithm>
 #include <cerrno>
 #include <cstdio>
-#include <memory>
 #include <optional>
 #include <set>
 
@@ -481,23 +479,6 @@ std::string Readme(const SysfsView& view, const CaptureReport& report) {
   return text;
 }
 
-// True when the open directory has no entry but "." and "..".
-absl::StatusOr<bool> IsEmptyDirectory(int dir_fd, const fs::path& dir) {
-  const int listing_fd = ::dup(dir_fd);
-  DIR* listing = listing_fd < 0 ? nullptr : ::fdopendir(listing_fd);
-  if (listing == nullptr) {
-    if (listing_fd >= 0) ::close(listing_fd);
-    return absl::UnavailableError(
-        absl::StrCat("cannot list ", dir.string(), ": ", ErrnoText(errno)));
-  }
-  std::unique_ptr<DIR, int (*)(DIR*)> owned(listing, ::closedir);
-  while (const dirent* entry = ::readdir(listing)) {
-    const absl::string_view name = entry->d_name;
-    if (name != "." && name != "..") return false;
-  }
-  return true;
-}
-
 // The directory a capture is written into, created when it does not exist.
 // Refused unless root or the capturing user owns it and neither group nor
 // others may write it (CheckTrustedOwnership, as for trusted keys): the
@@ -534,9 +515,11 @@ absl::StatusOr<fs::path> PrepareDirectory(const fs::path& dir) {
       !owned.ok()) {
     return owned;
   }
-  absl::StatusOr<bool> empty = IsEmptyDirectory(fd.get(), dir);
-  if (!empty.ok()) return empty.status();
-  if (!*empty) {
+  // One entry is enough to refuse the directory.
+  absl::StatusOr<std::vector<std::string>> entries = ListOpenDirectory(
+      fd.get(), dir.string(), "capture directory", [](absl::string_view) { return true; }, 0);
+  if (!entries.ok() && !absl::IsResourceExhausted(entries.status())) return entries.status();
+  if (!entries.ok()) {
     return absl::FailedPreconditionError(
         absl::StrCat(dir.string(),
                      " is not empty: a capture is written to a new or empty directory only, so "

@@ -1,13 +1,11 @@
 #include "controller/certificate/trusted_keys.h"
 
-#include <dirent.h>
 #include <fcntl.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
 #include <algorithm>
 #include <cerrno>
-#include <memory>
 #include <utility>
 #include <vector>
 
@@ -44,35 +42,16 @@ absl::StatusOr<UniqueFd> OpenTrustDirectory(const std::string& dir) {
 // The names of the *.pub files in the open directory, sorted so the same
 // directory always reads the same way.
 absl::StatusOr<std::vector<std::string>> PubFileNames(int dir_fd, const std::string& dir) {
-  const int listing_fd = ::dup(dir_fd);
-  DIR* listing = listing_fd < 0 ? nullptr : ::fdopendir(listing_fd);
-  if (listing == nullptr) {
-    if (listing_fd >= 0) ::close(listing_fd);
-    return absl::PermissionDeniedError(absl::StrCat("cannot list the trust directory ", dir, ": ",
-                                                    ErrnoText(errno), "; make it readable"));
+  auto names = ListOpenDirectory(
+      dir_fd, dir, "trust directory",
+      [](absl::string_view name) { return absl::EndsWith(name, ".pub") && name.front() != '.'; },
+      TrustedKeys::kMaxDirectoryKeys);
+  if (absl::IsResourceExhausted(names.status())) {
+    return absl::InvalidArgumentError(absl::StrCat(
+        "the trust directory ", dir, " holds more than ", TrustedKeys::kMaxDirectoryKeys,
+        " .pub files; keep only the keys of the clusters you certify"));
   }
-  std::unique_ptr<DIR, int (*)(DIR*)> owned(listing, ::closedir);
-  std::vector<std::string> names;
-  for (;;) {
-    errno = 0;
-    const dirent* entry = ::readdir(listing);
-    if (entry == nullptr) {
-      if (errno != 0) {
-        return absl::PermissionDeniedError(absl::StrCat(
-            "cannot list the trust directory ", dir, ": ", ErrnoText(errno), "; make it readable"));
-      }
-      break;
-    }
-    const std::string name = entry->d_name;
-    if (!absl::EndsWith(name, ".pub") || name.front() == '.') continue;
-    if (names.size() == TrustedKeys::kMaxDirectoryKeys) {
-      return absl::InvalidArgumentError(absl::StrCat(
-          "the trust directory ", dir, " holds more than ", TrustedKeys::kMaxDirectoryKeys,
-          " .pub files; keep only the keys of the clusters you certify"));
-    }
-    names.push_back(name);
-  }
-  std::sort(names.begin(), names.end());
+  if (names.ok()) std::sort(names->begin(), names->end());
   return names;
 }
 

@@ -5,13 +5,17 @@
 // rests on must be owned by root or by us and not writable by group/others.
 #include "common/regular_file.h"
 
+#include <fcntl.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <filesystem>
 #include <fstream>
 #include <string>
+#include <vector>
 
+#include "absl/strings/match.h"
 #include "common/sysfs_view.h"
 #include "common/tls_files.h"
 #include "gmock/gmock.h"
@@ -108,6 +112,34 @@ TEST_F(RegularFileTest, AMissingFileIsNotFound) {
 }
 
 // Item 8: the checks behind a trust directory and a capture directory.
+// The one directory listing of the trust directory and the capture: what
+// `keep` accepts, never "." or "..", and one past the cap refused rather
+// than the whole directory read.
+TEST_F(RegularFileTest, ListOpenDirectoryKeepsWhatItIsAskedAndStopsPastTheCap) {
+  for (const char* name : {"a.pub", "b.pub", "c.txt", ".hidden.pub"}) {
+    std::ofstream(Path(name)) << "x";
+  }
+  UniqueFd dir(::open(tree_.root().c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC));
+  ASSERT_TRUE(dir.valid());
+  const auto pub = [](absl::string_view name) {
+    return absl::EndsWith(name, ".pub") && name.front() != '.';
+  };
+  auto names = ListOpenDirectory(dir.get(), tree_.root().string(), "trust directory", pub, 2);
+  ASSERT_TRUE(names.ok()) << names.status();
+  std::sort(names->begin(), names->end());
+  EXPECT_EQ(*names, (std::vector<std::string>{"a.pub", "b.pub"}));
+  // Listed through a duplicate: the same descriptor lists again whole.
+  auto all = ListOpenDirectory(
+      dir.get(), tree_.root().string(), "capture directory", [](absl::string_view) { return true; },
+      10);
+  ASSERT_TRUE(all.ok()) << all.status();
+  EXPECT_EQ(all->size(), 4u);
+  auto over = ListOpenDirectory(dir.get(), tree_.root().string(), "trust directory", pub, 1);
+  EXPECT_EQ(over.status().code(), absl::StatusCode::kResourceExhausted);
+  EXPECT_THAT(std::string(over.status().message()),
+              HasSubstr("the trust directory " + tree_.root().string() + " holds more than 1"));
+}
+
 TEST_F(RegularFileTest, TrustedOwnershipWantsRootOrUsAndNoGroupOrOtherWrite) {
   tree_.Write("k.pub", "k");
   const std::string key = Path("k.pub");
