@@ -116,10 +116,6 @@ CommandLine AgentCommandLine() {
        "where the collective workers (collective-worker-gloo, -nccl) are (default: the "
        "node-agent's own directory)",
        ""},
-      {"test-clock-offset-ms", true, "MS",
-       "TEST ONLY: report this agent's clock MS milliseconds off, to exercise the controller's "
-       "clock.offset check; never set it in production",
-       "0"},
       {"capture", true, "DIR",
        "write what this agent reads from the host (a /sys and /proc allow-list, tool outputs) "
        "under DIR, a new or empty directory that --sysfs-root accepts, and exit",
@@ -163,9 +159,8 @@ absl::Status ParseNumber(const CommandLine& command_line, const char* flag, int*
       absl::StrCat("--", flag, " must be a number, got '", command_line.Get(flag), "'"));
 }
 
-// The flags as ValidateAgentFlags takes them, and the test-only clock offset.
-absl::StatusOr<agent::AgentFlags> ReadFlags(const CommandLine& command_line,
-                                            double* test_clock_offset_ms) {
+// The flags as ValidateAgentFlags takes them.
+absl::StatusOr<agent::AgentFlags> ReadFlags(const CommandLine& command_line) {
   agent::AgentFlags flags;
   flags.listen = command_line.Get("listen");
   flags.node_name = command_line.Get("node-name");
@@ -180,10 +175,6 @@ absl::StatusOr<agent::AgentFlags> ReadFlags(const CommandLine& command_line,
   for (auto [flag, out] : {std::pair{"worker-threads", &flags.worker_threads},
                            std::pair{"max-long-calls", &flags.max_long_calls}}) {
     if (absl::Status read = ParseNumber(command_line, flag, out); !read.ok()) return read;
-  }
-  if (!absl::SimpleAtod(command_line.Get("test-clock-offset-ms"), test_clock_offset_ms)) {
-    return absl::InvalidArgumentError(absl::StrCat("--test-clock-offset-ms must be a number, got '",
-                                                   command_line.Get("test-clock-offset-ms"), "'"));
   }
   return flags;
 }
@@ -211,8 +202,7 @@ absl::StatusOr<std::shared_ptr<grpc::ServerCredentials>> ServerCredentialsFor(
 // Everything the service's handlers use, in the order they depend on each
 // other; destroyed in reverse, after the server stopped.
 struct AgentParts {
-  AgentParts(const agent::AgentOptions& options, double test_clock_offset_ms,
-             const std::string& worker_dir)
+  AgentParts(const agent::AgentOptions& options, const std::string& worker_dir)
       : view(options.sysfs_root),
         collector(agent::inventory::MakeInventoryCollector(view, options.listen.host,
                                                            {options.frr_pathspace})),
@@ -220,7 +210,7 @@ struct AgentParts {
         isolation(routes, prober),
         handlers(
             {options.node_name, Hostname()}, *collector, [] { return absl::Now(); },
-            absl::Milliseconds(test_clock_offset_ms), view.is_live() ? &isolation : nullptr),
+            view.is_live() ? &isolation : nullptr),
         uplink({agent::uplink::RunHttpRangeFlows, agent::uplink::RunTcpSendFlows},
                [] { return absl::Now(); }),
         tcp_engine(RealClock()),
@@ -380,25 +370,18 @@ int RunAgent(int argc, char** argv) {
     return Refuse(std::string(logging.message()));
   }
   const sigset_t stop_signals = BlockStopSignals();
-  double test_clock_offset_ms = 0;
-  absl::StatusOr<agent::AgentFlags> flags = ReadFlags(command_line, &test_clock_offset_ms);
+  absl::StatusOr<agent::AgentFlags> flags = ReadFlags(command_line);
   if (!flags.ok()) return Refuse(std::string(flags.status().message()));
   auto options = agent::ValidateAgentFlags(*flags, Hostname());
   if (!options.ok()) return Refuse(std::string(options.status().message()));
   auto credentials = ServerCredentialsFor(*options);
   if (!credentials.ok()) return Refuse(std::string(credentials.status().message()));
-  if (test_clock_offset_ms != 0) {
-    spdlog::warn(
-        "--test-clock-offset-ms {}: this agent reports a clock that is off on purpose "
-        "(a test-only flag); certificates say so",
-        test_clock_offset_ms);
-  }
   const std::string worker_dir = command_line.Get("worker-dir").empty()
                                      ? agent::ExecutableDirectory()
                                      : command_line.Get("worker-dir");
   // Outlives `parts`: a stop stuck in their destructors still ends in time.
   agent::StopWatchdog stop_watchdog(agent::StopWatchdog::ExitProcess(kStopDeadline));
-  AgentParts parts(*options, test_clock_offset_ms, worker_dir);
+  AgentParts parts(*options, worker_dir);
   return Serve(*options, *credentials, parts, stop_signals, stop_watchdog);
 }
 

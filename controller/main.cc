@@ -32,7 +32,9 @@ constexpr char kUsage[] =
     "usage: controller COMMAND [flags]\n"
     "  run PLAN [--out DIR]   every phase, then the certificate (exit 0 certified, 1 not,\n"
     "                         2 plan/usage error, 3 could not run, 130/143 interrupted by\n"
-    "                         SIGINT/SIGTERM: partial certificate written, never certified)\n"
+    "                         SIGINT/SIGTERM: partial certificate written, never certified);\n"
+    "                         prints the checks that did not pass per node and counts the\n"
+    "                         rest (--verbose lists every check)\n"
     "  inventory PLAN         connect and inventory only, tables per node (--json for machines)\n"
     "  run PLAN --slurm-nodes PARTITION|NODELIST [--slurm-drain]\n"
     "                         the nodes Slurm lists (agents from the plan's slurm section); with\n"
@@ -76,6 +78,10 @@ clustercert::CommandLine ControllerCommandLine() {
       {"json", false, "", "machine-readable output on stdout", ""},
       {"color", true, "WHEN", "auto | always | never", "auto"},
       {"quiet", false, "", "no progress lines on stderr", ""},
+      {"verbose", false, "",
+       "run: list every check per node, passing and skipped too (by default only those that "
+       "did not pass, with a count of the rest)",
+       ""},
       {"pubkey", true, "FILE", "verify: the signer's public key (PEM, from keygen)", ""},
       {"trust-dir", true, "DIR",
        "verify: trust the *.pub keys in DIR (default /etc/clustercert/trusted-keys when it exists)",
@@ -104,6 +110,7 @@ std::optional<CommandOptions> ReadOptions(const clustercert::CommandLine& comman
   options.out = command_line.Get("out");
   options.json = command_line.GetBool("json");
   options.quiet = command_line.GetBool("quiet");
+  options.verbose = command_line.GetBool("verbose");
   options.pubkey = command_line.Get("pubkey");
   options.trust_dir = command_line.Get("trust-dir");
   options.baseline = command_line.Get("baseline");

@@ -45,6 +45,12 @@ build_packages=(
   # (Slurm 22.05) authenticated by its own munged; the controller's
   # --slurm-nodes / --slurm-drain call scontrol (docs/slurm.md).
   slurm-wlm munge
+  # tests/integration/netns_uplink_test.cc runs one agent under libfaketime,
+  # its clock really 500 ms ahead, for clock.offset's fail path.
+  faketime
+  # tests/integration/mpirun_launcher_test.cc launches collectives.launcher:
+  # mpirun's ranks through Debian's OpenMPI mpirun (4.1) on localhost.
+  openmpi-bin
 )
 if [ $# -gt 0 ]; then packages=("$@"); else packages=("${build_packages[@]}"); fi
 

@@ -26,6 +26,10 @@ std::vector<std::string> Tokens(const std::string& text) {
   return tokens;
 }
 
+bool StartsWithLetter(const std::string& token) {
+  return !token.empty() && std::isalpha(static_cast<unsigned char>(token[0]));
+}
+
 bool AllDigits(const std::string& token) {
   if (token.empty()) return false;
   for (char c : token) {
@@ -53,6 +57,7 @@ double OldErrorTolerance(const std::string& type) {
 
 // The table's shape, learnt from its "#  size  count ..." header line.
 struct TableLayout {
+  bool has_redop = true;        // "redop" column (absent from old all_gather tables)
   bool has_root = true;         // "root" column (v2.13 and later)
   bool wrong_is_delta = false;  // "error" column (max delta) instead of "#wrong"
   int variant_columns = 4;      // time algbw busbw #wrong; 8 with -I per-iteration columns
@@ -99,8 +104,10 @@ std::string UntaggedLine(std::string line) {
 // `tokens` is the header line without its '#': "size count type redop root ...".
 TableLayout LayoutFromHeader(const std::vector<std::string>& tokens) {
   TableLayout layout;
+  layout.has_redop = false;
   layout.has_root = false;
   for (const std::string& token : tokens) {
+    if (token == "redop") layout.has_redop = true;
     if (token == "root") layout.has_root = true;
     if (token == "error") layout.wrong_is_delta = true;
     if (token == "i_min") layout.variant_columns = 8;
@@ -110,7 +117,8 @@ TableLayout LayoutFromHeader(const std::vector<std::string>& tokens) {
 
 // A '#' line: the table header, a rank's device line or a footer.
 void ReadCommentLine(std::vector<std::string> tokens, const std::string& line, TableLayout& layout,
-                     std::set<int64_t>& ranks_seen, NcclTestsRun& run) {
+                     std::set<int64_t>& ranks_seen, std::set<std::string>& hosts_seen,
+                     NcclTestsRun& run) {
   // "#" may be glued to the first word or stand alone.
   if (tokens[0] == "#") {
     tokens.erase(tokens.begin());
@@ -123,6 +131,13 @@ void ReadCommentLine(std::vector<std::string> tokens, const std::string& line, T
   } else if (tokens.size() >= 2 && tokens[0] == "Rank" && AllDigits(tokens[1])) {
     int64_t rank = 0;
     if (ParseWhole(tokens[1], rank)) ranks_seen.insert(rank);
+    // "Rank  0 [Group  0] Pid 6899 on HOST device 0 ...": the word after "on".
+    for (size_t i = 2; i + 1 < tokens.size(); ++i) {
+      if (tokens[i] == "on") {
+        hosts_seen.insert(tokens[i + 1]);
+        break;
+      }
+    }
   } else if (line.find("Out of bounds values") != std::string::npos) {
     std::vector<std::string> value = FooterValue(line);
     int64_t count = 0;
@@ -137,8 +152,21 @@ void ReadCommentLine(std::vector<std::string> tokens, const std::string& line, T
 // A data line: false with `why` set when it is not a row of `layout`'s table.
 bool ParseRow(const std::vector<std::string>& tokens, const TableLayout& layout, SweepRow& row,
               std::string& why) {
-  const size_t base = layout.has_root ? 5 : 4;
+  // Operations without a reduction print "none" in the redop column since
+  // v2.13; older alltoall tables leave it blank (one token fewer), and older
+  // all_gather tables have no such column. Both read as "none".
+  const bool redop_blank = layout.has_redop && tokens.size() > 3 && !StartsWithLetter(tokens[3]);
+  const bool redop_read = layout.has_redop && !redop_blank;
+  const size_t root_column = redop_read ? 4 : 3;
+  const size_t base = root_column + (layout.has_root ? 1 : 0);
   const auto width = static_cast<size_t>(layout.variant_columns);
+  // A blank redop is only read so when nothing else is missing or extra.
+  if (redop_blank && tokens.size() != base + width && tokens.size() != base + 2 * width) {
+    why = "the redop column is '" + tokens[3] + "' and the row has " +
+          std::to_string(tokens.size()) + " columns, not " + std::to_string(base + 2 * width) +
+          " as a row with a blank redop has";
+    return false;
+  }
   if (tokens.size() < base + width) {
     why = "expected at least " + std::to_string(base + 2 * width) + " columns, got " +
           std::to_string(tokens.size());
@@ -149,12 +177,12 @@ bool ParseRow(const std::vector<std::string>& tokens, const TableLayout& layout,
     why = "size or count is not a whole number";
     return false;
   }
-  if (layout.has_root && (!ParseWhole(tokens[4], root) || root < -1)) {
-    why = "root is '" + tokens[4] + "'";
+  if (layout.has_root && (!ParseWhole(tokens[root_column], root) || root < -1)) {
+    why = "root is '" + tokens[root_column] + "'";
     return false;
   }
   row.type = tokens[2];
-  row.redop = tokens[3];
+  row.redop = redop_read ? tokens[3] : "none";
   row.root = static_cast<int>(root);
   bool parsed = ParseVariant(tokens, base, layout, row.type, row.out_of_place, why);
   // A line cut after the first variant (a run that died mid-size) has
@@ -172,6 +200,7 @@ NcclTestsRun ParseNcclTestsOutput(const std::string& text) {
   NcclTestsRun run;
   TableLayout layout;
   std::set<int64_t> ranks_seen;
+  std::set<std::string> hosts_seen;
   size_t line_start = 0;
   int line_number = 0;
   while (line_start <= text.size()) {
@@ -184,7 +213,7 @@ NcclTestsRun ParseNcclTestsOutput(const std::string& text) {
     std::vector<std::string> tokens = Tokens(line);
     if (tokens.empty()) continue;
     if (tokens[0][0] == '#') {
-      ReadCommentLine(std::move(tokens), line, layout, ranks_seen, run);
+      ReadCommentLine(std::move(tokens), line, layout, ranks_seen, hosts_seen, run);
       continue;
     }
     // Anything else that does not start with a byte count is not the table's
@@ -201,7 +230,23 @@ NcclTestsRun ParseNcclTestsOutput(const std::string& text) {
     }
   }
   run.ranks = static_cast<int>(ranks_seen.size());
+  run.nodes = static_cast<int>(hosts_seen.size());
   return run;
+}
+
+std::optional<double> MeanBusBandwidthGbps(const std::vector<SweepRow>& rows) {
+  double sum = 0;
+  int64_t figures = 0;
+  for (const SweepRow& row : rows) {
+    sum += row.out_of_place.busbw_gbps;
+    ++figures;
+    if (row.has_in_place) {
+      sum += row.in_place.busbw_gbps;
+      ++figures;
+    }
+  }
+  if (figures == 0) return std::nullopt;
+  return sum / static_cast<double>(figures);
 }
 
 }  // namespace clustercert::sweep

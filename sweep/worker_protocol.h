@@ -9,7 +9,9 @@
 //   set KEY HEX                         (none)
 //   get KEY                             value KEY HEX   (once KEY exists)
 //   row ...          (EncodeRowLine)
-//   note TEXT        (a fact for the certificate: "transport tcp 10.0.0.1")
+//   note TEXT        (a fact for the certificate: "transport tcp 10.0.0.1",
+//                     the arguments; "device tcp, ..." the device gloo
+//                     created: sweep/device_report.h)
 //   done                                (the worker exits 0 after it)
 //   fail TEXT        (a sentence; the worker exits non-zero after it)
 //

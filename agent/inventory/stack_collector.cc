@@ -17,6 +17,7 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
 #include "absl/strings/str_split.h"
+#include "agent/inventory/module_files.h"
 #include "agent/inventory/unknowns.h"
 #include "common/message_text.h"
 
@@ -24,6 +25,7 @@ namespace clustercert::agent::inventory {
 namespace {
 
 constexpr char kProcModules[] = "/proc/modules";
+constexpr char kSysModule[] = "/sys/module/";
 constexpr char kPeermemVersion[] = "/sys/module/nvidia_peermem/version";
 constexpr char kLegacyNvMemVersion[] = "/sys/kernel/mm/memory_peers/nv_mem/version";
 constexpr char kCapturedOfedInfo[] = "/clustercert-capture/ofed_info";
@@ -323,6 +325,7 @@ v1::Stack StackCollector::Collect() const {
   CollectOfed(stack);
   CollectRdmaCore(stack);
   const std::string kernel_missing = CollectKernelRelease(stack);
+  CollectModuleFiles(stack);
   const std::string flavour_missing = CollectNvidiaDriver(stack);
   CollectGpudirect(stack, proc_modules, kernel_missing, flavour_missing);
   CollectNccl(stack);
@@ -344,6 +347,48 @@ void StackCollector::CollectModules(v1::Stack& stack,
     module->set_name(name);
     const ProcModule* found = FindModule(*proc_modules, name);
     module->set_loaded(found != nullptr && IsLoaded(*found));
+    if (found != nullptr) {
+      module->set_load_rank(static_cast<uint32_t>(found - proc_modules->modules.data()));
+    }
+    CollectSysModule(*module, found != nullptr);
+  }
+}
+
+// /sys/module/<name>: a loaded module's srcversion, and whether it is built
+// in (a directory without initstate, which /proc/modules does not list).
+void StackCollector::CollectSysModule(v1::KernelModule& module, bool listed) const {
+  const std::string dir = absl::StrCat(kSysModule, module.name());
+  if (!view_.Exists(dir)) return;
+  if (!listed && !view_.Exists(absl::StrCat(dir, "/initstate"))) {
+    module.set_builtin(true);
+    module.set_loaded(true);
+  }
+  auto srcversion = view_.ReadText(absl::StrCat(dir, "/srcversion"));
+  if (srcversion.ok() && IsVersionWord(*srcversion)) module.set_srcversion(*srcversion);
+}
+
+void StackCollector::CollectModuleFiles(v1::Stack& stack) const {
+  std::vector<std::string> names;
+  for (const auto& module : stack.modules()) {
+    if (module.loaded() && !module.builtin()) names.push_back(module.name());
+  }
+  if (names.empty()) return;
+  const auto files =
+      ModuleFileReader(view_, runner_, view_.is_live()).Read(stack.kernel_release(), names);
+  for (auto& module : *stack.mutable_modules()) {
+    auto found = files.find(module.name());
+    if (found == files.end()) continue;
+    const ModuleFile& file = found->second;
+    module.set_file_path(file.path);
+    module.set_file_srcversion(file.srcversion);
+    module.set_file_read(file.read);
+    module.set_file_source(file.source);
+    if (file.unknown) {
+      AddUnknown(
+          stack, "modules.file_srcversion",
+          file.path.empty() ? absl::StrCat("/lib/modules/", stack.kernel_release()) : file.path,
+          file.source);
+    }
   }
 }
 

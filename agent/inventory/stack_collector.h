@@ -75,7 +75,9 @@ inline constexpr const char* kNcclLibraryDirs[] = {
 inline constexpr const char* kStackModules[] = {
     "mlx5_core", "mlx5_ib", "ib_core", "ib_uverbs", "rdma_rxe", "nvidia", "nvidia_peermem"};
 
-// Fills v1::Stack: the RDMA/GPU kernel modules (from /proc/modules), GPUDirect
+// Fills v1::Stack: the RDMA/GPU kernel modules (from /proc/modules, with each
+// one's line there as its load rank, its /sys/module srcversion, whether it is
+// built in, and the srcversion of the file modules.dep names for it), GPUDirect
 // peer memory (nvidia_peermem's or the legacy nv_mem sysfs version file, or
 // nvidia_peermem in /proc/modules), the MLNX_OFED release, the rdma-core
 // release, the kernel release, the NVIDIA driver's version and flavour, the
@@ -104,6 +106,10 @@ class StackCollector {
 
  private:
   void CollectModules(v1::Stack& stack, const absl::StatusOr<ProcModules>& proc_modules) const;
+  void CollectSysModule(v1::KernelModule& module, bool listed) const;
+  // The installed file of every loaded module (ModuleFileReader), once the
+  // kernel release is known.
+  void CollectModuleFiles(v1::Stack& stack) const;
   void CollectPeermem(v1::Stack& stack, const absl::StatusOr<ProcModules>& proc_modules) const;
   void CollectOfed(v1::Stack& stack) const;
   void CollectRdmaCore(v1::Stack& stack) const;

@@ -151,8 +151,8 @@ absl::StatusOr<std::shared_ptr<PeerEndpoint>> EndpointRegistry::Touch(
   return found->value.endpoint;
 }
 
-absl::Status EndpointRegistry::Connect(const v1::ConnectEndpointRequest& request,
-                                       const std::string& caller) {
+absl::StatusOr<v1::ConnectEndpointResponse> EndpointRegistry::Connect(
+    const v1::ConnectEndpointRequest& request, const std::string& caller) {
   std::shared_ptr<PeerEndpoint> endpoint;
   const absl::Duration timeout = Millis(request.timeout_ms(), absl::Seconds(10));
   if (timeout > limits_.max_connect) {
@@ -188,7 +188,10 @@ absl::Status EndpointRegistry::Connect(const v1::ConnectEndpointRequest& request
       entry != nullptr && !entry->value.running) {
     entry->expires = now_() + entry->lease;  // the lease runs from the call's end
   }
-  return connected;
+  if (!connected.ok()) return connected;
+  v1::ConnectEndpointResponse response;
+  *response.mutable_path_mtu() = endpoint->path_mtu();
+  return response;
 }
 
 absl::StatusOr<v1::PeerTestResult> EndpointRegistry::Run(const v1::RunEndpointRequest& request,

@@ -64,7 +64,10 @@ class EndpointRegistry {
 
   absl::StatusOr<v1::PrepareEndpointResponse> Prepare(const v1::PrepareEndpointRequest& request,
                                                       const std::string& caller);
-  absl::Status Connect(const v1::ConnectEndpointRequest& request, const std::string& caller);
+  // Connects the endpoint to its peer; the answer carries the path MTU it
+  // measured meanwhile (PeerEndpoint::path_mtu).
+  absl::StatusOr<v1::ConnectEndpointResponse> Connect(const v1::ConnectEndpointRequest& request,
+                                                      const std::string& caller);
   absl::StatusOr<v1::PeerTestResult> Run(const v1::RunEndpointRequest& request,
                                          const std::string& caller);
   absl::Status Close(const std::string& endpoint_id, const std::string& caller);

@@ -22,6 +22,11 @@ class PeerEndpoint {
   // Binds this endpoint to the peer. Must not block past `deadline`.
   virtual absl::Status Connect(const v1::EndpointInfo& peer, absl::Time deadline) = 0;
 
+  // What Connect measured of the path MTU toward the peer (mtu.path), kept
+  // by the controller for a run that fails and so returns no result. Engines
+  // that measure nothing return the default (no figure).
+  virtual v1::PathMtu path_mtu() const { return {}; }
+
   // Runs the test: the client measures, the server serves (and, where it
   // sees the data, measures too). Returns by `deadline` whatever happens;
   // an overrun is DeadlineExceeded, never a hang.

@@ -8,6 +8,7 @@
 
 #include "absl/strings/str_cat.h"
 #include "agent/peer/run_shape.h"
+#include "agent/peer/tcp_path_mtu.h"
 
 namespace clustercert::agent::peer {
 
@@ -77,6 +78,12 @@ absl::Status TcpClientEndpoint::Connect(const v1::EndpointInfo& peer, absl::Time
         "the server's address ", server->ip(), " and data_ip ", local_.ip(),
         " are of different IP versions: give both sides addresses of the same data plane"));
   }
+  // Before the data: a failed or stalled run returns no result to carry it.
+  // The DF datagram goes to the server's port number over UDP, where
+  // nothing listens.
+  if (absl::StatusOr<SocketAddress> from = SocketAddress::FromLiteral(local_.ip(), 0); from.ok()) {
+    path_mtu_ = ProbePathMtu(*from, *server);
+  }
   absl::Status opened = OpenAll(*server, deadline);
   if (!opened.ok()) {
     // Close what did open, so the server does not wait on half a test.
@@ -128,6 +135,7 @@ absl::StatusOr<v1::PeerTestResult> TcpClientEndpoint::Run(absl::Time deadline) {
   forward_.clear();
   reverse_.clear();
   ping_pong_.reset();
+  if (result.ok()) *result->mutable_path_mtu() = path_mtu_;
   return result;
 }
 

@@ -32,6 +32,7 @@ class TcpClientEndpoint : public PeerEndpoint {
   absl::Status Connect(const v1::EndpointInfo& peer, absl::Time deadline) override;
   absl::StatusOr<v1::PeerTestResult> Run(absl::Time deadline) override;
   v1::PeerTestProgress Progress() const override { return progress_.Snapshot(); }
+  v1::PathMtu path_mtu() const override { return path_mtu_; }
 
  private:
   // Opens every stream of the test; Connect closes them all if one fails.
@@ -49,6 +50,7 @@ class TcpClientEndpoint : public PeerEndpoint {
   SocketAddress local_;
   v1::EndpointInfo info_;
   bool connected_ = false;
+  v1::PathMtu path_mtu_;  // toward the server, probed at Connect
   bool ran_ = false;
   std::vector<Stream> forward_;
   std::vector<Stream> reverse_;

@@ -8,6 +8,7 @@
 #include <utility>
 
 #include "absl/strings/str_cat.h"
+#include "agent/peer/tcp_path_mtu.h"
 
 namespace clustercert::agent::peer {
 namespace {
@@ -49,6 +50,11 @@ absl::Status TcpServerEndpoint::Connect(const v1::EndpointInfo& peer, absl::Time
         absl::StrCat("the client's EndpointInfo address is invalid: ", address.status().message()));
   }
   client_ = *address;
+  // The route back to the client, for mtu.path; the datagram goes to the
+  // discard port, where nothing listens.
+  absl::StatusOr<SocketAddress> from = SocketAddress::FromLiteral(local_.ip(), 0);
+  absl::StatusOr<SocketAddress> to = SocketAddress::FromLiteral(peer.address(), kDiscardPort);
+  if (from.ok() && to.ok()) path_mtu_ = ProbePathMtu(*from, *to);
   return absl::OkStatus();
 }
 
@@ -142,6 +148,7 @@ absl::StatusOr<v1::PeerTestResult> TcpServerEndpoint::Run(absl::Time deadline) {
   absl::StatusOr<v1::PeerTestResult> result = options_.kind == TcpTestOptions::Kind::kLatency
                                                   ? RunEcho(deadline, run_start)
                                                   : RunBandwidth(deadline, run_start);
+  if (result.ok()) *result->mutable_path_mtu() = path_mtu_;
   // Close now, not at destruction, so the client sees the end at once.
   forward_.clear();
   reverse_.clear();

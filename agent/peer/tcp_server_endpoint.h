@@ -34,6 +34,7 @@ class TcpServerEndpoint : public PeerEndpoint {
   absl::Status Connect(const v1::EndpointInfo& peer, absl::Time deadline) override;
   absl::StatusOr<v1::PeerTestResult> Run(absl::Time deadline) override;
   v1::PeerTestProgress Progress() const override { return progress_.Snapshot(); }
+  v1::PathMtu path_mtu() const override { return path_mtu_; }
 
  private:
   TcpServerEndpoint(TcpTestOptions options, SocketAddress local, TcpSocket listener, Clock& clock);
@@ -51,6 +52,7 @@ class TcpServerEndpoint : public PeerEndpoint {
   TcpSocket listener_;
   v1::EndpointInfo info_;
   std::optional<SocketAddress> client_;
+  v1::PathMtu path_mtu_;  // toward the client, probed at Connect
   bool ran_ = false;
   std::vector<std::optional<Stream>> forward_;
   std::vector<std::optional<Stream>> reverse_;

@@ -26,8 +26,14 @@ using Clock = DataPath::Clock;
 
 constexpr int kPollBatch = 32;
 // A side with nothing to post and no data to receive only waits for the end
-// signal; it naps between empty polls rather than spinning a core.
-constexpr auto kPassiveNap = std::chrono::microseconds(50);
+// signal, as perftest's write_bw/read_bw server sleeps on its socket: it
+// naps 1 ms between empty polls, so it leaves the CPU to the driver that
+// places the peer's writes (rdma_rxe answers from the same CPU; under TCG a
+// 50 us nap's timer wakeups took a visible share of an emulated core). The
+// end signal is seen at most 1 ms late, outside the sender's figure.
+constexpr auto kPassiveNap = std::chrono::milliseconds(1);
+// A sender or receiver on a stalled link naps this long between empty polls.
+constexpr auto kStallNap = std::chrono::microseconds(50);
 // A side that has seen no completion for this long is on a stalled link
 // (drops, go-back-N retransmits): it polls with naps from then on, so its
 // spinning does not take the CPU the retransmits need. Found in the soft-RoCE
@@ -233,8 +239,10 @@ absl::StatusOr<v1::PeerTestResult> BandwidthRun::Run() {
     if (!found.ok()) return found.status();
     if (*found == 0) {
       const Clock::time_point last_activity = std::max(last_completion_, last_receive_);
-      if (passive || now - last_activity > kStallBeforeNap) {
+      if (passive) {
         std::this_thread::sleep_for(kPassiveNap);
+      } else if (now - last_activity > kStallBeforeNap) {
+        std::this_thread::sleep_for(kStallNap);
       }
       continue;
     }

@@ -2,12 +2,17 @@
 
 #include <arpa/inet.h>
 
+#include <cerrno>
 #include <cstring>
 
+#include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
+#include "absl/strings/str_join.h"
 #include "agent/peer/verbs_resources.h"
 #include "common/errno_text.h"
+#include "common/ib_mtu.h"
+#include "common/sysfs_view.h"
 
 namespace clustercert::agent::peer {
 namespace {
@@ -18,7 +23,160 @@ absl::Status PostFailure(const DataPath& path, size_t qp, const char* what, int 
       rc == ENOMEM ? " (the queue is full: an engine bug)" : ""));
 }
 
+// The retransmit, NAK and packet counters a stall is read from: rdma_rxe's
+// names, then mlx5's (kernel Documentation/.../mlx5 counters). Others are
+// left out of the message: a port has dozens.
+constexpr const char* kStallCounters[] = {
+    "sent_pkts",           "rcvd_pkts",
+    "duplicate_request",   "out_of_seq_request",
+    "rcvd_seq_err",        "ack_deferred",
+    "retry_exceeded_err",  "retry_rnr_exceeded_err",
+    "completer_retry_err", "send_rnr_err",
+    "rcvd_rnr_err",        "send_err",
+    "link_downed",         "local_ack_timeout_err",
+    "packet_seq_err",      "out_of_sequence",
+    "implied_nak_seq_err", "rnr_nak_retry_err",
+    "req_cqe_error",       "resp_cqe_error",
+};
+constexpr size_t kMaxCounterFiles = 512;
+
+const char* QpStateName(ibv_qp_state state) {
+  switch (state) {
+    case IBV_QPS_RESET:
+      return "RESET";
+    case IBV_QPS_INIT:
+      return "INIT";
+    case IBV_QPS_RTR:
+      return "RTR";
+    case IBV_QPS_RTS:
+      return "RTS";
+    case IBV_QPS_SQD:
+      return "SQD";
+    case IBV_QPS_SQE:
+      return "SQE";
+    case IBV_QPS_ERR:
+      return "ERR";
+    default:
+      return "unknown";
+  }
+}
+
+class LiveProbe : public StallProbe {
+ public:
+  absl::StatusOr<QpView> QueryQp(ibv_qp* qp) const override {
+    ibv_qp_attr attr;
+    ibv_qp_init_attr init;
+    std::memset(&attr, 0, sizeof(attr));
+    std::memset(&init, 0, sizeof(init));
+    const int mask = IBV_QP_STATE | IBV_QP_PATH_MTU | IBV_QP_SQ_PSN | IBV_QP_RQ_PSN |
+                     IBV_QP_DEST_QPN | IBV_QP_TIMEOUT | IBV_QP_RETRY_CNT | IBV_QP_RNR_RETRY |
+                     IBV_QP_AV;
+    const int rc = ibv_query_qp(qp, &attr, mask, &init);
+    if (rc != 0) {
+      return absl::UnavailableError(absl::StrCat("ibv_query_qp of QP 0x", absl::Hex(qp->qp_num),
+                                                 " failed: ", ErrnoText(rc > 0 ? rc : errno)));
+    }
+    QpView view;
+    view.qpn = qp->qp_num;
+    view.state = QpStateName(attr.qp_state);
+    view.path_mtu_bytes = IbMtuToBytes(attr.path_mtu).value_or(0);
+    view.sq_psn = attr.sq_psn;
+    view.rq_psn = attr.rq_psn;
+    view.dest_qpn = attr.dest_qp_num;
+    view.timeout = attr.timeout;
+    view.retry_cnt = attr.retry_cnt;
+    view.rnr_retry = attr.rnr_retry;
+    view.sgid_index = attr.ah_attr.grh.sgid_index;
+    return view;
+  }
+
+  absl::StatusOr<PortCounterMap> ReadCounters(const std::string& device,
+                                              uint32_t port) const override {
+    const std::string dir =
+        absl::StrCat("/sys/class/infiniband/", device, "/ports/", port, "/hw_counters");
+    absl::StatusOr<std::vector<std::string>> names = sysfs_.ListDirBounded(dir, kMaxCounterFiles);
+    if (!names.ok()) return names.status();
+    PortCounterMap counters;
+    for (const std::string& name : *names) {
+      absl::StatusOr<std::string> text = sysfs_.ReadText(absl::StrCat(dir, "/", name));
+      uint64_t value = 0;
+      if (text.ok() && absl::SimpleAtoi(*text, &value)) counters[name] = value;
+    }
+    return counters;
+  }
+
+ private:
+  SysfsView sysfs_{"/"};
+};
+
 }  // namespace
+
+const StallProbe& LiveStallProbe() {
+  static const LiveProbe* const probe = new LiveProbe();
+  return *probe;
+}
+
+std::string FormatStall(const std::string& device, uint32_t port, const StallView& view) {
+  std::vector<std::string> parts;
+  for (const QpView& qp : view.qps) {
+    parts.push_back(absl::StrFormat(
+        "%s state %s, mtu %u, sq_psn 0x%x, rq_psn 0x%x, dest QP 0x%x, timeout %u, retry_cnt %u, "
+        "rnr_retry %u, gid index %u",
+        QpName(device, qp.qpn), qp.state, qp.path_mtu_bytes, qp.sq_psn, qp.rq_psn, qp.dest_qpn,
+        qp.timeout, qp.retry_cnt, qp.rnr_retry, qp.sgid_index));
+  }
+  for (const std::string& error : view.qp_errors) parts.push_back(error);
+  std::vector<std::string> counters;
+  for (const char* name : kStallCounters) {
+    const auto now = view.after.find(name);
+    if (now == view.after.end()) continue;
+    const auto then = view.before.find(name);
+    if (then == view.before.end()) {
+      counters.push_back(absl::StrCat(name, " ", now->second));
+    } else {
+      const int64_t delta = static_cast<int64_t>(now->second - then->second);
+      counters.push_back(absl::StrCat(name, delta >= 0 ? " +" : " ", delta));
+    }
+  }
+  if (!counters.empty()) {
+    parts.push_back(
+        absl::StrCat(device, " port ", port,
+                     view.before.empty() ? " counters now: " : " counters over the run: ",
+                     absl::StrJoin(counters, ", ")));
+  } else if (!view.counters_error.empty()) {
+    parts.push_back(
+        absl::StrCat("no counters of ", device, " port ", port, " (", view.counters_error, ")"));
+  }
+  if (parts.empty()) return "";
+  return absl::StrCat("; what the engine saw: ", absl::StrJoin(parts, "; "));
+}
+
+PortCounterMap DataPath::Counters() const {
+  if (probe == nullptr || options == nullptr) return {};
+  absl::StatusOr<PortCounterMap> counters = probe->ReadCounters(device, options->port);
+  return counters.ok() ? *counters : PortCounterMap();
+}
+
+StallView DataPath::Observe(const PortCounterMap& before) const {
+  StallView view;
+  if (probe == nullptr) return view;
+  for (ibv_qp* qp : qps) {
+    absl::StatusOr<QpView> seen = probe->QueryQp(qp);
+    if (seen.ok()) {
+      view.qps.push_back(*seen);
+    } else {
+      view.qp_errors.push_back(std::string(seen.status().message()));
+    }
+  }
+  absl::StatusOr<PortCounterMap> after = probe->ReadCounters(device, options->port);
+  if (after.ok()) {
+    view.after = *after;
+    view.before = before;
+  } else {
+    view.counters_error = std::string(after.status().message());
+  }
+  return view;
+}
 
 absl::Status DataPath::PostData(size_t qp, uint64_t count, bool signaled) const {
   const uint64_t bytes = options->message_bytes;
@@ -115,27 +273,31 @@ absl::Status DataPath::Overrun(const std::string& doing) const {
       options->test, device, std::chrono::duration<double>(Clock::now() - started).count(), doing));
 }
 
-absl::Status DataPath::NoProgress(const std::string& doing, Clock::duration quiet) const {
-  return absl::DeadlineExceededError(absl::StrFormat(
-      "the verbs %s run on %s moved no data for %.1f s (after %.1f s, while %s): the link "
-      "stopped carrying it (drops past the RC retries, a flapping port) or the peer froze; "
-      "check both ports' error counters and the peer's result (pairwise.no_progress_s sets "
-      "how long a run may stall)",
-      options->test, device, std::chrono::duration<double>(quiet).count(),
-      std::chrono::duration<double>(Clock::now() - started).count(), doing));
+absl::Status DataPath::NoProgress(const std::string& doing, Clock::duration quiet,
+                                  const PortCounterMap& before) const {
+  return absl::DeadlineExceededError(absl::StrCat(
+      absl::StrFormat(
+          "the verbs %s run on %s moved no data for %.1f s (after %.1f s, while %s): the link "
+          "stopped carrying it (drops past the RC retries, a flapping port, frames larger than a "
+          "hop's MTU) or the peer froze; check both ports' error counters and the peer's result "
+          "(pairwise.no_progress_s sets how long a run may stall)",
+          options->test, device, std::chrono::duration<double>(quiet).count(),
+          std::chrono::duration<double>(Clock::now() - started).count(), doing),
+      FormatStall(device, options->port, Observe(before))));
 }
 
 bool DataPath::MustStop(Clock::time_point now) const {
   return now >= deadline || (cancelled != nullptr && cancelled->load(std::memory_order_relaxed));
 }
 
-absl::Status DataPath::Stopped(const std::string& doing) const {
+absl::Status DataPath::Stopped(const std::string& doing, const PortCounterMap& before) const {
   if (cancelled == nullptr || !cancelled->load(std::memory_order_relaxed)) return Overrun(doing);
   return absl::CancelledError(absl::StrFormat(
       "the verbs %s run on %s was stopped by the controller after %.1f s while %s: it closes a "
       "running end when the other end of the pair failed first or the run was interrupted, so "
-      "the cause is in the peer's result or the controller's output",
-      options->test, device, std::chrono::duration<double>(Clock::now() - started).count(), doing));
+      "the cause is in the peer's result or the controller's output%s",
+      options->test, device, std::chrono::duration<double>(Clock::now() - started).count(), doing,
+      FormatStall(device, options->port, Observe(before))));
 }
 
 }  // namespace clustercert::agent::peer

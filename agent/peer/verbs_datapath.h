@@ -6,6 +6,7 @@
 #include <chrono>
 #include <cstddef>
 #include <cstdint>
+#include <map>
 #include <string>
 #include <vector>
 
@@ -22,6 +23,48 @@
 // outlives the run. Every wait polls (no completion channel) and checks the
 // run's deadline, so nothing blocks past it.
 namespace clustercert::agent::peer {
+
+// What the engine saw of one QP when its run stalled (ibv_query_qp).
+struct QpView {
+  uint32_t qpn = 0;
+  std::string state;  // "RTS", "ERR", ...
+  uint32_t path_mtu_bytes = 0;
+  uint32_t sq_psn = 0;
+  uint32_t rq_psn = 0;
+  uint32_t dest_qpn = 0;
+  uint32_t timeout = 0;
+  uint32_t retry_cnt = 0;
+  uint32_t rnr_retry = 0;
+  uint32_t sgid_index = 0;
+};
+
+// A port's hw_counters (/sys/class/infiniband/DEV/ports/N/hw_counters) by name.
+using PortCounterMap = std::map<std::string, uint64_t>;
+
+// Everything a stall message reports: each QP, and this port's retransmit and
+// NAK counters at the run's start and now. The errors say why a part is missing.
+struct StallView {
+  std::vector<QpView> qps;
+  std::vector<std::string> qp_errors;
+  PortCounterMap before;
+  PortCounterMap after;
+  std::string counters_error;
+};
+
+// "; what the engine saw: rxe0 QP 0x11 state RTS, mtu 4096, sq_psn 0x..., ...;
+// rxe0 port 1 counters over the run: rcvd_seq_err +0, ..." (empty view: "").
+std::string FormatStall(const std::string& device, uint32_t port, const StallView& view);
+
+// Reads what FormatStall reports. The live probe asks the device
+// (ibv_query_qp) and sysfs (through SysfsView); tests give their own.
+class StallProbe {
+ public:
+  virtual ~StallProbe() = default;
+  virtual absl::StatusOr<QpView> QueryQp(ibv_qp* qp) const = 0;
+  virtual absl::StatusOr<PortCounterMap> ReadCounters(const std::string& device,
+                                                      uint32_t port) const = 0;
+};
+const StallProbe& LiveStallProbe();
 
 struct DataPath {
   using Clock = std::chrono::steady_clock;
@@ -43,6 +86,9 @@ struct DataPath {
   // side failed first: an RC peer whose QP went to error never sends again,
   // and this side would otherwise poll until its deadline). nullptr: never.
   const std::atomic<bool>* cancelled = nullptr;
+  // Reads the QPs and the port's counters for a stall's message; nullptr:
+  // the message says only what the loop knows.
+  const StallProbe* probe = nullptr;
 
   uint64_t receive_offset() const { return ReceiveOffset(options->message_bytes); }
 
@@ -62,10 +108,17 @@ struct DataPath {
   bool MustStop() const { return MustStop(Clock::now()); }
   bool MustStop(Clock::time_point now) const;
   // Why it must: Cancelled ("... was stopped by the controller after 1.2 s
-  // while <doing> ...") or Overrun(doing).
-  absl::Status Stopped(const std::string& doing) const;
-  // DeadlineExceeded: "... moved no data for 10.0 s ... while <doing>".
-  absl::Status NoProgress(const std::string& doing, Clock::duration quiet) const;
+  // while <doing> ...", then what the probe sees against `before`) or
+  // Overrun(doing).
+  absl::Status Stopped(const std::string& doing, const PortCounterMap& before = {}) const;
+  // DeadlineExceeded: "... moved no data for 10.0 s ... while <doing>", then
+  // what the probe sees now against `before` (the port's counters at the start).
+  absl::Status NoProgress(const std::string& doing, Clock::duration quiet,
+                          const PortCounterMap& before = {}) const;
+  // The port's counters now (empty without a probe or when unreadable).
+  PortCounterMap Counters() const;
+  // The QPs and counters now, for a message.
+  StallView Observe(const PortCounterMap& before) const;
 };
 
 // Ends a run that stopped moving data (a link dropping past RC's retries, a
@@ -82,7 +135,8 @@ class ProgressWatch {
       : path_(path),
         sees_progress_(sees_progress),
         limit_(absl::ToChronoNanoseconds(path.options->no_progress)),
-        last_moved_(start) {}
+        last_moved_(start),
+        before_(path.Counters()) {}
 
   void Moved(DataPath::Clock::time_point now) { last_moved_ = now; }
 
@@ -90,9 +144,9 @@ class ProgressWatch {
   // deadline, or no progress). `doing()` names the wait, built only then.
   template <typename Doing>
   absl::Status Check(DataPath::Clock::time_point now, Doing doing) const {
-    if (path_.MustStop(now)) return path_.Stopped(doing());
+    if (path_.MustStop(now)) return path_.Stopped(doing(), before_);
     if (sees_progress_ && now - last_moved_ >= limit_) {
-      return path_.NoProgress(doing(), now - last_moved_);
+      return path_.NoProgress(doing(), now - last_moved_, before_);
     }
     return absl::OkStatus();
   }
@@ -102,6 +156,7 @@ class ProgressWatch {
   const bool sees_progress_;
   const DataPath::Clock::duration limit_;
   DataPath::Clock::time_point last_moved_;
+  const PortCounterMap before_;  // the port's counters at the start, for a stall's message
 };
 
 // Both expect a connected endpoint whose receives (ReceiveDepth) are posted.

@@ -1,7 +1,10 @@
 #include "agent/peer/verbs_endpoint.h"
 
+#include <arpa/inet.h>
+
 #include <algorithm>
 #include <cstring>
+#include <optional>
 #include <random>
 #include <string>
 #include <utility>
@@ -9,6 +12,7 @@
 #include "absl/status/status.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
+#include "agent/peer/tcp_path_mtu.h"
 #include "agent/peer/verbs_protocol.h"
 #include "common/ib_mtu.h"
 
@@ -104,6 +108,55 @@ absl::Status CheckCapacity(const VerbsTestOptions& options, const ibv_device_att
                      ": lower queue_depth or streams"));
   }
   return absl::OkStatus();
+}
+
+// The IP address in a RoCE v2 GID: IPv4-mapped (::ffff:a.b.c.d) or a
+// routable IPv6 address; nullopt for a RoCE v1 or link-local GID.
+std::optional<std::string> GidAddress(const std::string& gid) {
+  if (gid.size() != 16) return std::nullopt;
+  const auto* raw = reinterpret_cast<const uint8_t*>(gid.data());
+  char text[INET6_ADDRSTRLEN] = {};
+  const bool mapped = std::all_of(raw, raw + 10, [](uint8_t b) { return b == 0; }) &&
+                      raw[10] == 0xff && raw[11] == 0xff;
+  if (mapped) {
+    if (::inet_ntop(AF_INET, raw + 12, text, sizeof(text)) == nullptr) return std::nullopt;
+    return std::string(text);
+  }
+  if (raw[0] == 0xfe && (raw[1] & 0xc0) == 0x80) return std::nullopt;
+  if (::inet_ntop(AF_INET6, raw, text, sizeof(text)) == nullptr) return std::nullopt;
+  return std::string(text);
+}
+
+// The route from this port's GID address to the peer's (tcp_path_mtu.h),
+// for mtu.path and for a stall's message: rxe and mlx5 size RoCE frames
+// from the netdev's MTU alone, so a shorter route or hop drops every full
+// frame. The datagram goes to the discard port, never to RoCE's 4791.
+v1::PathMtu ProbeRoceRoute(const v1::EndpointInfo& local, const v1::EndpointInfo& peer) {
+  v1::PathMtu mtu;
+  if (local.link_layer() != "Ethernet") {
+    mtu.set_note("InfiniBand has no IP route; the QP's path MTU is the subnet manager's");
+    return mtu;
+  }
+  const std::optional<std::string> from = GidAddress(local.gid());
+  const std::optional<std::string> to = GidAddress(peer.gid());
+  if (!from || !to) {
+    mtu.set_note("a RoCE v1 or link-local GID names no IP route to probe");
+    return mtu;
+  }
+  absl::StatusOr<SocketAddress> bind = SocketAddress::FromLiteral(*from, 0);
+  absl::StatusOr<SocketAddress> target = SocketAddress::FromLiteral(*to, kDiscardPort);
+  if (!bind.ok() || !target.ok() || bind->family() != target->family()) {
+    mtu.set_note("the two GIDs are not addresses of one IP version");
+    return mtu;
+  }
+  return ProbePathMtu(*bind, *target);
+}
+
+// The largest IP packet a RoCE v2 QP at `qp_mtu` sends: payload, BTH (12),
+// RETH (16, on a write's first packet), ICRC (4), UDP (8) and the IP header.
+uint32_t RocePacketBytes(uint32_t qp_mtu, const std::string& peer_address) {
+  const bool v6 = peer_address.find(':') != std::string::npos;
+  return qp_mtu + 12 + 16 + 4 + 8 + (v6 ? 40 : 20);
 }
 
 }  // namespace
@@ -219,6 +272,9 @@ absl::Status VerbsEndpoint::Connect(const v1::EndpointInfo& peer, absl::Time dea
   if (!mtu_bytes.ok()) return mtu_bytes.status();
   peer_ = peer;
   path_mtu_bytes_ = *mtu_bytes;
+  path_mtu_ = ProbeRoceRoute(local_, peer);
+  path_mtu_.set_qp_mtu(path_mtu_bytes_);
+  path_mtu_.set_port_active_mtu(local_.active_mtu());
 
   const DataPath path = MakePath();
   const uint32_t receives = ReceiveDepth(options_);
@@ -278,10 +334,22 @@ absl::StatusOr<v1::PeerTestResult> VerbsEndpoint::Run(absl::Time deadline) {
   progress_.Start();
   path.bytes = progress_.counter();
   path.cancelled = &cancelled_;
+  path.probe = &LiveStallProbe();  // a stall's message: QP state, attributes, counters
   absl::StatusOr<v1::PeerTestResult> result =
       options_.latency() ? RunLatency(path) : RunBandwidth(path);
   progress_.Stop();
-  if (!result.ok()) return result.status();
+  if (!result.ok()) {
+    const std::string mtu_clause =
+        PathMtuStallClause(path_mtu_, RocePacketBytes(path_mtu_bytes_, path_mtu_.peer_address()));
+    if (mtu_clause.empty()) return result.status();
+    absl::Status with_mtu(result.status().code(),
+                          absl::StrCat(result.status().message(), mtu_clause));
+    result.status().ForEachPayload([&with_mtu](absl::string_view url, const absl::Cord& payload) {
+      with_mtu.SetPayload(url, payload);
+    });
+    return with_mtu;
+  }
+  *result->mutable_path_mtu() = path_mtu_;
   result->set_role(options_.server ? "server" : "client");
   result->set_memory_path(resources_.provider->Describe());
   const bool inline_data = options_.operation != VerbsTestOptions::Operation::kRead &&

@@ -37,6 +37,7 @@ class VerbsEndpoint : public PeerEndpoint {
   absl::StatusOr<v1::PeerTestResult> Run(absl::Time deadline) override;
   // Bandwidth tests count bytes as they complete (a one-sided server sees none).
   v1::PeerTestProgress Progress() const override { return progress_.Snapshot(); }
+  v1::PathMtu path_mtu() const override { return path_mtu_; }
   void Cancel() override { cancelled_.store(true, std::memory_order_relaxed); }
 
  private:
@@ -64,6 +65,7 @@ class VerbsEndpoint : public PeerEndpoint {
   v1::EndpointInfo local_;
   uint8_t reads_in_flight_ = 1;
   uint32_t path_mtu_bytes_ = 0;
+  v1::PathMtu path_mtu_;  // the QP's and the route's, recorded at Connect
   v1::EndpointInfo peer_;
   State state_ = State::kPrepared;
   RunProgress progress_;

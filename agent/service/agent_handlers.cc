@@ -7,13 +7,12 @@
 namespace clustercert::agent {
 
 AgentHandlers::AgentHandlers(AgentIdentity identity, inventory::InventorySource& inventory,
-                             std::function<absl::Time()> now, absl::Duration test_clock_offset,
+                             std::function<absl::Time()> now,
                              inventory::FabricIsolationCollector* isolation)
     : identity_(std::move(identity)),
       inventory_(inventory),
       isolation_(isolation),
       now_(std::move(now)),
-      test_clock_offset_(test_clock_offset),
       started_(now_()) {}
 
 v1::GetVersionResponse AgentHandlers::GetVersion(const v1::GetVersionRequest&) const {
@@ -24,7 +23,7 @@ v1::GetVersionResponse AgentHandlers::GetVersion(const v1::GetVersionRequest&) c
   response.set_hostname(identity_.hostname);
   const absl::Time now = now_();
   response.set_uptime_ms(absl::ToInt64Milliseconds(now - started_));
-  response.set_unix_time_us(absl::ToUnixMicros(now + test_clock_offset_));
+  response.set_unix_time_us(absl::ToUnixMicros(now));
   return response;
 }
 
@@ -32,9 +31,8 @@ v1::ExchangeTimeResponse AgentHandlers::ExchangeTime(const v1::ExchangeTimeReque
                                                      absl::Time received) const {
   v1::ExchangeTimeResponse response;
   response.set_controller_send_unix_us(request.controller_send_unix_us());
-  response.set_receive_unix_us(absl::ToUnixMicros(received + test_clock_offset_));
-  response.set_injected_offset_us(absl::ToInt64Microseconds(test_clock_offset_));
-  response.set_transmit_unix_us(absl::ToUnixMicros(now_() + test_clock_offset_));
+  response.set_receive_unix_us(absl::ToUnixMicros(received));
+  response.set_transmit_unix_us(absl::ToUnixMicros(now_()));
   return response;
 }
 

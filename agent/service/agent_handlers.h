@@ -22,14 +22,12 @@ struct AgentIdentity {
 // with a fake InventorySource and a fixed clock.
 class AgentHandlers {
  public:
-  // `test_clock_offset` shifts every time this agent reports (GetVersion,
-  // ExchangeTime) and is said in each ExchangeTime answer: the test-only
-  // --test-clock-offset-ms flag, zero unless a test sets it.
+  // `now` is the host's clock as it is: a test that needs a skewed agent
+  // runs it under libfaketime (tests/integration/netns_uplink_test.cc).
   // `isolation` answers a GetInventory's IsolationQuery; null on a captured
   // tree (--sysfs-root), whose routes would be this machine's, not the tree's.
   AgentHandlers(AgentIdentity identity, inventory::InventorySource& inventory,
                 std::function<absl::Time()> now,
-                absl::Duration test_clock_offset = absl::ZeroDuration(),
                 inventory::FabricIsolationCollector* isolation = nullptr);
 
   v1::GetVersionResponse GetVersion(const v1::GetVersionRequest& request) const;
@@ -47,7 +45,6 @@ class AgentHandlers {
   inventory::InventorySource& inventory_;
   inventory::FabricIsolationCollector* isolation_;
   std::function<absl::Time()> now_;
-  absl::Duration test_clock_offset_;
   absl::Time started_;
   // One collection at a time: concurrent controllers get consistent reads and
   // the host is not walked twice in parallel.

@@ -150,12 +150,14 @@ grpc::ServerUnaryReactor* NodeAgentService::PrepareEndpoint(
 
 grpc::ServerUnaryReactor* NodeAgentService::ConnectEndpoint(
     grpc::CallbackServerContext* context, const v1::ConnectEndpointRequest* request,
-    v1::ConnectEndpointResponse*) {
+    v1::ConnectEndpointResponse* response) {
   auto* reactor = new EndpointCallReactor(endpoints_, pool_, "ConnectEndpoint",
                                           request->endpoint_id(), CallerOf(context));
   Queue(pool_, context, reactor, "ConnectEndpoint",
-        [this, reactor, request, caller = CallerOf(context)] {
-          Finish(reactor, "ConnectEndpoint", caller, endpoints_.Connect(*request, caller));
+        [this, reactor, request, response, caller = CallerOf(context)] {
+          auto result = endpoints_.Connect(*request, caller);
+          if (result.ok()) *response = std::move(*result);
+          Finish(reactor, "ConnectEndpoint", caller, result.status());
         });
   return reactor;
 }

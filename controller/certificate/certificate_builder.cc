@@ -130,7 +130,6 @@ v1::Certificate BuildCertificate(const plan::Plan& plan, const std::vector<NodeS
       node->set_clock_uncertainty_ms(absl::ToDoubleMilliseconds(clock.uncertainty()));
       node->set_clock_exchanges(clock.exchanges);
       node->set_clock_delay_ms(absl::ToDoubleMilliseconds(clock.delay));
-      node->set_clock_injected_offset_ms(absl::ToDoubleMilliseconds(state.clock->injected_offset));
     }
   }
 

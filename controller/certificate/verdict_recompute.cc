@@ -21,7 +21,6 @@
 #include "google/protobuf/util/message_differencer.h"
 
 namespace clustercert::controller {
-namespace {
 
 // The certificate format that first recorded a check; 2 for every check
 // schema 2 had (schema 1 cannot be recomputed at all).
@@ -32,12 +31,21 @@ uint32_t FormatVersionIntroducing(const std::string& id) {
   for (const char* introduced : kFormat4) {
     if (id == introduced) return 4;
   }
+  // Format 7: DCQCN of each incast round; the module srcversion and load order.
+  if (id == "incast.dcqcn" || id == "incast.cnp_ignored" || id == "stack.srcversion" ||
+      id == "stack.module_order") {
+    return 7;
+  }
   // Format 6: the lossless chain of each bandwidth cell and incast round.
   if (id.rfind("lossless.", 0) == 0 || id.rfind("incast.", 0) == 0) return 6;
+  // Format 7: each pairwise cell's path MTU.
+  if (id == "mtu.path") return 7;
   if (id.rfind("consistency.", 0) == 0) return 4;
   if (id == "mgmt.subnet" || id.rfind("uplink.", 0) == 0) return 3;
   return 2;
 }
+
+namespace {
 
 std::string Describe(const v1::Finding& finding) {
   std::string text = absl::StrCat(checks::StatusText(finding.status()), " (",

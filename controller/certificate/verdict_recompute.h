@@ -1,5 +1,6 @@
 #pragma once
 
+#include <cstdint>
 #include <string>
 #include <vector>
 
@@ -25,5 +26,10 @@ struct VerdictRecheck {
 // all of them. Any edit to a value, a verdict or the plan that changes an
 // outcome shows up as a difference.
 VerdictRecheck RecheckVerdicts(const v1::Certificate& certificate);
+
+// The certificate format that first recorded check `id` (2 for every check
+// format 2 had): verify leaves out of an older certificate's recomputation
+// the checks its release did not have.
+uint32_t FormatVersionIntroducing(const std::string& id);
 
 }  // namespace clustercert::controller

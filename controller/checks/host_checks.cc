@@ -5,17 +5,11 @@
 
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
-#include "absl/strings/str_replace.h"
 #include "absl/strings/string_view.h"
+#include "controller/checks/stack_checks.h"
 
 namespace clustercert::controller::checks {
 namespace {
-
-constexpr char kModulesRemedy[] =
-    "Load the kernel RDMA stack: sudo modprobe ib_uverbs (userspace verbs, so perftest and NCCL, "
-    "need it; it pulls in ib_core) together with the NIC driver (mlx5_core, mlx5_ib); with "
-    "MLNX_OFED run sudo /etc/init.d/openibd restart && sudo systemctl enable openibd so it loads "
-    "at every boot.";
 
 constexpr char kOfedRemedy[] =
     "For anything carrying NCCL traffic in production install MLNX_OFED: sudo ./mlnxofedinstall "
@@ -55,46 +49,6 @@ constexpr char kMissingGpuRemedy[] =
 constexpr char kExtraGpuRemedy[] =
     "The node has more GPUs than the plan lists: correct the plan's gpus so collectives and "
     "topology checks cover every GPU.";
-
-// Module names as lsmod prints them ("ib_core"); /sys/module uses the same form.
-std::string NormalizeModule(absl::string_view name) {
-  return absl::StrReplaceAll(name, {{"-", "_"}});
-}
-
-v1::Finding CheckModules(const CheckContext& context) {
-  FindingBuilder builder = context.Builder("stack.modules", v1::Finding::error);
-  const v1::Stack& stack = context.inventory().stack();
-  std::vector<std::string> loaded, not_loaded, unreported;
-  for (absl::string_view required : {"ib_core", "ib_uverbs"}) {
-    const v1::KernelModule* found = nullptr;
-    for (const v1::KernelModule& module : stack.modules()) {
-      if (NormalizeModule(module.name()) == required) found = &module;
-    }
-    if (found == nullptr) {
-      unreported.emplace_back(required);
-    } else if (found->loaded()) {
-      loaded.emplace_back(required);
-    } else {
-      not_loaded.emplace_back(required);
-    }
-  }
-  const std::string expected = "ib_core, ib_uverbs loaded";
-  if (!not_loaded.empty()) {
-    std::string observed = absl::StrCat(absl::StrJoin(not_loaded, ", "), " not loaded");
-    return builder.Fail(observed, expected,
-                        absl::StrCat(builder.subject(), " has ", observed,
-                                     ", plan expects ib_core and ib_uverbs loaded."),
-                        kModulesRemedy);
-  }
-  if (!unreported.empty()) {
-    return builder.Unknown(ExplainMissing(stack, {"modules"}),
-                           absl::StrCat("state of module ", absl::StrJoin(unreported, ", ")),
-                           expected);
-  }
-  return builder.Pass(
-      expected, expected,
-      absl::StrCat(builder.subject(), " has ib_core and ib_uverbs loaded, as the plan expects."));
-}
 
 v1::Finding CheckOfed(const CheckContext& context) {
   FindingBuilder builder = context.Builder("stack.ofed", v1::Finding::warning);
@@ -199,12 +153,11 @@ v1::Finding CheckGpuCount(const CheckContext& context) {
 }  // namespace
 
 void AppendStackChecks(const CheckContext& context, std::vector<v1::Finding>& findings) {
+  AppendModuleChecks(context, findings);
   if (!context.is_rdma()) {
-    findings.push_back(context.SkippedOnEthernet("stack.modules", v1::Finding::error));
     findings.push_back(context.SkippedOnEthernet("stack.ofed", v1::Finding::warning));
     return;
   }
-  findings.push_back(CheckModules(context));
   findings.push_back(CheckOfed(context));
 }
 

@@ -8,7 +8,8 @@
 namespace clustercert::controller::checks {
 
 // The host software stack, first in the seed's triage order:
-//   stack.modules (error, roce/infiniband): ib_core and ib_uverbs loaded.
+//   stack.modules, stack.srcversion, stack.module_order (roce/infiniband):
+//     AppendModuleChecks (stack_checks.h).
 //   stack.ofed (warning, roce/infiniband, when expect.ofed): MLNX_OFED installed.
 void AppendStackChecks(const CheckContext& context, std::vector<v1::Finding>& findings);
 

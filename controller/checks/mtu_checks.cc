@@ -1,11 +1,13 @@
 #include "controller/checks/mtu_checks.h"
 
 #include <cstdint>
+#include <optional>
 #include <string>
 #include <vector>
 
 #include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
+#include "absl/strings/str_join.h"
 
 namespace clustercert::controller::checks {
 namespace {
@@ -135,6 +137,215 @@ void AppendMtuChecks(const CheckContext& context, std::vector<v1::Finding>& find
     if (context.is_roce()) findings.push_back(CheckNetdevMtu(context, rail_port));
     findings.push_back(CheckActiveMtu(context, rail_port));
   }
+}
+
+}  // namespace clustercert::controller::checks
+
+namespace clustercert::controller::checks {
+namespace {
+
+constexpr char kPathMtuId[] = "mtu.path";
+
+struct PathEnd {
+  const std::string& node;
+  const std::string& other;
+  const v1::PeerTestResult& result;
+};
+
+// "node1 mlx5_0 -> node2" / "node1 -> node2": the cell.
+std::string CellSubject(const v1::PairResult& pair) {
+  return absl::StrCat(pair.client(), pair.rail().empty() ? "" : " " + pair.rail(), " -> ",
+                      pair.server(), " ", pair.test());
+}
+
+v1::Finding PathFinding(const v1::PairResult& pair, v1::Finding::Status status) {
+  v1::Finding finding;
+  finding.set_id(kPathMtuId);
+  finding.set_node(pair.client());
+  finding.set_device(pair.rail());
+  finding.set_status(status);
+  finding.set_severity(v1::Finding::error);
+  return finding;
+}
+
+// The failing mtu.netdev finding of `node`, as a clause; empty when none.
+std::string NetdevClause(const std::vector<v1::Finding>& inventory_checks,
+                         const std::string& node) {
+  for (const v1::Finding& finding : inventory_checks) {
+    if (finding.id() == "mtu.netdev" && finding.node() == node &&
+        finding.status() == v1::Finding::fail) {
+      return absl::StrCat(" (mtu.netdev: ", finding.message(), ")");
+    }
+  }
+  return "";
+}
+
+struct PathTroubles {
+  std::vector<std::string> sentences;
+  std::vector<std::string> remedies;
+  std::vector<std::string> observed;
+  bool any_figure = false;
+};
+
+// The route figures one end recorded against the plan's netdev MTU.
+void JudgeRoute(const PathEnd& end, int64_t plan_mtu,
+                const std::vector<v1::Finding>& inventory_checks, PathTroubles& troubles) {
+  const v1::PathMtu& mtu = end.result.path_mtu();
+  if (!mtu.has_local_route_mtu()) return;
+  troubles.any_figure = true;
+  const std::string to = mtu.peer_address().empty() ? end.other : mtu.peer_address();
+  absl::StrAppend(&troubles.observed.emplace_back(), end.node, "'s route to ", to, " ",
+                  mtu.local_route_mtu());
+  if (mtu.local_route_mtu() < plan_mtu) {
+    troubles.sentences.push_back(absl::StrCat(end.node, "'s route to ", to, " has mtu ",
+                                              mtu.local_route_mtu(),
+                                              NetdevClause(inventory_checks, end.node), "."));
+    troubles.remedies.push_back(absl::StrCat("On ", end.node, ", raise the data netdev's MTU to ",
+                                             plan_mtu, " (ip link set dev <netdev> mtu ", plan_mtu,
+                                             ") and drop any smaller route mtu (ip route "
+                                             "show ",
+                                             to, "; ip route change ... mtu ", plan_mtu, ")."));
+    return;
+  }
+  if (mtu.has_route_mtu() && mtu.route_mtu() < mtu.local_route_mtu() &&
+      mtu.route_mtu() < plan_mtu) {
+    absl::StrAppend(&troubles.observed.back(), ", ", mtu.route_mtu(), " after a DF probe");
+    troubles.sentences.push_back(absl::StrCat("a hop between ", end.node, " and ", end.other,
+                                              " carries only ", mtu.route_mtu(),
+                                              " bytes (it answered a don't-fragment probe from ",
+                                              end.node, " with ICMP fragmentation-needed)."));
+    troubles.remedies.push_back(
+        absl::StrCat("Check the switch port/VLAN MTU and every router interface between ", end.node,
+                     " and ", end.other, ": set ", plan_mtu, " (or more) end to end."));
+  }
+}
+
+// The QP's path MTU against the plan's active MTU, naming the short port.
+void JudgeQp(const v1::PairResult& pair, const std::vector<PathEnd>& ends, bool infiniband,
+             int64_t plan_ib_mtu, PathTroubles& troubles) {
+  std::optional<uint32_t> qp;
+  for (const PathEnd& end : ends) {
+    if (end.result.path_mtu().has_qp_mtu()) qp = end.result.path_mtu().qp_mtu();
+  }
+  if (!qp) return;
+  troubles.any_figure = true;
+  troubles.observed.push_back(absl::StrCat("QP path MTU ", *qp));
+  if (*qp >= plan_ib_mtu) return;
+  bool named = false;
+  for (const PathEnd& end : ends) {
+    const v1::PathMtu& mtu = end.result.path_mtu();
+    if (!mtu.has_port_active_mtu() || mtu.port_active_mtu() >= plan_ib_mtu) continue;
+    named = true;
+    troubles.sentences.push_back(absl::StrCat(
+        end.node, " ", pair.rail(), "'s port has active MTU ", mtu.port_active_mtu(),
+        infiniband ? ", below the subnet manager's plan." : ": its netdev MTU is short."));
+  }
+  if (!named) {
+    troubles.sentences.push_back(
+        absl::StrCat("the QP ran at path MTU ", *qp, ", below the plan's ", plan_ib_mtu, "."));
+  }
+  troubles.remedies.push_back(
+      infiniband ? "Set the subnet manager's partition MTU to 4096 (opensm partitions.conf mtu=5)."
+                 : "RoCE picks the largest IB MTU that fits the netdev MTU (9000 gives 4096): "
+                   "set the netdev MTU of the port named to 9000.");
+}
+
+std::string JoinedNotes(const std::vector<PathEnd>& ends) {
+  std::string notes;
+  for (const PathEnd& end : ends) {
+    if (end.result.path_mtu().note().empty()) continue;
+    absl::StrAppend(&notes, notes.empty() ? "" : "; ", end.node, ": ",
+                    end.result.path_mtu().note());
+  }
+  return notes;
+}
+
+}  // namespace
+
+v1::Finding JudgePathMtu(const plan::Plan& plan, const v1::PairResult& pair,
+                         const std::vector<v1::Finding>& inventory_checks) {
+  const std::string subject = CellSubject(pair);
+  const bool verbs = pair.engine() != "tcp";
+  const bool infiniband = plan.fabric.type == plan::FabricType::kInfiniband;
+  const std::string expected =
+      verbs
+          ? absl::StrCat("QP path MTU >= ", plan.fabric.active_mtu,
+                         infiniband ? "" : absl::StrCat(", route >= ", plan.fabric.min_netdev_mtu))
+          : absl::StrCat("route >= ", plan.fabric.min_netdev_mtu);
+  std::vector<PathEnd> ends;
+  if (pair.client_result().has_path_mtu()) {
+    ends.push_back({pair.client(), pair.server(), pair.client_result()});
+  }
+  if (pair.server_result().has_path_mtu()) {
+    ends.push_back({pair.server(), pair.client(), pair.server_result()});
+  }
+  if (ends.empty()) {
+    v1::Finding finding = PathFinding(pair, v1::Finding::unknown);
+    const std::string why = pair.ok() ? "the node-agents recorded no path MTU (an agent older "
+                                        "than mtu.path)"
+                                      : "the test failed before either end returned its path "
+                                        "MTU (neither end connected)";
+    finding.set_observed(absl::StrCat("unknown: ", why));
+    finding.set_expected(expected);
+    finding.set_message(absl::StrCat(subject, ": the path MTU is unknown: ", why, "."));
+    finding.set_remedy(pair.ok() ? "Upgrade the node-agents and re-run the pairwise phase; an "
+                                   "unknown never counts as a pass."
+                                 : "Fix what the cell's pairwise verdict names and re-run; a "
+                                   "stall's message names the MTU when the route explains it.");
+    return finding;
+  }
+  PathTroubles troubles;
+  if (verbs) JudgeQp(pair, ends, infiniband, plan.fabric.active_mtu, troubles);
+  if (!verbs || !infiniband) {
+    for (const PathEnd& end : ends) {
+      JudgeRoute(end, plan.fabric.min_netdev_mtu, inventory_checks, troubles);
+    }
+  }
+  const std::string notes = JoinedNotes(ends);
+  const std::string observed =
+      troubles.observed.empty() ? "no figure" : absl::StrJoin(troubles.observed, "; ");
+  if (!troubles.sentences.empty()) {
+    v1::Finding finding = PathFinding(pair, v1::Finding::fail);
+    // A failed run returned no result: the figures are the ones its ends
+    // measured while connecting (ConnectEndpointResponse).
+    finding.set_observed(pair.ok() ? observed
+                                   : absl::StrCat(observed, " at connect; the run failed"));
+    finding.set_expected(expected);
+    finding.set_message(absl::StrCat(subject, ": ", absl::StrJoin(troubles.sentences, " ")));
+    finding.set_remedy(absl::StrJoin(troubles.remedies, " "));
+    return finding;
+  }
+  if (!troubles.any_figure) {
+    v1::Finding finding = PathFinding(pair, v1::Finding::unknown);
+    finding.set_observed(absl::StrCat("unknown: ", notes.empty() ? "no figure recorded" : notes));
+    finding.set_expected(expected);
+    finding.set_message(absl::StrCat(subject, ": the path MTU could not be read (", notes, ")."));
+    finding.set_remedy(
+        "Give the data netdevs IP addresses on the plan's data plane so the "
+        "route can be read, and re-run.");
+    return finding;
+  }
+  if (!pair.ok()) {
+    // The figures fit the plan, but no full-size packet was shown to cross:
+    // an L2 hop that drops big frames without ICMP is not ruled out.
+    v1::Finding finding = PathFinding(pair, v1::Finding::unknown);
+    finding.set_observed(absl::StrCat("unknown: ", observed, " at connect; the run failed"));
+    finding.set_expected(expected);
+    finding.set_message(absl::StrCat(
+        subject, ": the routes measured at connect carry the plan's MTU (", observed,
+        "), but the test failed before a full-size packet crossed the path: a switch port or "
+        "VLAN that drops big frames without answering is not ruled out."));
+    finding.set_remedy(
+        "Fix what the cell's pairwise verdict names and re-run; if the data stalled, check "
+        "the MTU of every switch port and VLAN between the two nodes.");
+    return finding;
+  }
+  v1::Finding finding = PathFinding(pair, v1::Finding::pass);
+  finding.set_observed(observed);
+  finding.set_expected(expected);
+  finding.set_message(absl::StrCat(subject, ": path MTU ", observed, ", plan expects ", expected,
+                                   notes.empty() ? "" : absl::StrCat(" (", notes, ")"), "."));
+  return finding;
 }
 
 }  // namespace clustercert::controller::checks

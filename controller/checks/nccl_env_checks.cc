@@ -37,10 +37,11 @@ bool Agrees(const std::string& name, const std::string& value, const std::string
 }
 
 std::string Remedy(const std::string& name, const std::string& derived) {
-  return absl::StrCat("Remove ", name, " from collectives.env (clustercert sets ", name, "=",
-                      derived, " from the plan), or correct it to ", derived,
-                      "; the plan's rails, fabric.roce and the management netdev are the source "
-                      "of truth.");
+  return absl::StrCat(
+      "Remove ", name, " from collectives.env (clustercert sets ", name, "=", derived,
+      " from the plan), or correct it to ", derived,
+      "; the plan's rails, fabric.roce, fabric.infiniband and the data netdev are the source "
+      "of truth.");
 }
 
 // The data-plane netdev NCCL's sockets (bootstrap, and NET/Socket should IB
@@ -64,6 +65,11 @@ std::map<std::string, std::string> DerivedNcclEnv(const plan::Plan& plan, const 
   std::map<std::string, std::string> env;
   if (plan.fabric.type == plan::FabricType::kEthernet) return env;
   if (!node.rails.empty()) env["NCCL_IB_HCA"] = absl::StrCat("=", absl::StrJoin(node.rails, ","));
+  if (plan.fabric.type == plan::FabricType::kInfiniband) {
+    // The SL the verbs tests send on; NCCL's QPs would otherwise take SL 0
+    // and ride whichever virtual lane the subnet manager maps that to.
+    env["NCCL_IB_SL"] = absl::StrCat(plan.fabric.infiniband.service_level);
+  }
   if (plan.fabric.type == plan::FabricType::kRoce) {
     const plan::RoceSettings& roce = plan.fabric.roce;
     env["NCCL_IB_GID_INDEX"] = absl::StrCat(roce.gid_index);

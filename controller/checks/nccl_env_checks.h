@@ -16,10 +16,11 @@ namespace clustercert::controller::checks {
 //   NCCL_IB_HCA         "=mlx5_0,mlx5_1": the node's rails, exact names
 //   NCCL_IB_GID_INDEX   fabric.roce.gid_index (RoCE)
 //   NCCL_IB_TC          DSCP << 2 | ECN (the traffic class qos.traffic_class expects; RoCE)
+//   NCCL_IB_SL          fabric.infiniband.service_level (InfiniBand)
 //   NCCL_SOCKET_IFNAME  "=<data netdev>": the netdev holding data_ip, else the
 //                       first rail's netdev; NCCL's sockets stay on the data
 //                       plane, never the management network
-// InfiniBand gets the HCA list only; an ethernet (TCP-only) fabric nothing.
+// InfiniBand gets the HCA list and the SL; an ethernet (TCP-only) fabric nothing.
 // `inventory` may be null (no management netdev then).
 std::map<std::string, std::string> DerivedNcclEnv(const plan::Plan& plan, const plan::Node& node,
                                                   const v1::Inventory* inventory);

@@ -31,6 +31,19 @@ std::string RailAddress(const NodeState& node) {
 
 }  // namespace
 
+std::map<std::string, std::string> NcclEnvFor(const plan::Plan& plan, const NodeState& node) {
+  std::map<std::string, std::string> env = plan.collectives.env;
+  // The rails, GID, traffic class, service level and bootstrap interface
+  // follow from the plan; a value the plan's env sets wins (collectives.env
+  // says when the two disagree).
+  const v1::Inventory* inventory = node.inventory ? &*node.inventory : nullptr;
+  for (const auto& [name, value] : checks::DerivedNcclEnv(plan, node.node, inventory)) {
+    env.insert({name, value});
+  }
+  env.insert({"NCCL_DEBUG", "INFO"});
+  return env;
+}
+
 std::string GlooTransportFor(const plan::Plan& plan, const NodeState& node) {
   switch (plan.collectives.transport) {
     case plan::GlooTransport::kTcp:
@@ -66,18 +79,11 @@ absl::StatusOr<v1::CollectiveJobSpec> BuildJobSpec(const plan::Plan& plan, const
   sweep->set_warmup_iters(collectives.warmup_iters);
   sweep->set_iters(collectives.iters);
   sweep->set_in_place(true);
-  for (const auto& [name, value] : collectives.env) (*spec.mutable_env())[name] = value;
   if (nccl) {
-    // The rails, GID, traffic class and bootstrap interface follow from the
-    // plan; a value the plan's env sets wins (collectives.env says when the
-    // two disagree).
-    const v1::Inventory* inventory = node.inventory ? &*node.inventory : nullptr;
-    for (const auto& [name, value] : checks::DerivedNcclEnv(plan, node.node, inventory)) {
-      spec.mutable_env()->insert({name, value});
-    }
+    for (const auto& [name, value] : NcclEnvFor(plan, node)) (*spec.mutable_env())[name] = value;
+  } else {
+    for (const auto& [name, value] : collectives.env) (*spec.mutable_env())[name] = value;
   }
-  if (nccl && collectives.env.count("NCCL_DEBUG") == 0)
-    (*spec.mutable_env())["NCCL_DEBUG"] = "INFO";
   spec.set_timeout_ms(
       static_cast<uint32_t>(std::lround(absl::ToDoubleMilliseconds(collectives.timeout))));
   if (nccl) return spec;

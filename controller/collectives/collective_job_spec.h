@@ -1,5 +1,6 @@
 #pragma once
 
+#include <map>
 #include <string>
 #include <vector>
 
@@ -27,6 +28,13 @@ struct RankBlock {
 absl::StatusOr<v1::CollectiveJobSpec> BuildJobSpec(const plan::Plan& plan, const NodeState& node,
                                                    RankBlock block, int world_size,
                                                    const std::string& operation = "all_reduce");
+
+// The NCCL environment of `node`'s ranks, whoever starts them (the agents'
+// workers or mpirun's -x): the plan's collectives.env, then what the plan
+// implies for the node (checks::DerivedNcclEnv: NCCL_IB_HCA,
+// NCCL_IB_GID_INDEX, NCCL_IB_TC, NCCL_IB_SL, NCCL_SOCKET_IFNAME) where the
+// env leaves it unset, and NCCL_DEBUG=INFO unless set.
+std::map<std::string, std::string> NcclEnvFor(const plan::Plan& plan, const NodeState& node);
 
 // "tcp" | "ibverbs": the gloo transport for this node under the plan
 // (auto = ibverbs where the first rail is a live RDMA device).

@@ -9,6 +9,7 @@
 #include "absl/strings/str_format.h"
 #include "common/non_finite.h"
 #include "controller/checks/finding_builder.h"
+#include "controller/collectives/gloo_devices.h"
 #include "controller/collectives/legacy_collective_verdicts.h"
 
 namespace clustercert::controller {
@@ -171,6 +172,9 @@ v1::Finding JudgeTransport(const plan::Plan& plan, const v1::CollectiveSweep& sw
                            const std::string& expected_gloo, uint32_t format) {
   FindingBuilder builder = SweepBuilder("collectives.transport", v1::Finding::error, sweep, format);
   if (!IsNccl(plan)) {
+    // What the ranks' devices said they were; a certificate from before the
+    // ranks reported it has none and keeps its rule (the transport field).
+    if (sweep.gloo_devices_size() > 0) return JudgeGlooDevices(builder, sweep, expected_gloo);
     const std::string expected = absl::StrCat("gloo ", expected_gloo);
     if (sweep.transport().empty()) {
       return builder.Unknown(checks::MissingBecause("no rank reported its transport"), "transport",

@@ -17,7 +17,8 @@ namespace clustercert::controller {
 //   collectives.correctness  no element held a wrong sum (#wrong = 0)
 //   collectives.busbw        large-message busbw >= min_busbw_gbytes (between nodes)
 //   collectives.transport    NCCL used NET/IB (GDRDMA where peermem is expected), never
-//                            NET/Socket; gloo used the transport asked for
+//                            NET/Socket; gloo's ranks created the device the plan
+//                            asks for (what each device said it was: gloo_devices.h)
 //
 // `format`: the certificate format whose rules apply (verify recomputes an
 // older certificate by its own; legacy_collective_verdicts.h).

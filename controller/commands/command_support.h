@@ -31,6 +31,7 @@ struct CommandOptions {
   bool json = false;         // --json: machine-readable stdout
   bool color = false;        // resolved from --color and the terminal
   bool quiet = false;        // --quiet: no progress lines
+  bool verbose = false;      // --verbose: run lists passing and skipped checks too
   double noise = 0.10;       // --noise: diff's relative band within which a change is noise
   std::string pubkey;        // --pubkey: verify against this public key
   std::string trust_dir;     // --trust-dir: verify trusts the *.pub keys in this directory

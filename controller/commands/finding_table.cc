@@ -168,12 +168,53 @@ std::string RenderCondensed(const std::vector<NodeState>& nodes,
   return out;
 }
 
+bool PassedOrSkipped(const v1::Finding& f) {
+  return f.status() == v1::Finding::pass || f.status() == v1::Finding::skipped;
+}
+
+// Hidden rows tallied over every table, for the closing hint.
+struct HiddenCount {
+  int passed = 0;
+  int skipped = 0;
+};
+
+// One node's (or the cluster's) checks: every row when `all_rows`, else
+// the ones that did not pass under a title that counts the rest; a title
+// alone when nothing else is left.
+void RenderSection(std::string& out, const std::string& title,
+                   const std::vector<const v1::Finding*>& rows, bool color, bool all_rows,
+                   HiddenCount& hidden) {
+  const auto bold = [color](const std::string& text) {
+    return color ? absl::StrCat("\033[1m", text, kReset) : text;
+  };
+  if (all_rows) return RenderTable(out, bold(title), rows, color);
+  std::vector<const v1::Finding*> shown;
+  int passed = 0, skipped = 0;
+  for (const v1::Finding* f : rows) {
+    if (!PassedOrSkipped(*f)) {
+      shown.push_back(f);
+    } else {
+      ++(f->status() == v1::Finding::pass ? passed : skipped);
+    }
+  }
+  hidden.passed += passed;
+  hidden.skipped += skipped;
+  const std::string counted =
+      absl::StrCat(bold(title), ": ", passed, " passed, ", skipped, " skipped");
+  if (shown.empty()) {
+    out += counted + "\n";
+    return;
+  }
+  RenderTable(out, absl::StrCat(counted, ", ", shown.size(), " not passing:"), shown, color);
+}
+
 }  // namespace
 
 std::string RenderFindingTables(const std::vector<NodeState>& nodes,
-                                const std::vector<v1::Finding>& checks, bool color) {
+                                const std::vector<v1::Finding>& checks, bool color, bool all_rows) {
   if (report::CondensedForScale(nodes.size())) return RenderCondensed(nodes, checks, color);
   std::string out;
+  HiddenCount hidden;
   for (const NodeState& state : nodes) {
     std::vector<const v1::Finding*> rows;
     for (const auto& f : checks) {
@@ -182,16 +223,19 @@ std::string RenderFindingTables(const std::vector<NodeState>& nodes,
     std::string title = absl::StrCat(state.node.name, "  (", state.node.agent);
     if (state.reachable) absl::StrAppend(&title, ", agent ", state.version.agent_version());
     absl::StrAppend(&title, ")");
-    title = TerminalText(title);  // before the bold, which is ours
-    if (color) title = absl::StrCat("\033[1m", title, kReset);
-    RenderTable(out, title, rows, color);
+    // Neutralised before the bold, which is ours.
+    RenderSection(out, TerminalText(title), rows, color, all_rows, hidden);
   }
   std::vector<const v1::Finding*> cluster_rows;
   for (const auto& f : checks) {
     if (f.node().empty()) cluster_rows.push_back(&f);
   }
-  if (!cluster_rows.empty())
-    RenderTable(out, color ? "\033[1mcluster\033[0m" : "cluster", cluster_rows, color);
+  if (!cluster_rows.empty()) RenderSection(out, "cluster", cluster_rows, color, all_rows, hidden);
+  if (hidden.passed + hidden.skipped > 0) {
+    out += absl::StrCat("(", hidden.passed, " passed and ", hidden.skipped,
+                        " skipped check(s) not listed: --verbose lists them; report.md and the "
+                        "certificate hold every check)\n\n");
+  }
   return out;
 }
 

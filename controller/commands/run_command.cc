@@ -52,7 +52,8 @@ void PrintRunSummary(const plan::Plan& plan, const std::vector<NodeState>& nodes
                 path.c_str());
     return;
   }
-  std::printf("%s", RenderFindingTables(nodes, result.checks, options.color).c_str());
+  std::printf("%s",
+              RenderFindingTables(nodes, result.checks, options.color, options.verbose).c_str());
   std::vector<std::string> names;
   for (const auto& node : plan.nodes) names.push_back(node.name);
   const std::string csv_path =

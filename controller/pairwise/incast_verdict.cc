@@ -12,6 +12,7 @@
 #include "absl/strings/str_format.h"
 #include "absl/strings/str_join.h"
 #include "common/non_finite.h"
+#include "controller/pairwise/dcqcn_verdict.h"
 #include "controller/pairwise/lossless_verdict.h"
 
 namespace clustercert::controller::pairwise {
@@ -284,6 +285,7 @@ std::vector<v1::Finding> JudgeIncast(const plan::Plan& plan, const v1::IncastRes
       findings.push_back(std::move(finding));
     }
   }
+  for (auto& finding : JudgeDcqcn(plan, round)) findings.push_back(std::move(finding));
   if (round.has_carried()) {
     for (auto& finding : findings) *finding.mutable_carried() = round.carried();
   }

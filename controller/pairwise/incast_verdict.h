@@ -35,6 +35,8 @@ std::string IncastLabel(const v1::IncastResult& round);
 //                     not run (error, or no sender ran) -> unknown
 //   lossless.*        JudgeLossless over the receiver's counters (it receives) and each
 //                     sender's (it sends), on a lossless RoCE plan with a verbs round only
+//   incast.dcqcn, incast.cnp_ignored  JudgeDcqcn (dcqcn_verdict.h): warnings, on a RoCE plan
+//                     with ECN and a verbs round only
 // Findings are error severity, node = the receiver, device = its rail; the
 // messages name the receiver, the rail, the senders and the figures:
 // "incast into node2 mlx5_0 from node1, node3, node4: 3 x ~30 Gb/s = 91.2 Gb/s of 100 Gb/s".

@@ -13,6 +13,7 @@
 #include "controller/collectives/collective_job_spec.h"
 #include "controller/collectives/collective_scopes.h"
 #include "controller/collectives/collective_verdicts.h"
+#include "controller/collectives/gloo_devices.h"
 #include "controller/collectives/mpirun_sweep.h"
 #include "controller/collectives/nccl_transport_record.h"
 #include "controller/collectives/sweep_merge.h"
@@ -29,24 +30,6 @@ std::string NcclUnavailable(const NodeState& node, int ranks) {
   return absl::StrCat(node.node.name, " has ", runtime.gpus_size(), " usable GPU(s) for ", ranks,
                       " NCCL rank(s)",
                       runtime.reason().empty() ? "" : absl::StrCat(" (", runtime.reason(), ")"));
-}
-
-// The gloo transport the ranks reported ("transport tcp 10.0.0.1"), when
-// every rank reported the same one.
-std::string ReportedGlooTransport(const std::vector<std::string>& notes) {
-  std::string seen;
-  for (const std::string& note : notes) {
-    const size_t at = note.find(": transport ");
-    if (at == std::string::npos) continue;
-    std::string rest = note.substr(at + 12);
-    std::string name = rest.substr(0, rest.find(' '));
-    if (seen.empty()) {
-      seen = name;
-    } else if (seen != name) {
-      return "mixed";
-    }
-  }
-  return seen;
 }
 
 // A sweep of `scope` with its nodes and the block of ranks each node runs.
@@ -157,7 +140,8 @@ void RecordRun(const ScopeRunResult& run, v1::CollectiveSweep& sweep) {
     }
     sweep.set_transport(NcclTransportName(sweep.nccl_transport()));
   } else {
-    sweep.set_transport(ReportedGlooTransport(run.notes));
+    // What each rank's gloo device said it was, not its arguments.
+    RecordGlooDevices(run.notes, sweep);
   }
 }
 
@@ -316,34 +300,55 @@ std::vector<v1::CollectiveSweep> CarryBaselineSweeps(const std::vector<NodeState
   return carried;
 }
 
-// The external launcher runs the whole sweep; the agents take no part.
-// One mpirun launch for the all-nodes scope; on a resumed run, the sweep the
-// journal holds instead, and a completed launch goes to the journal.
-CollectivesOutcome RunThroughMpirun(const plan::Plan& plan, Progress& progress, const RunStop* stop,
+// The external launcher: the agents take no part. One mpirun per scope and
+// operation over the nodes that answered (the scopes the agents would run),
+// one after another; on a resumed run the sweeps the journal holds instead,
+// and each completed launch goes to the journal.
+CollectivesOutcome RunThroughMpirun(const std::vector<NodeState>& nodes, const plan::Plan& plan,
+                                    const std::vector<size_t>& reachable, Progress& progress,
+                                    const RerunScope* rerun, const RunStop* stop,
                                     PhaseJournal* journal) {
+  auto stopping = [stop] { return stop != nullptr && stop->requested(); };
   CollectivesOutcome outcome;
-  const v1::CollectiveSweep frame = MpirunSweepFrame(plan);
-  std::optional<v1::CollectiveSweep> taken;
-  if (journal != nullptr && journal->resuming()) {
-    taken = journal->TakeSweep(frame.scope(), {frame.nodes().begin(), frame.nodes().end()});
+  ScopeChoice choice =
+      ChooseScopes(plan.collectives.scopes, reachable, plan.collectives.one_node_every_node);
+  outcome.skipped = choice.skipped;
+  for (const std::string& skipped : choice.skipped) {
+    progress.Line("collectives", "skipped " + skipped);
   }
-  MpirunSweepResult external;
-  if (taken) {
-    progress.Line("collectives", "all-nodes (mpirun): taken over from the journal");
-    external.sweep = std::move(*taken);
-  } else {
-    external = RunMpirunSweep(plan);
-    if (!external.not_run.empty()) {
-      outcome.not_run = external.not_run;
-      return outcome;
+  choice.scopes = ScopesPerOperation(choice.scopes, plan.collectives.operations);
+  std::vector<v1::CollectiveSweep> carried;
+  if (rerun != nullptr) carried = CarryBaselineSweeps(nodes, *rerun, choice.scopes, progress);
+  for (const CollectiveScope& scope : choice.scopes) {
+    if (stopping()) {
+      outcome.skipped.push_back(
+          absl::StrCat(scope.name, " ", scope.operation, ": not run: the run was interrupted"));
+      continue;
     }
-    if (journal != nullptr && !(stop != nullptr && stop->requested())) {
-      journal->RecordSweep(external.sweep);
+    const v1::CollectiveSweep frame = MpirunSweepFrame(plan, nodes, scope);
+    std::optional<v1::CollectiveSweep> taken;
+    if (journal != nullptr && journal->resuming()) {
+      taken = journal->TakeSweep(frame.scope(), {frame.nodes().begin(), frame.nodes().end()},
+                                 scope.operation);
     }
+    if (taken) {
+      progress.Line("collectives", absl::StrCat(scope.name, " ", scope.operation, " (mpirun) on ",
+                                                absl::StrJoin(frame.nodes(), ", "),
+                                                ": taken over from the journal"));
+    } else {
+      MpirunSweepResult external = RunMpirunSweep(plan, nodes, scope);
+      if (!external.not_run.empty()) {
+        outcome.not_run = external.not_run;
+        return outcome;
+      }
+      if (journal != nullptr && !stopping()) journal->RecordSweep(external.sweep);
+      taken = std::move(external.sweep);
+    }
+    PrintSweep(*taken, progress);
+    SetFloor(plan, *taken);
+    outcome.sweeps.push_back(std::move(*taken));
   }
-  PrintSweep(external.sweep, progress);
-  SetFloor(plan, external.sweep);
-  outcome.sweeps.push_back(std::move(external.sweep));
+  for (auto& sweep : carried) outcome.sweeps.push_back(std::move(sweep));
   outcome.checks = JudgeSweeps(plan, outcome.sweeps);
   return outcome;
 }
@@ -391,13 +396,13 @@ void RecordSweeps(std::vector<std::optional<v1::CollectiveSweep>>& swept,
 CollectivesOutcome RunCollectivesPhase(std::vector<NodeState>& nodes, const plan::Plan& plan,
                                        Progress& progress, Clock& clock, const RerunScope* rerun,
                                        const RunStop* stop, PhaseJournal* journal) {
-  if (plan.collectives.launcher == plan::CollectiveLauncher::kMpirun) {
-    return RunThroughMpirun(plan, progress, stop, journal);
-  }
   CollectivesOutcome outcome;
   std::vector<size_t> reachable;
   for (size_t i = 0; i < nodes.size(); ++i) {
     if (nodes[i].reachable && nodes[i].inventory) reachable.push_back(i);
+  }
+  if (plan.collectives.launcher == plan::CollectiveLauncher::kMpirun) {
+    return RunThroughMpirun(nodes, plan, reachable, progress, rerun, stop, journal);
   }
   if (plan.collectives.backend == plan::CollectiveBackend::kNccl) {
     outcome.not_run = NcclNotRunnable(nodes, plan, reachable);

@@ -24,12 +24,12 @@ struct CollectivesOutcome {
 
 // Phase 4: allreduce sweeps at 1 node, 2 nodes and all nodes (the plan's
 // scopes), launched by the agents (ranks as worker processes, the rendezvous
-// relayed by the controller) or, with launcher mpirun, by an external
-// nccl-tests run. Prints each sweep in nccl-tests' layout as it completes.
-// Once `stop` is requested no new sweep starts (the running ones end when
-// their agents' calls are answered for them and their jobs are stopped).
-// Each agent-launched sweep is appended to `journal` as it completes; on a
-// resumed run the sweeps the journal holds are taken over, not run again.
+// relayed by the controller) or, with launcher mpirun, by nccl-tests under
+// OpenMPI, one mpirun per scope and operation. Prints each sweep in nccl-tests' layout as it
+// completes. Once `stop` is requested no new sweep starts (the running ones end when their agents'
+// calls are answered for them and their jobs are stopped). Each agent-launched sweep is appended to
+// `journal` as it completes; on a resumed run the sweeps the journal holds are taken over, not run
+// again.
 CollectivesOutcome RunCollectivesPhase(std::vector<NodeState>& nodes, const plan::Plan& plan,
                                        Progress& progress, Clock& clock,
                                        const RerunScope* rerun = nullptr,

@@ -28,7 +28,6 @@ constexpr int kClockExchanges = 8;
 // when the agent cannot exchange (an older agent answers Unimplemented).
 void MeasureClock(NodeState& state, absl::Duration timeout, Clock& clock) {
   std::vector<TimeExchange> exchanges;
-  absl::Duration injected;
   for (int i = 0; i < kClockExchanges; ++i) {
     v1::ExchangeTimeRequest request;
     const absl::Time t1 = clock.Now();
@@ -39,11 +38,10 @@ void MeasureClock(NodeState& state, absl::Duration timeout, Clock& clock) {
     if (!answer.ok()) return;
     exchanges.push_back(TimeExchange{t1, absl::FromUnixMicros(answer->receive_unix_us()),
                                      absl::FromUnixMicros(answer->transmit_unix_us()), t4});
-    injected = absl::Microseconds(answer->injected_offset_us());
   }
   absl::StatusOr<ClockEstimate> estimate = EstimateClock(exchanges);
   if (!estimate.ok()) return;
-  state.clock = ClockSample{*estimate, injected};
+  state.clock = ClockSample{*estimate};
 }
 
 // One GetVersion per pending node, side by side.
@@ -86,7 +84,7 @@ void AcceptVersion(NodeState& state, const v1::GetVersionResponse& version,
   if (auto estimate =
           EstimateClock({TimeExchange{timing.sent, agent_time, agent_time, timing.received}});
       estimate.ok()) {
-    state.clock = ClockSample{*estimate, absl::ZeroDuration()};
+    state.clock = ClockSample{*estimate};
   }
   progress.Line("connect",
                 absl::StrCat(state.node.name, " ", where, ": agent ", version.agent_version(),
@@ -104,9 +102,8 @@ void AcceptVersion(NodeState& state, const v1::GetVersionResponse& version,
 constexpr size_t kClockWorkers = 16;
 
 // Refines the reachable nodes' clocks (each node's exchanges in order, the
-// nodes side by side) and warns about a test-only clock offset.
-void MeasureClocks(std::vector<NodeState>& nodes, absl::Duration timeout, Progress& progress,
-                   Clock& clock) {
+// nodes side by side).
+void MeasureClocks(std::vector<NodeState>& nodes, absl::Duration timeout, Clock& clock) {
   std::vector<size_t> reached;
   for (size_t i = 0; i < nodes.size(); ++i) {
     if (nodes[i].reachable) reached.push_back(i);
@@ -126,14 +123,6 @@ void MeasureClocks(std::vector<NodeState>& nodes, absl::Duration timeout, Progre
     });
   }
   for (std::thread& thread : clocks) thread.join();
-  for (size_t i : reached) {
-    const NodeState& state = nodes[i];
-    if (!state.clock || state.clock->injected_offset == absl::ZeroDuration()) continue;
-    progress.Line("connect", absl::StrCat("warning: ", state.node.name,
-                                          "'s agent runs with the test-only clock offset ",
-                                          absl::FormatDuration(state.clock->injected_offset),
-                                          " (--test-clock-offset-ms): never use it in production"));
-  }
 }
 
 // Why a node that never answered is unreachable, with where to look.
@@ -174,7 +163,7 @@ int RunConnectPhase(std::vector<NodeState>& nodes, const plan::AgentSettings& se
     }
     pending = std::move(retry);
   }
-  MeasureClocks(nodes, timeout, progress, clock);
+  MeasureClocks(nodes, timeout, clock);
 
   int reachable = 0;
   for (size_t i = 0; i < nodes.size(); ++i) {

@@ -19,7 +19,6 @@ namespace clustercert::controller {
 // (one exchange) for an agent that cannot exchange.
 struct ClockSample {
   ClockEstimate estimate;
-  absl::Duration injected_offset;  // the agent's test-only clock offset flag
 };
 
 // Everything the phases learn about one plan node, in order.

@@ -8,6 +8,7 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
 #include "absl/strings/string_view.h"
+#include "common/grpc_status.h"
 
 namespace clustercert::controller {
 namespace {
@@ -30,6 +31,15 @@ bool ControlPlaneFailure(const char* step, const absl::Status& status) {
   const absl::string_view name = step;
   if (name == "prepare") return absl::IsResourceExhausted(status);
   return (name == "connect" || name == "run") && absl::IsNotFound(status);
+}
+
+// An agent's path MTU as the certificate keeps it: its text fields bounded
+// (the agent is another host; its answer is not trusted to be short).
+v1::PathMtu BoundedPathMtu(v1::PathMtu mtu) {
+  constexpr size_t kMaxNoteBytes = 512;
+  mtu.set_peer_address(ClipValue(mtu.peer_address()));
+  mtu.set_note(TruncateMessage(mtu.note(), kMaxNoteBytes));
+  return mtu;
 }
 
 // One test's state machine; every method runs on the loop's thread. Each
@@ -140,12 +150,17 @@ class BrokeredTest : public std::enable_shared_from_this<BrokeredTest> {
         loop_.Bind<v1::ConnectEndpointResponse>(
             [self = shared_from_this(),
              role](const absl::StatusOr<v1::ConnectEndpointResponse>& answer) {
-              self->Connected(role, answer.status());
+              self->Connected(role, answer);
             }));
   }
 
-  void Connected(Role role, const absl::Status& status) {
+  void Connected(Role role, const absl::StatusOr<v1::ConnectEndpointResponse>& answer) {
     ends_[role].calling = false;
+    const absl::Status& status = answer.status();
+    if (status.ok() && answer->has_path_mtu()) {
+      (role == kClient ? result_.client_path_mtu : result_.server_path_mtu) =
+          BoundedPathMtu(answer->path_mtu());
+    }
     if (!status.ok()) {
       return Fail(Named(ends_[role].side, "connect", status),
                   ControlPlaneFailure("connect", status));

@@ -1,6 +1,7 @@
 #pragma once
 
 #include <functional>
+#include <optional>
 #include <string>
 
 #include "absl/time/time.h"
@@ -61,6 +62,11 @@ struct BrokeredRun {
   v1::PeerTestResult server_result;
   bool has_client_result = false;
   bool has_server_result = false;
+  // The path MTU each end measured while it connected (mtu.path), kept for
+  // a run that then fails and so returns no result; unset where that end's
+  // connect did not succeed.
+  std::optional<v1::PathMtu> client_path_mtu;
+  std::optional<v1::PathMtu> server_path_mtu;
 };
 
 // What the broker tells its caller along the way, on the loop's thread:

@@ -188,9 +188,12 @@ struct Collectives {
   // (sweep/collective_operation.h): all_reduce, all_gather, reduce_scatter,
   // alltoall. all_reduce alone by default.
   std::vector<std::string> operations = {"all_reduce"};
-  // launcher mpirun: the OpenMPI hostfile and the nccl-tests binary.
+  // launcher mpirun: an optional OpenMPI hostfile (the hosts and slots come
+  // from the nodes: --host <agent host>:<ranks>), and the directory holding
+  // nccl-tests' binaries (all_reduce_perf, ...), an absolute path; empty:
+  // each binary by its name on the nodes' PATH.
   std::string hostfile;
-  std::string nccl_tests_binary = "all_reduce_perf";
+  std::string nccl_tests_dir;
 };
 
 struct UplinkTarget {

@@ -266,13 +266,6 @@ void CheckOperations(const Plan& plan, PlanErrorList* errors) {
   const Collectives& collectives = plan.collectives;
   if (errors->HasErrorAt("collectives.operations")) return;
   const auto& operations = collectives.operations;
-  const bool only_all_reduce = operations.size() == 1 && operations[0] == "all_reduce";
-  if (collectives.launcher == CollectiveLauncher::kMpirun && !only_all_reduce) {
-    errors->Add(LocationOf(plan, {"collectives.operations"}), "collectives.operations",
-                "collectives.operations lists " + absl::StrJoin(operations, ", ") +
-                    " but launcher mpirun runs one nccl-tests binary (all_reduce_perf) only; "
-                    "use launcher: agents for other operations, or operations: [all_reduce].");
-  }
   const bool alltoall =
       std::find(operations.begin(), operations.end(), "alltoall") != operations.end();
   if (alltoall && collectives.backend == CollectiveBackend::kGloo &&
@@ -281,6 +274,32 @@ void CheckOperations(const Plan& plan, PlanErrorList* errors) {
                 "collectives.operations lists alltoall but gloo's ibverbs transport has no "
                 "alltoall (it needs unbound buffers, which gloo's ibverbs transport lacks); use "
                 "transport: tcp, backend: nccl, or leave alltoall out.");
+  }
+}
+
+// launcher mpirun names each node to OpenMPI as its agent's host
+// (--host <host>:<ranks>, each scope its own launch). An IPv6 literal does
+// not survive that host:slots syntax, and a host starting with '-' would
+// reach ssh as an option: both are refused here, at the node.
+void CheckMpirunHosts(const Plan& plan, PlanErrorList* errors) {
+  for (size_t i = 0; i < plan.nodes.size(); ++i) {
+    const Node& node = plan.nodes[i];
+    const std::string path = absl::StrCat("nodes[", i, "].agent");
+    if (errors->HasErrorAt(path)) continue;
+    absl::StatusOr<HostPort> agent = ParseHostPort(node.agent);
+    if (!agent.ok()) continue;
+    std::string why;
+    if (agent->host.find(':') != std::string::npos) {
+      why = "is an IPv6 address, which mpirun's --host <host>:<slots> cannot carry";
+    } else if (agent->host.empty() || agent->host[0] == '-') {
+      why = "starts with '-', which ssh would read as an option";
+    }
+    if (why.empty()) continue;
+    errors->Add(LocationOf(plan, {path, absl::StrCat("nodes[", i, "]")}), path,
+                absl::StrCat("collectives.launcher is mpirun, which starts ", node.name,
+                             "'s ranks on its agent's host, but ", agent->host, " ", why,
+                             "; give the node's agent as a host name or IPv4 address, or use "
+                             "launcher: agents."));
   }
 }
 
@@ -303,14 +322,10 @@ void CheckCollectiveModes(const Plan& plan, PlanErrorList* errors) {
   }
   if (!nccl) {
     errors->Add(LocationOf(plan, {"collectives.launcher"}), "collectives.launcher",
-                "collectives.launcher is mpirun, which runs nccl-tests' all_reduce_perf, but the "
+                "collectives.launcher is mpirun, which runs nccl-tests' binaries, but the "
                 "backend is gloo; use launcher: agents with gloo, or backend: nccl.");
   }
-  if (collectives.hostfile.empty() && !errors->HasErrorAt("collectives.hostfile")) {
-    errors->Add(LocationOf(plan, {"collectives.launcher"}), "collectives.hostfile",
-                "collectives.launcher is mpirun but collectives.hostfile is missing; name the "
-                "OpenMPI hostfile (one line per node: \"node1 slots=4\").");
-  }
+  CheckMpirunHosts(plan, errors);
 }
 
 void CheckCollectives(const Plan& plan, PlanErrorList* errors) {

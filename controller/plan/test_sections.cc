@@ -11,6 +11,7 @@
 #include "absl/strings/ascii.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
+#include "absl/strings/str_split.h"
 #include "common/uplink_target.h"
 #include "common/worker_env.h"
 #include "sweep/worker_options.h"
@@ -48,6 +49,73 @@ std::optional<std::vector<std::string>> ReadChoiceList(FieldReader& reader, cons
   }
   if (!ok) return std::nullopt;
   return values;
+}
+
+// An absolute directory of plain components: letters, digits and
+// _ . + - @, no "." or ".." component. mpirun gets it as argv (never a
+// shell) and sends it on to the remote nodes, so it stays a plain path.
+bool IsPlainAbsoluteDirectory(absl::string_view path) {
+  if (path.size() < 2 || path.size() > 1024 || path[0] != '/') return false;
+  for (absl::string_view part : absl::StrSplit(path.substr(1), '/')) {
+    if (part.empty() || part == "." || part == "..") return false;
+    for (char c : part) {
+      if (!absl::ascii_isalnum(static_cast<unsigned char>(c)) && c != '_' && c != '.' && c != '+' &&
+          c != '-' && c != '@') {
+        return false;
+      }
+    }
+  }
+  return true;
+}
+
+// The directory the pre-format-7 key `nccl_tests_binary` (the all_reduce_perf
+// executable, when mpirun ran all_reduce only) names: its directory when it
+// is a path, none when it is the bare name (found on PATH as before).
+// Another executable cannot say where the other operations' binaries are.
+std::optional<std::string> DirectoryOfAllReduceBinary(const std::string& binary) {
+  constexpr absl::string_view kName = "all_reduce_perf";
+  if (binary == kName) return std::string();
+  const size_t slash = binary.rfind('/');
+  if (slash == std::string::npos || slash == 0 || binary.substr(slash + 1) != kName) {
+    return std::nullopt;
+  }
+  std::string dir = binary.substr(0, slash);
+  if (!IsPlainAbsoluteDirectory(dir)) return std::nullopt;
+  return dir;
+}
+
+// collectives.nccl_tests_dir. The single-binary key it replaced still reads
+// (plans and the plans embedded in older certificates use it) when it names
+// all_reduce_perf: the binaries are then looked for beside it.
+void ParseNcclTestsDir(MapReader& collectives, Collectives* out) {
+  constexpr absl::string_view kDirRule =
+      "an absolute directory holding nccl-tests' binaries (all_reduce_perf, all_gather_perf, "
+      "...), written with letters, digits and _ . + - @ and no '.' or '..' component, e.g. "
+      "/opt/nccl-tests/build (launcher mpirun)";
+  FieldReader& reader = *collectives.reader();
+  std::optional<YamlField> field = collectives.Get("nccl_tests_dir");
+  if (std::optional<YamlField> old = collectives.Get("nccl_tests_binary")) {
+    std::optional<std::string> dir;
+    if (old->value.IsScalar()) dir = DirectoryOfAllReduceBinary(old->value.Scalar());
+    if (field.has_value() || !dir.has_value()) {
+      reader.Report(*old,
+                    absl::StrCat(old->path,
+                                 field.has_value() ? " and collectives.nccl_tests_dir are both set"
+                                                   : " must name all_reduce_perf",
+                                 ": launcher mpirun runs one nccl-tests binary per "
+                                 "operation from one directory; replace it with "
+                                 "collectives.nccl_tests_dir set to the directory holding "
+                                 "them (e.g. /opt/nccl-tests/build)."));
+      return;
+    }
+    out->nccl_tests_dir = *dir;
+  }
+  if (!field.has_value()) return;
+  if (!field->value.IsScalar() || !IsPlainAbsoluteDirectory(field->value.Scalar())) {
+    reader.Reject(*field, kDirRule);
+    return;
+  }
+  out->nccl_tests_dir = field->value.Scalar();
 }
 
 void ParseSizes(MapReader& collectives, SizeSweep* sizes) {
@@ -489,9 +557,7 @@ void ParseCollectivesSection(MapReader& top, Collectives* collectives) {
   }
   section->String("hostfile", "a path to an OpenMPI hostfile (launcher mpirun)",
                   &collectives->hostfile);
-  section->String("nccl_tests_binary",
-                  "the all_reduce_perf executable, a name on PATH or a path (launcher mpirun)",
-                  &collectives->nccl_tests_binary);
+  ParseNcclTestsDir(*section, collectives);
   section->Finish();
 }
 

@@ -1,9 +1,11 @@
 #!/bin/bash
 # The rest of a soft-RoCE lab VM's PID 1, run from the host's tree inside the
 # VM (see initramfs-init.sh). Names the two NICs by MAC (mgmt0: management,
-# data0: data plane), addresses them, creates the rxe device on data0, starts
-# the host's node-agent on the management address, then runs the commands the
-# host drops into /run/cclab/cmd (softroce-lab.sh exec), each in the background.
+# data0 or cclab.data_name: data plane), addresses them, creates the rxe
+# device on the data NIC, starts the host's node-agent on the management
+# address (once rxe has its IPv4 GID, or at once with cclab.agent_start=early),
+# then runs the commands the host drops into /run/cclab/cmd (softroce-lab.sh
+# exec), each in the background.
 set -u
 export PATH=/usr/sbin:/usr/bin:/sbin:/bin
 export TMPDIR=/run/tmp HOME=/run/tmp
@@ -35,6 +37,9 @@ data_mac=$(arg data_mac)
 mgmt_ip=$(arg mgmt_ip)
 data_ip=$(arg data_ip)
 data_mtu=$(arg data_mtu)
+data=$(arg data_name)
+data=${data:-data0}
+agent_start=$(arg agent_start)
 
 hostname "node$node"
 ip link set lo up
@@ -43,31 +48,35 @@ for _ in $(seq 50); do
   [ "$(ls /sys/class/net | wc -l)" -ge 3 ] && break
   sleep 0.1
 done
-for dev in /sys/class/net/*; do
-  name=${dev##*/}
-  case "$(cat "$dev/address")" in
-    "$mgmt_mac") ip link set "$name" name mgmt0 ;;
-    "$data_mac") ip link set "$name" name data0 ;;
-  esac
+# mgmt0 first, so a data NIC named eth0 or eth1 never meets a name in use;
+# a data NIC that already has its name (eth0, the variant) is left alone.
+for want in "$mgmt_mac mgmt0" "$data_mac $data"; do
+  for dev in /sys/class/net/*; do
+    name=${dev##*/}
+    [ "$(cat "$dev/address")" = "${want% *}" ] && [ "$name" != "${want#* }" ] &&
+      ip link set "$name" name "${want#* }"
+  done
 done
 [ -e /sys/class/net/mgmt0 ] || fail "no NIC with the management MAC $mgmt_mac (NICs: $(cat /sys/class/net/*/address | tr '\n' ' ')): qemu's -device line in softroce-lab.sh boot_vm sets it"
-[ -e /sys/class/net/data0 ] || fail "no NIC with the data MAC $data_mac (NICs: $(cat /sys/class/net/*/address | tr '\n' ' ')): qemu's -device line in softroce-lab.sh boot_vm sets it"
+[ -e "/sys/class/net/$data" ] || fail "no NIC with the data MAC $data_mac (NICs: $(cat /sys/class/net/*/address | tr '\n' ' ')): qemu's -device line in softroce-lab.sh boot_vm sets it"
 ip link set mgmt0 mtu 1500 up
 ip addr add "$mgmt_ip/24" dev mgmt0
-ip link set data0 mtu "$data_mtu" up
-ip addr add "$data_ip/24" dev data0
+ip link set "$data" mtu "$data_mtu" up
+ip addr add "$data_ip/24" dev "$data"
 
 # crc32_generic first: without it rdma_rxe's ICRC setup fails and `rdma link
 # add` says "No such file or directory".
 modprobe crc32_generic || fail "modprobe crc32_generic failed: rdma_rxe needs it; reinstall linux-image-amd64 on the host"
 modprobe rdma_rxe || fail "modprobe rdma_rxe failed: Debian's kernel ships it as a module; reinstall linux-image-amd64 on the host"
-rdma link add rxe0 type rxe netdev data0 || fail "rdma link add rxe0 type rxe netdev data0 failed (see the lines above): data0 must be up and crc32_generic loaded"
-# The IPv4-mapped RoCE v2 GID (index 1) appears once rxe has seen the address.
+rdma link add rxe0 type rxe netdev "$data" || fail "rdma link add rxe0 type rxe netdev $data failed (see the lines above): $data must be up and crc32_generic loaded"
+# The IPv4-mapped RoCE v2 GID (index 1) appears once rxe has seen the
+# address; the early variant starts the agent without waiting for it.
 for _ in $(seq 100); do
+  [ "$agent_start" = early ] && break
   grep -q ffff /sys/class/infiniband/rxe0/ports/1/gids/1 2>/dev/null && break
   sleep 0.1
 done
-log "rxe0 on data0 ($data_ip, MTU $data_mtu): $(cat /sys/class/infiniband/rxe0/ports/1/rate), GID 1 $(cat /sys/class/infiniband/rxe0/ports/1/gids/1)"
+log "rxe0 on $data ($data_ip, MTU $data_mtu): $(cat /sys/class/infiniband/rxe0/ports/1/rate), GID 1 $(cat /sys/class/infiniband/rxe0/ports/1/gids/1)"
 
 "$agent" --listen "$mgmt_ip:7070" --node-name "node$node" \
   --tls-cert "$state/agent.pem" --tls-key "$state/agent.key" --tls-ca "$state/ca.pem" \

@@ -21,20 +21,15 @@ here=$(cd "$(dirname "$0")" && pwd)
 source_dir=$(cd "$here/../.." && pwd)
 started=$SECONDS
 
-skip() {
-  if [ "${CI:-}" = true ]; then
-    echo "FAIL: frr_lab_test cannot run in CI: $*" >&2
-    exit 1
-  fi
-  echo "SKIP: $*"
-  exit 77
-}
+# skip_or_fail KEY REASON: exit 77 here, a failure under CI=true (docs/testing.md).
+source "$source_dir/tests/support/skip.sh"
+SKIP_TEST_NAME=frr_lab_test
 
-[ "$(id -u)" -eq 0 ] || skip "needs root (network namespaces, FRR's daemons)"
+[ "$(id -u)" -eq 0 ] || skip_or_fail root "needs root (network namespaces, FRR's daemons)"
 for tool in /usr/lib/frr/zebra /usr/lib/frr/bgpd /usr/bin/vtysh /usr/sbin/ip /usr/bin/python3; do
-  [ -x "$tool" ] || skip "$tool is missing: scripts/install-deps.sh installs frr"
+  [ -x "$tool" ] || skip_or_fail frr "$tool is missing: scripts/install-deps.sh installs frr"
 done
-id frr >/dev/null 2>&1 || skip "the frr user is missing: reinstall the frr package"
+id frr >/dev/null 2>&1 || skip_or_fail frr "the frr user is missing: reinstall the frr package"
 
 prefix="cf$(($$ % 100000))"
 dir=$(mktemp -d /tmp/clustercert_frr.XXXXXX)
@@ -86,7 +81,7 @@ link() {  # link NS_A IF_A NS_B IF_B: a veth, made under unique names, then move
 }
 
 for name in host1 host2 leaf; do
-  ip netns add "$(ns $name)" || skip "cannot create network namespaces here"
+  ip netns add "$(ns $name)" || skip_or_fail netns "cannot create network namespaces here"
   ip -n "$(ns $name)" link set lo up
 done
 # The fabric: no IPv4 on these links, only the link-local address the kernel

@@ -121,7 +121,18 @@ TEST_F(LoopbackCollectivesTest, FourAgentsRunEveryScopeAndCertify) {
     for (const auto& note : sweep.notes())
       bound += note.find("transport tcp 127.0.0.1") != std::string::npos;
     EXPECT_EQ(bound, sweep.ranks()) << "every rank binds the data address";
+    // What gloo's tcp device says it is, not the echo of the arguments: the
+    // loopback interface, the data address, and a pair's bound socket on it.
+    ASSERT_EQ(sweep.gloo_devices_size(), sweep.ranks());
+    for (const v1::GlooDevice& device : sweep.gloo_devices()) {
+      EXPECT_EQ(device.transport(), "tcp") << device.description();
+      EXPECT_EQ(device.interface(), "lo") << device.description();
+      EXPECT_EQ(device.address(), "127.0.0.1") << device.description();
+      EXPECT_EQ(device.bound().rfind("[127.0.0.1]:", 0), 0u) << device.bound();
+      EXPECT_EQ(device.asked(), "tcp 127.0.0.1");
+    }
   }
+  EXPECT_EQ(Statuses(certificate)["collectives.transport@all-nodes"], "pass");
   auto statuses = Statuses(certificate);
   EXPECT_EQ(statuses["collectives.run@all-nodes"], "pass");
   EXPECT_EQ(statuses["collectives.correctness@all-nodes"], "pass");

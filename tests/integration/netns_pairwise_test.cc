@@ -18,6 +18,7 @@
 #include "tests/integration/child_process.h"
 #include "tests/integration/controller_output.h"
 #include "tests/integration/test_pki.h"
+#include "tests/support/environment_skip.h"
 
 namespace clustercert::testing {
 namespace {
@@ -29,13 +30,14 @@ const std::string kLab = std::string(CLUSTERCERT_SOURCE_DIR) + "/tests/integrati
 class NetnsPairwiseTest : public ::testing::Test {
  protected:
   void SetUp() override {
-    if (::geteuid() != 0) GTEST_SKIP() << "needs root to create network namespaces";
+    if (::geteuid() != 0) SKIP_FOR_ENVIRONMENT("root") << "needs root to create network namespaces";
     prefix_ = "cc" + std::to_string(::getpid() % 100000);
     dir_ = fs::temp_directory_path() / ("clustercert_netns_" + prefix_);
     fs::remove_all(dir_);
     fs::create_directories(dir_);
     CommandResult up = RunCommand({"/bin/bash", kLab, "up", prefix_}, (dir_ / "lab").string());
-    if (up.exit_code != 0) GTEST_SKIP() << "cannot build the namespace lab here: " << up.err;
+    if (up.exit_code != 0)
+      SKIP_FOR_ENVIRONMENT("netns") << "cannot build the namespace lab here: " << up.err;
     // Off loopback the agents serve mutual TLS only (--insecure is loopback-only).
     pki_ = TestPki::Make((dir_ / "pki").string(), {"node1=10.201.1.1", "node2=10.201.1.2",
                                                    "node3=10.201.1.3", "node4=10.201.1.4"});

@@ -20,19 +20,14 @@ source_dir=$(cd "$here/../.." && pwd)
 lab="$here/netns_lab.sh"
 started=$SECONDS
 
-skip() {
-  if [ "${CI:-}" = true ]; then
-    echo "FAIL: slurm_test cannot run in CI: $*" >&2
-    exit 1
-  fi
-  echo "SKIP: $*"
-  exit 77
-}
+# skip_or_fail KEY REASON: exit 77 here, a failure under CI=true (docs/testing.md).
+source "$source_dir/tests/support/skip.sh"
+SKIP_TEST_NAME=slurm_test
 
-[ "$(id -u)" -eq 0 ] || skip "needs root (network namespaces; slurmctld and slurmd as root)"
+[ "$(id -u)" -eq 0 ] || skip_or_fail root "needs root (network namespaces; slurmctld and slurmd as root)"
 for tool in /usr/sbin/slurmctld /usr/sbin/slurmd /usr/sbin/munged /usr/bin/scontrol /usr/sbin/ip \
   /usr/bin/nsenter; do
-  [ -x "$tool" ] || skip "$tool is missing: scripts/install-deps.sh installs slurm-wlm and munge"
+  [ -x "$tool" ] || skip_or_fail slurm "$tool is missing: scripts/install-deps.sh installs slurm-wlm and munge"
 done
 
 prefix="cs$(($$ % 100000))"
@@ -64,7 +59,7 @@ ns() { echo "$prefix-$1"; }
 in_ctl() { ip netns exec "$(ns ctl)" "$@"; }
 
 # --- the namespace cluster, its PKI and agents -----------------------------
-bash "$lab" up "$prefix" >/dev/null || skip "cannot build the namespace lab here"
+bash "$lab" up "$prefix" >/dev/null || skip_or_fail netns "cannot build the namespace lab here"
 bash "$source_dir/deploy/pki.sh" "$dir/pki" node1=10.201.1.1 node2=10.201.1.2 \
   node3=10.201.1.3 node4=10.201.1.4 >"$dir/pki.log" 2>&1 || fail "deploy/pki.sh: $(cat "$dir/pki.log")"
 for n in 1 2 3 4; do

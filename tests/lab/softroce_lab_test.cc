@@ -9,9 +9,11 @@
 // Root only, and slow (TCG emulation): CLUSTERCERT_LAB=0 skips it.
 #include <unistd.h>
 
+#include <algorithm>
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
+#include <iostream>
 #include <map>
 #include <regex>
 #include <sstream>
@@ -25,6 +27,7 @@
 #include "gtest/gtest.h"
 #include "tests/integration/child_process.h"
 #include "tests/integration/controller_output.h"
+#include "tests/support/environment_skip.h"
 
 namespace clustercert::testing {
 namespace {
@@ -32,10 +35,15 @@ namespace {
 namespace fs = std::filesystem;
 
 const std::string kLab = std::string(CLUSTERCERT_SOURCE_DIR) + "/deploy/lab/softroce-lab.sh";
-const std::string kPlan = std::string(CLUSTERCERT_SOURCE_DIR) + "/plans/lab-softroce.yaml";
 constexpr int kNodes = 4;
 // The lab's name, which tests/CMakeLists.txt gives the fixture too.
 constexpr char kLabName[] = CLUSTERCERT_LAB_NAME;
+// plans/lab-softroce.yaml's fabric.link_rate_gbps: what rxe reports.
+constexpr double kLineRateGbps = 2.5;
+// The calibration rule (plans/lab-softroce.yaml, docs/lab.md): bandwidth
+// >= 0.7 x perftest's, latency typical <= 2 x perftest's.
+constexpr double kBandwidthShare = 0.7;
+constexpr double kLatencyFactor = 2;
 // The GRH traffic class the lab plan's fabric.roce asks for: its defaults,
 // DSCP 26 with ECT(0) (plan::RoceTrafficClass), which rdma_rxe copies into
 // the IP TOS byte of every packet of the QP.
@@ -43,6 +51,55 @@ constexpr int kPlanTrafficClass = 26 << 2 | 0b10;
 
 // Made empty by the fixture's boot (softroce_lab_fixture.sh): the same path.
 fs::path WorkDir() { return fs::path("/var/tmp") / (std::string(kLabName) + "-work"); }
+
+// softroce-lab.sh's state folder for this lab (its default, /var/tmp/cclab-NAME),
+// where `calibrate` (the fixture lab_softroce_calibrate) writes perftest's
+// figures and the lab plan with the floors derived from them.
+fs::path LabState() { return fs::path("/var/tmp") / (std::string("cclab-") + kLabName); }
+const std::string kPlan = (LabState() / "lab-softroce.yaml").string();
+
+// perftest's figures on this lab, as `softroce-lab.sh calibrate` measured them
+// (key=value lines in LabState()/calibration).
+struct Calibration {
+  double write_bw_gbps = 0;
+  double send_bw_gbps = 0;
+  double bw_floor_basis_gbps = 0;  // perftest's slowest bandwidth run
+  double write_lat_typical_us = 0;
+  double retries_per_gb = -1;
+  std::string text;
+};
+
+Calibration ReadCalibration() {
+  Calibration calibration;
+  calibration.text = ReadFile((LabState() / "calibration").string());
+  std::istringstream lines(calibration.text);
+  std::string line;
+  while (std::getline(lines, line)) {
+    const size_t eq = line.find('=');
+    if (line.empty() || line[0] == '#' || eq == std::string::npos) continue;
+    const std::string key = line.substr(0, eq);
+    const double value = std::strtod(line.c_str() + eq + 1, nullptr);
+    if (key == "write_bw_gbps") calibration.write_bw_gbps = value;
+    if (key == "send_bw_gbps") calibration.send_bw_gbps = value;
+    if (key == "write_lat_typical_us") calibration.write_lat_typical_us = value;
+    if (key == "retries_per_gb") calibration.retries_per_gb = value;
+    if (key == "bw_floor_basis_gbps") calibration.bw_floor_basis_gbps = value;
+  }
+  return calibration;
+}
+
+// The Gb/s the plan's one bandwidth floor is 0.7 x of: perftest's slowest
+// run of ib_write_bw and ib_send_bw (softroce-lab.sh calibrate says why).
+double FloorBasisGbps(const Calibration& calibration) { return calibration.bw_floor_basis_gbps; }
+
+// The number after "KEY:" on the plan's line marked "# calibrated"; -1 if none.
+double CalibratedFloor(const std::string& plan, const std::string& key) {
+  std::smatch match;
+  if (!std::regex_search(plan, match, std::regex("\\n  " + key + ": ([0-9.e+-]+) *# calibrated"))) {
+    return -1;
+  }
+  return std::strtod(std::string(match[1]).c_str(), nullptr);
+}
 
 // softroce-lab.sh ARGS..., with this suite's lab name and the build under test.
 std::vector<std::string> LabArgv(std::vector<std::string> args) {
@@ -61,15 +118,19 @@ class SoftRoceLabTest : public ::testing::Test {
  protected:
   static void SetUpTestSuite() {
     if (::geteuid() != 0) {
+      skip_key_ = "root";
       skip_reason_ = "needs root (network namespace, taps, qemu)";
       return;
     }
     const char* lab = std::getenv("CLUSTERCERT_LAB");
-    if (lab != nullptr && std::string(lab) == "0") skip_reason_ = "CLUSTERCERT_LAB=0";
+    if (lab != nullptr && std::string(lab) == "0") {
+      skip_key_ = "lab-disabled";
+      skip_reason_ = "CLUSTERCERT_LAB=0 (unset it to run the lab)";
+    }
   }
 
   void SetUp() override {
-    if (!skip_reason_.empty()) GTEST_SKIP() << skip_reason_;
+    if (!skip_reason_.empty()) SKIP_FOR_ENVIRONMENT(skip_key_) << skip_reason_;
     // The lab is booted once for every test by ctest's fixture
     // (tests/lab/softroce_lab_fixture.sh), one way for CI and by hand.
     // Every test starts on unshaped links: a test that failed before its
@@ -81,6 +142,14 @@ class SoftRoceLabTest : public ::testing::Test {
           << "): run the lab tests through ctest (ctest --test-dir build -L lab, or -R "
           << "lab_softroce_healthy), whose fixture lab_softroce_up boots the lab first";
     }
+    calibration_ = ReadCalibration();
+    ASSERT_GT(calibration_.write_bw_gbps, 0)
+        << "lab " << kLabName << " has no perftest calibration in " << LabState()
+        << "/calibration (" << calibration_.text << "): run the lab tests through ctest, whose "
+        << "fixture lab_softroce_calibrate runs `softroce-lab.sh calibrate` after the boot";
+    ASSERT_GT(calibration_.send_bw_gbps, 0) << calibration_.text;
+    ASSERT_GT(calibration_.bw_floor_basis_gbps, 0) << calibration_.text;
+    ASSERT_GT(calibration_.write_lat_typical_us, 0) << calibration_.text;
   }
 
   // controller run PLAN on the lab's controller seat; the certificate it wrote.
@@ -92,9 +161,12 @@ class SoftRoceLabTest : public ::testing::Test {
     return CertificateFromOutput(run->out);
   }
 
+  static std::string skip_key_;  // tests/allowed_skips.txt's kind of key
   static std::string skip_reason_;
+  Calibration calibration_;
 };
 
+std::string SoftRoceLabTest::skip_key_;
 std::string SoftRoceLabTest::skip_reason_;
 
 // Where the healthy run's certificate path is kept, for the slowed run to
@@ -236,6 +308,18 @@ TEST_F(SoftRoceLabTest, HealthyLabIsCertifiedWithRealVerbs) {
     std::ofstream(HealthyCertificateNote()) << CertificatePathFromOutput(run.out);
   EXPECT_EQ(certificate.verdict(), "certified") << run.out;
 
+  // The floors the run was judged by are perftest's on this lab, measured
+  // beside the same load (lab_softroce_calibrate), by the plan's rule.
+  const std::string plan = ReadFile(kPlan);
+  EXPECT_NEAR(CalibratedFloor(plan, "min_fraction_of_line_rate") * kLineRateGbps,
+              kBandwidthShare * FloorBasisGbps(calibration_), 1e-5)
+      << calibration_.text << plan;
+  EXPECT_NEAR(CalibratedFloor(plan, "max_latency_us"),
+              kLatencyFactor * calibration_.write_lat_typical_us, 1.0)
+      << calibration_.text << plan;
+  EXPECT_GE(CalibratedFloor(plan, "max_retries_per_gb"), calibration_.retries_per_gb)
+      << calibration_.text << plan;
+
   // Inventory: the live rxe sysfs and ibv_query_port, as libibverbs sees them.
   ASSERT_EQ(certificate.nodes_size(), kNodes);
   for (int n = 1; n <= kNodes; ++n) {
@@ -287,12 +371,24 @@ TEST_F(SoftRoceLabTest, HealthyLabIsCertifiedWithRealVerbs) {
     EXPECT_EQ(pfc->status(), v1::Finding::skipped) << pfc->message();
   }
 
-  // Pairwise: every unordered pair, four tests each, on real rxe QPs.
+  // Pairwise: every unordered pair, four tests each, on real rxe QPs. Each
+  // cell's figure against perftest's (ib_write_bw for both bandwidth tests,
+  // ib_write_lat's typical for both latency tests) is printed: the parity
+  // bench's ratios, on the lab's own run.
   int cells = 0;
+  std::map<std::string, std::vector<double>> ratios;  // test -> engine / perftest
   for (const v1::PairResult& pair : certificate.pairs()) {
     if (!pair.retest_of().empty()) continue;
     ++cells;
     const std::string cell = pair.client() + "->" + pair.server() + " " + pair.test();
+    const bool bandwidth = pair.test().find("_bw") != std::string::npos;
+    const double perftest = !bandwidth                 ? calibration_.write_lat_typical_us
+                            : pair.test() == "send_bw" ? calibration_.send_bw_gbps
+                                                       : calibration_.write_bw_gbps;
+    ratios[pair.test()].push_back(pair.value() / perftest);
+    std::cout << absl::StrFormat("engine/perftest %-22s %10.4f %-6s = %.3f x perftest's %.4f\n",
+                                 cell, pair.value(), pair.unit(), pair.value() / perftest,
+                                 perftest);
     EXPECT_TRUE(pair.ok()) << cell << ": " << pair.error();
     EXPECT_EQ(pair.rail(), "rxe0");
     EXPECT_EQ(pair.verdict().status(), v1::Finding::pass)
@@ -311,6 +407,13 @@ TEST_F(SoftRoceLabTest, HealthyLabIsCertifiedWithRealVerbs) {
   }
   EXPECT_EQ(cells, 6 * 4);
   EXPECT_EQ(certificate.suspects_size(), 0);
+  for (auto& [test, list] : ratios) {
+    std::sort(list.begin(), list.end());
+    std::cout << absl::StrFormat(
+        "engine/perftest %s: min %.3f median %.3f max %.3f over %d cells (floor: %s)\n", test,
+        list.front(), list[list.size() / 2], list.back(), static_cast<int>(list.size()),
+        test.find("_bw") != std::string::npos ? ">= 0.7" : "<= 2");
+  }
 
   // The plan's class on the wire: every RoCE packet the bridge carried while
   // the matrix ran has DSCP 26 and ECT(0), data and acknowledgements alike
@@ -363,7 +466,15 @@ TEST_F(SoftRoceLabTest, HealthyLabIsCertifiedWithRealVerbs) {
 }
 
 TEST_F(SoftRoceLabTest, SlowedDataLinkIsLocalisedToItsNode) {
-  CommandResult slow = Lab({"slow", "3", "10mbit"}, "slow");
+  // node3's data link shaped to half of perftest's figure (the lower of
+  // ib_write_bw's and ib_send_bw's, the floor's basis): a link that still
+  // moves data, at a rate under the plan's floor (0.7 x that figure).
+  // The burst passes the lab's 9000-byte frames (rxe's 4,154-byte packets
+  // are dropped whole by a burst under their size, which stalls the QP
+  // instead of slowing it).
+  const int half_kbit = static_cast<int>(FloorBasisGbps(calibration_) * 1e6 / 2);
+  ASSERT_GT(half_kbit, 0) << calibration_.text;
+  CommandResult slow = Lab({"slow", "3", absl::StrCat(half_kbit, "kbit"), "128kbit"}, "slow");
   ASSERT_EQ(slow.exit_code, 0) << slow.err;
   // The shipped plan with two tests and shorter runs: a pair on the slowed
   // link runs until its deadline, so fewer tests keep this quick. Latency
@@ -395,6 +506,10 @@ TEST_F(SoftRoceLabTest, SlowedDataLinkIsLocalisedToItsNode) {
     } else if (pair.test() == "write_bw") {
       EXPECT_EQ(pair.verdict().status(), v1::Finding::fail)
           << cell << ": " << pair.value() << " Gb/s";
+      std::cout << absl::StrFormat(
+          "shaped to %d kbit/s: %s %.4f Gb/s = %.3f x perftest's %.4f (floor 0.7): %s\n", half_kbit,
+          cell, pair.value(), pair.value() / FloorBasisGbps(calibration_),
+          FloorBasisGbps(calibration_), pair.verdict().message());
       ++failing_bw;
     }
   }

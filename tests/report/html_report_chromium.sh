@@ -11,7 +11,8 @@
 #
 # usage: html_report_chromium.sh CONTROLLER_BIN OUT_DIR
 # (CHROMIUM=/path/to/chromium overrides the chromium found on PATH)
-# exit: 0 pass, 1 fail (with a sentence), 77 skipped (no chromium/python3).
+# exit: 0 pass, 1 fail (with a sentence), 77 skipped (no chromium/python3;
+# under CI=true that fails instead: tests/support/skip.sh).
 #
 # What Chromium 156 (Debian) prints with --enable-logging=stderr --v=0 for a
 # file:// page: every console message at INFO, level dropped, as
@@ -31,18 +32,20 @@ CONTROLLER=$1
 OUT=$2
 
 fail() { echo "html_report_chromium: FAIL: $*" >&2; exit 1; }
-skip() { echo "html_report_chromium: skipped: $*"; exit 77; }
-
 SRC=$(cd "$(dirname "$0")/../.." && pwd)
+# skip_or_fail KEY REASON: exit 77 here, a failure under CI=true (docs/testing.md).
+source "$SRC/tests/support/skip.sh"
+SKIP_TEST_NAME=html_report_chromium
 CERT="$SRC/tests/fixtures/certificates/lab-slowed.json"
 VALIDATE="$SRC/tests/report/validate_junit.py"
 
 if [ -n "${CHROMIUM:-}" ]; then
   [ -x "$CHROMIUM" ] || fail "CHROMIUM=$CHROMIUM is not an executable; unset it to use chromium from PATH"
 else
-  CHROMIUM=$(command -v chromium) || skip "chromium is not installed (apt-get install chromium)"
+  CHROMIUM=$(command -v chromium) ||
+    skip_or_fail chromium "chromium is not installed (apt-get install chromium)"
 fi
-command -v python3 >/dev/null || skip "python3 is not installed; it counts the expected cells and validates junit.xml"
+command -v python3 >/dev/null || skip_or_fail python3 "python3 is not installed; it counts the expected cells and validates junit.xml"
 [ -x "$CONTROLLER" ] || fail "the controller binary '$CONTROLLER' is not executable; build the controller target and pass its path"
 [ -r "$CERT" ] || fail "the fixture $CERT is missing; run from a clustercert checkout"
 

@@ -40,6 +40,10 @@ class FakeTcpAgent final : public FakeAgentClient {
       response.mutable_result()->mutable_bandwidth()->set_avg_gbps(gbps_);
       response.mutable_result()->mutable_bandwidth()->set_seconds(1);
     }
+    // A tcp endpoint records its route's MTU to the peer (mtu.path): a
+    // jumbo path, as a healthy fabric has.
+    response.mutable_result()->mutable_path_mtu()->set_local_route_mtu(9000);
+    response.mutable_result()->mutable_path_mtu()->set_route_mtu(9000);
     done(response, {});
   }
 

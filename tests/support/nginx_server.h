@@ -39,7 +39,8 @@ namespace clustercert::testing {
 // server the uplink http flows are tested against. Start() picks a free port
 // in 20000-40000 and retries when nginx loses the race for it; the
 // destructor stops and reaps nginx and removes the directory. When nginx is
-// not installed Start() returns NotFound, for the test to GTEST_SKIP().
+// not installed Start() returns NotFound, for the test to SKIP_FOR_ENVIRONMENT("nginx")
+// (tests/support/environment_skip.h: a failure under CI=true).
 class NginxServer {
  public:
   static constexpr const char* kNginxPath = "/usr/sbin/nginx";

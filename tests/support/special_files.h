@@ -11,6 +11,7 @@
 #include <string>
 
 #include "gtest/gtest.h"
+#include "tests/support/environment_skip.h"
 
 namespace clustercert::testing {
 
@@ -50,17 +51,13 @@ inline int BindUnixSocket(const std::string& path) {
 
 // Changing a file's owner to another user needs root. Skipped otherwise,
 // except in CI (CI=true), where a skipped ownership test would hide a
-// regression: there it fails.
-#define CLUSTERCERT_REQUIRE_ROOT_FOR_CHOWN()                                               \
-  do {                                                                                     \
-    if (::geteuid() != 0) {                                                                \
-      const char* ci = std::getenv("CI");                                                  \
-      if (ci != nullptr && std::string(ci) == "true") {                                    \
-        FAIL() << "this ownership test chowns a file to another user: run the unit tests " \
-                  "as root";                                                               \
-      }                                                                                    \
-      GTEST_SKIP() << "skipped: chown to another user needs root";                         \
-    }                                                                                      \
+// regression: there it fails (tests/support/environment_skip.h).
+#define CLUSTERCERT_REQUIRE_ROOT_FOR_CHOWN()                                                \
+  do {                                                                                      \
+    if (::geteuid() != 0) {                                                                 \
+      SKIP_FOR_ENVIRONMENT("root") << "skipped: chown to another user needs root: run the " \
+                                      "unit tests as root";                                 \
+    }                                                                                       \
   } while (false)
 
 // A user that is neither root nor us: nobody.

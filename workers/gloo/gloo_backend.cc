@@ -13,7 +13,9 @@
 #include <gloo/reduce_scatter.h>
 #include <gloo/rendezvous/context.h>
 #include <gloo/rendezvous/prefix_store.h>
+#include <gloo/transport/address.h>
 #include <gloo/transport/ibverbs/device.h>
+#include <gloo/transport/pair.h>
 #include <gloo/transport/tcp/device.h>
 
 #include <algorithm>
@@ -21,6 +23,8 @@
 #include <fstream>
 #include <sstream>
 #include <utility>
+
+#include "sweep/device_report.h"
 
 namespace clustercert::workers::gloo_worker {
 namespace {
@@ -155,6 +159,17 @@ GlooCollectiveBackend::GlooCollectiveBackend(const sweep::WorkerOptions& options
       device_(std::move(device)),
       context_(std::move(context)),
       bound_buffers_(options.transport == "ibverbs") {}
+
+std::string GlooCollectiveBackend::DeviceNote() const {
+  std::string bound;
+  // Any connected pair shows the socket address gloo bound (rank 0 alone has
+  // none); ibverbs pairs hold a QP address, not an interface, so only tcp's.
+  if (!bound_buffers_ && ranks_ > 1) {
+    const auto& pair = context_->getPair((rank_ + 1) % ranks_);
+    if (pair) bound = pair->address().str();
+  }
+  return sweep::DeviceNote(device_->str(), bound);
+}
 
 std::string GlooCollectiveBackend::FailureSentence(const std::string& what) const {
   return "rank " + std::to_string(rank_) + " of " + std::to_string(ranks_) + " (gloo " +

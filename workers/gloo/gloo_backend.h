@@ -71,8 +71,13 @@ class GlooCollectiveBackend : public sweep::CollectiveBackend {
   std::vector<float> Result(bool in_place) override;
   void Barrier() override;
 
-  // "tcp 10.0.0.1" or "ibverbs mlx5_0 port 1 gid 3", for the worker's note.
+  // "tcp 10.0.0.1" or "ibverbs mlx5_0 port 1 gid 3", for the worker's note:
+  // what the rank was asked to open.
   const std::string& transport_description() const { return transport_description_; }
+  // What the device gloo created says it is (sweep/device_report.h's note):
+  // its Device::str(), and over tcp the address a connected pair's socket
+  // bound, so the controller judges what ran rather than the arguments.
+  std::string DeviceNote() const;
   // The connected context, for bench/gloo_overhead.cc's bare gloo::allreduce loop.
   const std::shared_ptr<::gloo::Context>& context() const { return context_; }
 

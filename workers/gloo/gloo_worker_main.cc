@@ -38,6 +38,8 @@ int RunWorker(const sweep::WorkerOptions& options, WorkerOutput& output,
       GlooCollectiveBackend::Connect(options, *store, error);
   if (!backend) return output.Fail(error);
   output.Note("transport " + backend->transport_description());
+  // What gloo actually opened: collectives.transport judges this one.
+  output.Note(backend->DeviceNote());
   if (backend->MemoryCapBytes() < options.sweep.max_bytes) {
     output.Note("sweep capped at " + std::to_string(backend->MemoryCapBytes()) +
                 " bytes: host buffers limited by " +

@@ -6,6 +6,7 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
 #include "common/counter_deltas.h"
+#include "controller/pairwise/dcqcn_verdict.h"
 #include "controller/pairwise/incast_verdict.h"
 #include "controller/pairwise/phase/counter_reads.h"
 
@@ -34,11 +35,15 @@ std::string Where(const v1::IncastResult& round) {
 }
 
 // The deltas that moved, or that carry a note (a reset, a counter read on
-// one side only): what the verdicts and a reader need, not the zeros.
+// one side only): what the verdicts and a reader need, not the zeros. The
+// DCQCN counters are kept at zero too: pause frames with no ECN mark and no
+// CNP is a finding only when the port has those counters (JudgeDcqcn).
 std::vector<v1::CounterDelta> Moved(const v1::PortCounters& before, const v1::PortCounters& after) {
   std::vector<v1::CounterDelta> moved;
   for (auto& delta : counters::DiffCounters(before, after)) {
-    if (delta.delta() != 0 || !delta.note().empty()) moved.push_back(std::move(delta));
+    if (delta.delta() != 0 || !delta.note().empty() || pairwise::IsDcqcnCounter(delta.name())) {
+      moved.push_back(std::move(delta));
+    }
   }
   return moved;
 }

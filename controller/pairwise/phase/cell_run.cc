@@ -189,6 +189,14 @@ void CellRun::ShowProgress(const v1::PeerTestProgress& now) {
 void CellRun::TestFinished(BrokeredRun run) {
   if (run.has_client_result) *result_.mutable_client_result() = std::move(run.client_result);
   if (run.has_server_result) *result_.mutable_server_result() = std::move(run.server_result);
+  // A run that failed or stalled returned no result: each end's path MTU as
+  // measured at connect stands in, so mtu.path judges the cell on evidence.
+  if (!result_.client_result().has_path_mtu() && run.client_path_mtu) {
+    *result_.mutable_client_result()->mutable_path_mtu() = std::move(*run.client_path_mtu);
+  }
+  if (!result_.server_result().has_path_mtu() && run.server_path_mtu) {
+    *result_.mutable_server_result()->mutable_path_mtu() = std::move(*run.server_path_mtu);
+  }
   result_.set_control_plane(run.control_plane);
   ReadCounters(&client_after_, &server_after_, [self = shared_from_this(), error = run.error] {
     self->RecordCounters(self->job_.client, self->client_before_, self->client_after_,

@@ -4,6 +4,7 @@
 #include "absl/strings/str_cat.h"
 #include "common/non_finite.h"
 #include "controller/certificate/result_keys.h"
+#include "controller/checks/mtu_checks.h"
 #include "controller/pairwise/localisation.h"
 #include "controller/pairwise/lossless_verdict.h"
 #include "controller/pairwise/pair_verdict.h"
@@ -183,6 +184,14 @@ MatrixJudgement JudgeMatrix(const plan::Plan& plan, std::vector<v1::PairResult>&
     for (auto& finding : JudgeLosslessCells(plan, pairs).findings) {
       judgement.checks.push_back(std::move(finding));
     }
+  }
+
+  for (const v1::PairResult& pair : pairs) {
+    if (format < kPathMtuRulesFormat || !pair.retest_of().empty()) continue;
+    v1::Finding finding = checks::JudgePathMtu(plan, pair, inventory_checks);
+    finding.set_key(absl::StrCat(finding.id(), "@", LosslessLabel(pair)));
+    if (pair.has_carried()) *finding.mutable_carried() = pair.carried();
+    judgement.checks.push_back(std::move(finding));
   }
 
   for (const auto& suspect : pairwise::Localise(measurements, verdicts)) {

@@ -24,10 +24,13 @@ pairwise::PairMeasurement MeasurementOf(const v1::PairResult& pair, bool bidirec
 // that rose fails it, retransmissions beyond pairwise.max_retries_per_gb
 // warn. `format` is the certificate format whose rules apply (verify
 // recomputes an older certificate by its own); the run judges by the newest.
-inline constexpr uint32_t kMatrixRulesFormat = 6;
+inline constexpr uint32_t kMatrixRulesFormat = 7;
 // From format 6 the matrix's checks carry the lossless.* findings of each
 // measured bandwidth cell (JudgeLosslessCells).
 inline constexpr uint32_t kLosslessRulesFormat = 6;
+// From format 7 the matrix's checks carry one mtu.path per main cell
+// (checks::JudgePathMtu), from the path MTU both ends recorded.
+inline constexpr uint32_t kPathMtuRulesFormat = 7;
 v1::Finding JudgeCell(const plan::Plan& plan, const v1::PairResult& pair,
                       uint32_t format = kMatrixRulesFormat);
 
@@ -61,7 +64,7 @@ LosslessCells JudgeLosslessCells(const plan::Plan& plan, const std::vector<v1::P
 
 struct MatrixJudgement {
   // each main cell's verdict, then the GPUDirect comparisons, then (format 6)
-  // the lossless.* findings
+  // the lossless.* findings, then (format 7) each main cell's mtu.path
   std::vector<v1::Finding> checks;
   std::vector<v1::Suspect> suspects;  // where the failing pairs point
   int failing = 0;                    // main cells that failed

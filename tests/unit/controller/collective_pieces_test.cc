@@ -1,10 +1,10 @@
 // The controller's collective pieces without agents: scope choice, the
-// rendezvous relay, merging ranks' rows, the verdicts and the mpirun command.
+// rendezvous relay, merging ranks' rows and the verdicts (the mpirun command:
+// mpirun_sweep_test.cc).
 #include <map>
 
 #include "controller/collectives/collective_scopes.h"
 #include "controller/collectives/collective_verdicts.h"
-#include "controller/collectives/mpirun_sweep.h"
 #include "controller/collectives/store_relay.h"
 #include "controller/collectives/sweep_merge.h"
 #include "gtest/gtest.h"
@@ -364,95 +364,6 @@ TEST(JudgeIntraNode, OneNodeFarBelowTheMedianIsNamed) {
       EXPECT_FALSE(finding.node().empty());
     }
   }
-}
-
-class CannedRunner : public process::CommandRunner {
- public:
-  explicit CannedRunner(absl::StatusOr<process::CommandResult> result)
-      : result_(std::move(result)) {}
-  absl::StatusOr<process::CommandResult> Run(const std::vector<std::string>& argv,
-                                             absl::Duration) override {
-    argv_ = argv;
-    return result_;
-  }
-  std::vector<std::string> argv_;
-
- private:
-  absl::StatusOr<process::CommandResult> result_;
-};
-
-plan::Plan MpirunPlan() {
-  plan::Plan plan;
-  plan.collectives.enabled = true;
-  plan.collectives.launcher = plan::CollectiveLauncher::kMpirun;
-  plan.collectives.hostfile = "/etc/clustercert/hosts";
-  plan.collectives.env = {{"NCCL_IB_HCA", "mlx5_0"}};
-  plan.collectives.sizes = {8, 1 << 20, 2};
-  for (int i = 1; i <= 2; ++i) {
-    plan::Node node;
-    node.name = "node" + std::to_string(i);
-    node.gpus = 4;
-    plan.nodes.push_back(node);
-  }
-  return plan;
-}
-
-TEST(MpirunSweep, CommandCarriesHostfileEnvAndSizes) {
-  std::vector<std::string> argv = MpirunCommand(MpirunPlan(), 8);
-  const std::string joined = [&] {
-    std::string s;
-    for (const auto& a : argv) s += a + " ";
-    return s;
-  }();
-  EXPECT_EQ(argv[0], "mpirun");
-  EXPECT_NE(joined.find("--hostfile /etc/clustercert/hosts -np 8"), std::string::npos);
-  EXPECT_NE(joined.find("-x NCCL_DEBUG=INFO"), std::string::npos);
-  EXPECT_NE(joined.find("-x NCCL_IB_HCA=mlx5_0"), std::string::npos);
-  EXPECT_NE(joined.find("all_reduce_perf -b 8 -e 1048576 -f 2 -g 1"), std::string::npos);
-}
-
-TEST(MpirunSweep, MissingMpirunIsSkippedNotPassed) {
-  CannedRunner runner(absl::NotFoundError("mpirun: not found on PATH"));
-  MpirunSweepResult result = RunMpirunSweep(MpirunPlan(), runner);
-  EXPECT_EQ(result.not_run.rfind("skipped: ", 0), 0u);
-  EXPECT_NE(result.not_run.find("openmpi-bin"), std::string::npos);
-}
-
-TEST(MpirunSweep, ParsesOutputIntoTheSweepModel) {
-  process::CommandResult output;
-  output.exit_code = 0;
-  output.stdout_text =
-      "# nThread 1 nGpus 1 minBytes 8 maxBytes 1048576 step: 2(factor) warmup iters: 5 iters: 20 "
-      "agg iters: 1 validation: 1 graph: 0\n"
-      "#\n"
-      "# Using devices\n"
-      "#  Rank  0 Group  0 Pid   1234 on      node1 device  0 [0x07] NVIDIA H100 80GB HBM3\n"
-      "node1:1234:1250 [0] NCCL INFO Channel 00/0 : 0[0] -> 4[0] [send] via NET/IB/0/GDRDMA\n"
-      "#\n"
-      "#                                                              out-of-place                "
-      "       in-place          \n"
-      "#       size         count      type   redop    root     time   algbw   busbw #wrong     "
-      "time   algbw   busbw #wrong\n"
-      "#        (B)    (elements)                               (us)  (GB/s)  (GB/s)            "
-      "(us)  (GB/s)  (GB/s)       \n"
-      "           8             2     float     sum      -1    30.12    0.00    0.00      0    "
-      "29.87    0.00    0.00      0\n"
-      "     1048576        262144     float     sum      -1    60.50   17.33   30.33      0    "
-      "60.10   17.45   30.53      0\n"
-      "# Out of bounds values : 0 OK\n"
-      "# Avg bus bandwidth    : 15.2150 \n";
-  CannedRunner runner(output);
-  MpirunSweepResult result = RunMpirunSweep(MpirunPlan(), runner);
-  ASSERT_TRUE(result.not_run.empty());
-  const v1::CollectiveSweep& sweep = result.sweep;
-  EXPECT_TRUE(sweep.ok()) << sweep.error();
-  EXPECT_EQ(sweep.launcher(), "mpirun");
-  EXPECT_EQ(sweep.ranks(), 8);
-  ASSERT_EQ(sweep.rows_size(), 2);
-  EXPECT_DOUBLE_EQ(sweep.rows(1).oop_busbw_gbytes(), 30.33);
-  EXPECT_DOUBLE_EQ(sweep.large_busbw_gbytes(), 30.33);
-  EXPECT_EQ(sweep.nccl_transport().net_ib_gdr_channels(), 1);
-  EXPECT_EQ(sweep.transport(), "NET/IB+GDRDMA");
 }
 
 }  // namespace

@@ -49,6 +49,17 @@ class ScriptedAgent final : public testing::FakeAgentClient {
     response.mutable_info()->set_address(name_);
     done(response, {});
   }
+  // Each end reports the route to its peer as the agent measured it at
+  // connect: 9000 toward a hop that answered 1500.
+  void ConnectEndpoint(const v1::ConnectEndpointRequest& request, absl::Duration t,
+                       AgentCallback<v1::ConnectEndpointResponse> done) override {
+    if (Refused("ConnectEndpoint", t, done)) return;
+    v1::ConnectEndpointResponse response;
+    response.mutable_path_mtu()->set_peer_address(request.peer().address());
+    response.mutable_path_mtu()->set_local_route_mtu(9000);
+    response.mutable_path_mtu()->set_route_mtu(1500);
+    done(response, {});
+  }
   void RunEndpoint(const v1::RunEndpointRequest& request, absl::Duration t,
                    AgentCallback<v1::RunEndpointResponse> done) override {
     if (Refused("RunEndpoint", t, done)) return;
@@ -189,6 +200,27 @@ TEST_F(PeerBrokerTest, WhenOneRunFailsTheOtherEndIsClosedAtOnce) {
   EXPECT_THAT(log_.calls,
               ElementsAre("server Prepare", "client Prepare", "server Connect", "client Connect",
                           "server Run", "client Run", "server Close", "client Close"));
+}
+
+// Issue 35: a stalled run returns no result, so the path MTU each end
+// measured while connecting is what mtu.path judges the cell on.
+TEST_F(PeerBrokerTest, AFailedRunKeepsThePathMtuBothEndsMeasuredAtConnect) {
+  client_.failing = "RunEndpoint";
+  server_.hold_run = true;
+  BrokeredRun run = Run();
+  EXPECT_FALSE(run.has_client_result || run.has_server_result);
+  ASSERT_TRUE(run.client_path_mtu.has_value());
+  ASSERT_TRUE(run.server_path_mtu.has_value());
+  EXPECT_EQ(run.client_path_mtu->peer_address(), "server");
+  EXPECT_EQ(run.client_path_mtu->route_mtu(), 1500u);
+  EXPECT_EQ(run.server_path_mtu->peer_address(), "client");
+}
+
+TEST_F(PeerBrokerTest, AFailedConnectKeepsOnlyTheEndThatConnected) {
+  client_.failing = "ConnectEndpoint";
+  BrokeredRun run = Run();
+  EXPECT_TRUE(run.server_path_mtu.has_value());
+  EXPECT_FALSE(run.client_path_mtu.has_value());
 }
 
 TEST_F(PeerBrokerTest, EventsTellWhenBothRunAndWhenTheyAnswered) {

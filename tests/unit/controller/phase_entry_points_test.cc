@@ -69,6 +69,9 @@ class NodeAgent final : public testing::FakeAgentClient {
     v1::RunEndpointResponse response;
     response.mutable_result()->mutable_bandwidth()->set_avg_gbps(behaviour_.gbps);
     response.mutable_result()->mutable_bandwidth()->set_seconds(1);
+    // A tcp endpoint records its route's MTU to the peer (mtu.path).
+    response.mutable_result()->mutable_path_mtu()->set_local_route_mtu(9000);
+    response.mutable_result()->mutable_path_mtu()->set_route_mtu(9000);
     done(response, {});
   }
 

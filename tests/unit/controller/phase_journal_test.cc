@@ -8,6 +8,7 @@
 #include <string>
 #include <vector>
 
+#include "absl/strings/str_cat.h"
 #include "controller/phases/collectives_phase.h"
 #include "controller/phases/uplink_phase.h"
 #include "gmock/gmock.h"
@@ -297,11 +298,18 @@ TEST(PhaseJournalTest, AResumedMpirunLaunchIsTakenOverNotRelaunched) {
   plan.collectives.enabled = true;
   plan.collectives.launcher = plan::CollectiveLauncher::kMpirun;
   plan.collectives.backend = plan::CollectiveBackend::kNccl;
-  plan.collectives.nccl_tests_binary = "/nonexistent/all_reduce_perf";
+  plan.collectives.nccl_tests_dir = "/nonexistent";
+  plan.collectives.scopes = {"all-nodes"};
+  std::vector<NodeState> nodes;
   for (int i = 1; i <= 2; ++i) {
     plan::Node node;
     node.name = "node" + std::to_string(i);
+    node.agent = absl::StrCat("127.0.0.", i, ":7070");
     plan.nodes.push_back(node);
+    nodes.emplace_back();
+    nodes.back().node = node;
+    nodes.back().reachable = true;
+    nodes.back().inventory = v1::Inventory();
   }
   journal::JournalContents killed;
   v1::CollectiveSweep sweep = Sweep("all-nodes", {"node1", "node2"});
@@ -309,7 +317,6 @@ TEST(PhaseJournalTest, AResumedMpirunLaunchIsTakenOverNotRelaunched) {
   killed.sweeps = {sweep};
   Progress progress(stderr, /*quiet=*/true);
   PhaseJournal resuming(nullptr, &killed, FromJournal(), progress);
-  std::vector<NodeState> nodes;
   clustercert::testing::SimulatedClock clock;
   CollectivesOutcome outcome =
       RunCollectivesPhase(nodes, plan, progress, clock, nullptr, nullptr, &resuming);

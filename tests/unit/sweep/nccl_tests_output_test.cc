@@ -112,6 +112,115 @@ TEST(NcclTestsOutputTest, BadRowsAreReportedAndOtherTextIgnored) {
   EXPECT_EQ(run.ranks, 0);
 }
 
+// nccl-tests before v2.13 (as microsoft/superbenchmark's tests/data keeps
+// them): all_gather's header has no redop column, alltoall's has one that
+// every row leaves blank, and -c 0 prints N/A in the error column. Both
+// used to be rejected line by line (0 rows of 34).
+TEST(NcclTestsOutputTest, OldGatherAndAlltoallWithoutRedopReadAsNone) {
+  const std::string gather =
+      "#   Rank  0 Pid 112372 on localhost device  0 [0x00] A100-SXM4-40GB\n"
+      "#   Rank  1 Pid 112372 on localhost device  1 [0x00] A100-SXM4-40GB\n"
+      "#       size         count    type     time   algbw   busbw  error     time   algbw   "
+      "busbw  error\n"
+      "           0             0   float    34.27    0.00    0.00    N/A    33.57    0.00    "
+      "0.00    N/A\n"
+      "  8589934592     268435456   float    33646  255.31  223.39    N/A    32669  262.94  "
+      "230.07    N/A\n";
+  NcclTestsRun run = ParseNcclTestsOutput(gather);
+  EXPECT_TRUE(run.errors.empty()) << run.errors.front();
+  ASSERT_EQ(run.rows.size(), 2u);
+  EXPECT_EQ(run.ranks, 2);
+  EXPECT_EQ(run.nodes, 1);
+  EXPECT_EQ(run.rows[1].redop, "none");
+  EXPECT_EQ(run.rows[1].count, 268435456);
+  EXPECT_DOUBLE_EQ(run.rows[1].out_of_place.time_us, 33646);
+  EXPECT_DOUBLE_EQ(run.rows[1].in_place.busbw_gbps, 230.07);
+  EXPECT_EQ(run.rows[1].in_place.wrong, -1);
+
+  const std::string alltoall =
+      "#       size         count    type   redop     time   algbw   busbw  error     time   "
+      "algbw   busbw  error\n"
+      "          32             1   float            89.00    0.00    0.00    N/A    85.13    "
+      "0.00    0.00    N/A\n"
+      "  8589934592     268435456   float            33508  256.36  224.31  0e+00    33234  "
+      "258.47  226.16  0e+00\n";
+  run = ParseNcclTestsOutput(alltoall);
+  EXPECT_TRUE(run.errors.empty()) << run.errors.front();
+  ASSERT_EQ(run.rows.size(), 2u);
+  EXPECT_EQ(run.rows[0].redop, "none");
+  EXPECT_DOUBLE_EQ(run.rows[0].out_of_place.time_us, 89.00);
+  EXPECT_EQ(run.rows[0].out_of_place.wrong, -1);
+  EXPECT_DOUBLE_EQ(run.rows[1].out_of_place.busbw_gbps, 224.31);
+  EXPECT_DOUBLE_EQ(run.rows[1].in_place.time_us, 33234);
+  EXPECT_EQ(run.rows[1].in_place.wrong, 0);
+}
+
+// A blank redop is one missing token; a row missing more (or carrying more)
+// is still refused and reported, and a word in the redop column is a redop.
+TEST(NcclTestsOutputTest, BlankRedopOnlyWhenTheRestOfTheRowFits) {
+  const std::string text =
+      "#       size         count      type   redop    root     time   algbw   busbw #wrong     "
+      "time   algbw   busbw #wrong\n"
+      "        1024           256     float      -1    20.10    0.05    0.05      0    20.00    "
+      "0.05    0.05      0\n"
+      "        1024           256     float      -1    20.10    0.05    0.05      0    20.00    "
+      "0.05    0.05      0     7\n"
+      "        2048           512     float     0.5    20.10    0.05    0.05\n"
+      "        4096          1024     float    none      -1    20.10    0.05    0.05      0    "
+      "20.00    0.05    0.05      0\n";
+  const NcclTestsRun run = ParseNcclTestsOutput(text);
+  ASSERT_EQ(run.rows.size(), 2u);
+  EXPECT_EQ(run.rows[0].redop, "none");
+  EXPECT_EQ(run.rows[0].root, -1);
+  EXPECT_DOUBLE_EQ(run.rows[0].in_place.time_us, 20.00);
+  EXPECT_EQ(run.rows[1].bytes, 4096);
+  EXPECT_EQ(run.rows[1].redop, "none");
+  ASSERT_EQ(run.errors.size(), 2u);
+  EXPECT_NE(run.errors[0].find("line 3 is not a table row (the redop column is '-1' and the row "
+                               "has 13 columns, not 12"),
+            std::string::npos)
+      << run.errors[0];
+  EXPECT_NE(run.errors[1].find("line 4 is not a table row"), std::string::npos) << run.errors[1];
+}
+
+// v2.13+ with the Group column, two hosts, and -c 0 (N/A in #wrong).
+TEST(NcclTestsOutputTest, ManyNodesCountedFromTheDeviceLines) {
+  const std::string text =
+      "#  Rank  0 Group  0 Pid   6899 on ztan-mig-235z device  0 [0000:04:00] NVIDIA H100 80GB "
+      "HBM3\n"
+      "#  Rank  1 Group  0 Pid   6900 on ztan-mig-235z device  1 [0000:05:00] NVIDIA H100 80GB "
+      "HBM3\n"
+      "#  Rank  2 Group  0 Pid   6733 on ztan-mig-gq73 device  0 [0000:04:00] NVIDIA H100 80GB "
+      "HBM3\n"
+      "#       size         count      type   redop    root     time   algbw   busbw #wrong     "
+      "time   algbw   busbw #wrong\n"
+      "           8             2     float     sum      -1    135.8    0.00    0.00    N/A    "
+      "123.5    0.00    0.00    N/A\n"
+      "# Avg bus bandwidth    : 0 \n";
+  const NcclTestsRun run = ParseNcclTestsOutput(text);
+  EXPECT_TRUE(run.errors.empty()) << run.errors.front();
+  EXPECT_EQ(run.ranks, 3);
+  EXPECT_EQ(run.nodes, 2);
+  ASSERT_EQ(run.rows.size(), 1u);
+  EXPECT_EQ(run.rows[0].redop, "sum");
+  EXPECT_EQ(run.rows[0].out_of_place.wrong, -1);
+  EXPECT_EQ(run.rows[0].in_place.wrong, -1);
+}
+
+// nccl-tests' average: every out-of-place and in-place busbw, a variant cut
+// short counting once.
+TEST(NcclTestsOutputTest, MeanBusBandwidthTakesBothVariants) {
+  EXPECT_FALSE(MeanBusBandwidthGbps({}).has_value());
+  SweepRow full;
+  full.out_of_place.busbw_gbps = 10;
+  full.in_place.busbw_gbps = 20;
+  SweepRow cut;
+  cut.out_of_place.busbw_gbps = 60;
+  cut.in_place.busbw_gbps = 1000;  // not printed: has_in_place false
+  cut.has_in_place = false;
+  EXPECT_DOUBLE_EQ(*MeanBusBandwidthGbps({full, cut}), 30);
+}
+
 TEST(NcclTestsOutputTest, EmptyTextIsAnEmptyRun) {
   const NcclTestsRun run = ParseNcclTestsOutput("");
   EXPECT_TRUE(run.rows.empty());

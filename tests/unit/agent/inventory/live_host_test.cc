@@ -9,13 +9,14 @@
 #include "agent/inventory/verbs_port_attribute_source.h"
 #include "common/sysfs_view.h"
 #include "gtest/gtest.h"
+#include "tests/support/environment_skip.h"
 
 namespace clustercert::agent::inventory {
 namespace {
 
 TEST(LiveHostTest, CollectorsRunOnTheRealSysfs) {
   SysfsView view("/");
-  if (!view.Exists("/sys/class/net")) GTEST_SKIP() << "no /sys/class/net here";
+  if (!view.Exists("/sys/class/net")) SKIP_FOR_ENVIRONMENT("sysfs") << "no /sys/class/net here";
   auto netdevs = NetdevCollector(view).Collect();
   ASSERT_TRUE(netdevs.ok()) << netdevs.status();
   for (const auto& netdev : *netdevs) {

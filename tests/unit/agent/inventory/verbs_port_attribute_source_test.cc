@@ -6,6 +6,7 @@
 #include "absl/status/status.h"
 #include "common/ib_mtu.h"
 #include "gtest/gtest.h"
+#include "tests/support/environment_skip.h"
 
 namespace clustercert::agent::inventory {
 namespace {
@@ -44,7 +45,8 @@ TEST(VerbsPortAttributeSourceTest, PortZeroIsRejectedBeforeTouchingVerbs) {
 }
 
 TEST(VerbsPortAttributeSourceTest, Mlx5OnAHostWithoutRdmaIsNotFound) {
-  if (HostHasRdmaDevices()) GTEST_SKIP() << "this host has RDMA devices";
+  if (HostHasRdmaDevices())
+    SKIP_FOR_ENVIRONMENT("host-has-rdma-device") << "this host has RDMA devices";
   VerbsPortAttributeSource source;
   auto attributes = source.Query("mlx5_0", 1);
   ASSERT_FALSE(attributes.ok());
@@ -52,7 +54,8 @@ TEST(VerbsPortAttributeSourceTest, Mlx5OnAHostWithoutRdmaIsNotFound) {
 }
 
 TEST(VerbsPortAttributeSourceTest, FirstLiveDevicePortOneAnswers) {
-  if (!HostHasRdmaDevices()) GTEST_SKIP() << "no RDMA device on this host";
+  if (!HostHasRdmaDevices())
+    SKIP_FOR_ENVIRONMENT("no-rdma-device") << "no RDMA device on this host";
   std::string first;
   for (const auto& entry : std::filesystem::directory_iterator("/sys/class/infiniband")) {
     if (first.empty() || entry.path().filename().string() < first) {

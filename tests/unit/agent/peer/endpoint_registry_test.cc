@@ -67,6 +67,14 @@ class FakeEndpoint final : public PeerEndpoint {
     if (tally_.during_connect) tally_.during_connect();
     return peer.tcp_port() == 0 ? absl::InvalidArgumentError("peer has no port") : absl::OkStatus();
   }
+  // What a tcp endpoint's probe finds on a route shortened to 1500.
+  v1::PathMtu path_mtu() const override {
+    v1::PathMtu mtu;
+    mtu.set_local_route_mtu(9000);
+    mtu.set_route_mtu(1500);
+    mtu.set_peer_address("10.0.0.2");
+    return mtu;
+  }
   // Returns at once for a zero run_for; otherwise runs until cancelled (as
   // the engines do: verbs polls a flag, tcp sees its sockets close), or for
   // run_for if nobody cancels it. A cancelled run returns only once the test
@@ -128,7 +136,11 @@ TEST_F(EndpointRegistryTest, PrepareConnectRunClose) {
   v1::ConnectEndpointRequest connect;
   connect.set_endpoint_id(prepared->endpoint_id());
   connect.mutable_peer()->set_tcp_port(1);
-  EXPECT_TRUE(registry_.Connect(connect, kCaller).ok());
+  // The answer carries the path MTU the endpoint measured while connecting.
+  auto connected = registry_.Connect(connect, kCaller);
+  ASSERT_TRUE(connected.ok()) << connected.status();
+  EXPECT_EQ(connected->path_mtu().route_mtu(), 1500u);
+  EXPECT_EQ(connected->path_mtu().local_route_mtu(), 9000u);
   v1::RunEndpointRequest run;
   run.set_endpoint_id(prepared->endpoint_id());
   auto result = registry_.Run(run, kCaller);
@@ -217,7 +229,7 @@ TEST_F(EndpointRegistryTest, LeaseRunsOutWhenTheControllerVanishes) {
   EXPECT_EQ(registry_.ReapExpired(), 1);
   EXPECT_EQ(tally_.alive, 0);
   EXPECT_EQ(registry_.active(), 0u);
-  EXPECT_TRUE(absl::IsNotFound(registry_.Connect(connect, kCaller)));
+  EXPECT_TRUE(absl::IsNotFound(registry_.Connect(connect, kCaller).status()));
 }
 
 // Issue 17: the controller's lease is short (10 s) so that a killed
@@ -333,9 +345,9 @@ TEST_F(EndpointRegistryTest, AnotherCallersEndpointIsAnsweredAsIfItDidNotExist) 
   v1::ConnectEndpointRequest connect;
   connect.set_endpoint_id(id);
   connect.mutable_peer()->set_tcp_port(1);
-  const absl::Status theirs = registry_.Connect(connect, intruder);
+  const absl::Status theirs = registry_.Connect(connect, intruder).status();
   connect.set_endpoint_id(made_up);
-  const absl::Status unknown = registry_.Connect(connect, intruder);
+  const absl::Status unknown = registry_.Connect(connect, intruder).status();
   EXPECT_TRUE(absl::IsNotFound(theirs));
   EXPECT_EQ(std::string(theirs.message()).replace(theirs.message().find(id), id.size(), made_up),
             unknown.message());
@@ -384,14 +396,14 @@ TEST_F(EndpointRegistryTest, ThePeerAddressMustBeAnIpLiteral) {
   connect.set_endpoint_id(prepared->endpoint_id());
   connect.mutable_peer()->set_address("--copy-check");
   connect.mutable_peer()->set_tcp_port(4242);
-  const absl::Status flag = registry_.Connect(connect, kCaller);
+  const absl::Status flag = registry_.Connect(connect, kCaller).status();
   EXPECT_TRUE(absl::IsInvalidArgument(flag));
   EXPECT_EQ(flag.message(),
             "the peer's address is '--copy-check'; it must be the peer's data IP as a literal "
             "(e.g. 10.0.0.2 or fd00::2)");
   connect.mutable_peer()->set_address("10.0.0.2");
   connect.mutable_peer()->set_tcp_port(70000);
-  EXPECT_TRUE(absl::IsInvalidArgument(registry_.Connect(connect, kCaller)));
+  EXPECT_TRUE(absl::IsInvalidArgument(registry_.Connect(connect, kCaller).status()));
   connect.mutable_peer()->set_tcp_port(4242);
   EXPECT_TRUE(registry_.Connect(connect, kCaller).ok());
   EXPECT_EQ(tally_.connects, 1);

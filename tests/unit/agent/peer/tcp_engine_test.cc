@@ -13,6 +13,7 @@
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
 #include "tests/support/child_processes.h"
+#include "tests/support/environment_skip.h"
 #include "tests/support/stepping_clock.h"
 
 namespace clustercert::agent::peer {
@@ -215,7 +216,7 @@ TEST(TcpEngineTest, Ipv6Loopback) {
   spec.set_iterations(50);
   TcpEngine engine;
   spec.set_role("server");
-  if (!engine.Prepare(spec).ok()) GTEST_SKIP() << "no IPv6 loopback here";
+  if (!engine.Prepare(spec).ok()) SKIP_FOR_ENVIRONMENT("ipv6") << "no IPv6 loopback here";
   Results results = RunSpec(spec);
   ASSERT_TRUE(results.server.ok()) << results.server.status();
   ASSERT_TRUE(results.client.ok()) << results.client.status();

@@ -440,6 +440,78 @@ TEST_P(DataPathTest, FewerMessagesThanIterationsIsDataLoss) {
               HasSubstr("received 60 messages, expected 100"));
 }
 
+// A probe with fixed QP attributes whose counters grow by 40 sent packets
+// and 3 retransmit timeouts per read, as a stalled rxe sender's do.
+class GrowingProbe : public StallProbe {
+ public:
+  absl::StatusOr<QpView> QueryQp(ibv_qp* /*qp*/) const override {
+    QpView view;
+    view.qpn = 0x11;
+    view.state = "RTS";
+    view.path_mtu_bytes = 4096;
+    view.sq_psn = 0xabc;
+    view.rq_psn = 0x123;
+    view.dest_qpn = 0x12;
+    view.timeout = 14;
+    view.retry_cnt = 7;
+    view.rnr_retry = 7;
+    view.sgid_index = 1;
+    return view;
+  }
+  absl::StatusOr<PortCounterMap> ReadCounters(const std::string& /*device*/,
+                                              uint32_t /*port*/) const override {
+    ++reads_;
+    return PortCounterMap{{"sent_pkts", 40 * reads_},
+                          {"completer_retry_err", 3 * reads_},
+                          {"rcvd_seq_err", 0},
+                          {"lifespan", 12}};
+  }
+
+ private:
+  mutable uint64_t reads_ = 0;
+};
+
+// A stalled sender says what it saw: the QP's state and attributes and the
+// port's retransmit counters over the run, not only "moved no data".
+TEST_P(DataPathTest, AStallSaysTheQpStateAttributesAndCounters) {
+  v1::PeerTestSpec spec = Spec("write_bw");
+  spec.set_no_progress_s(0.3);
+  Build(spec);
+  fake_->Stall(kClient);
+  GrowingProbe probe;
+  client_.path.probe = &probe;
+  std::atomic<bool> cancelled{false};
+  server_.path.cancelled = &cancelled;
+  absl::StatusOr<v1::PeerTestResult> server_result = absl::UnknownError("not run");
+  std::thread server([&] { server_result = RunSide(server_, absl::Seconds(30)); });
+  const absl::StatusOr<v1::PeerTestResult> client_result = RunSide(client_, absl::Seconds(30));
+  cancelled = true;
+  server.join();
+  EXPECT_EQ(client_result.status().code(), absl::StatusCode::kDeadlineExceeded);
+  EXPECT_THAT(std::string(client_result.status().message()),
+              AllOf(HasSubstr("moved no data for"),
+                    HasSubstr("; what the engine saw: fake0 QP 0x11 state RTS, mtu 4096, sq_psn "
+                              "0xabc, rq_psn 0x123, dest QP 0x12, timeout 14, retry_cnt 7, "
+                              "rnr_retry 7, gid index 1; fake0 port 1 counters over the run: "
+                              "sent_pkts +40, rcvd_seq_err +0, completer_retry_err +3")));
+  EXPECT_THAT(std::string(client_result.status().message()), ::testing::Not(HasSubstr("lifespan")));
+}
+
+TEST(FormatStallTest, SaysWhatIsMissingAndNothingForAnEmptyView) {
+  EXPECT_EQ(FormatStall("rxe0", 1, StallView()), "");
+  StallView view;
+  view.qp_errors.push_back("ibv_query_qp of QP 0x11 failed: Invalid argument");
+  view.counters_error = "/sys/class/infiniband/rxe0/ports/1/hw_counters: No such file";
+  EXPECT_EQ(FormatStall("rxe0", 1, view),
+            "; what the engine saw: ibv_query_qp of QP 0x11 failed: Invalid argument; no "
+            "counters of rxe0 port 1 (/sys/class/infiniband/rxe0/ports/1/hw_counters: No such "
+            "file)");
+  StallView now;
+  now.after = {{"rcvd_seq_err", 5}, {"duplicate_request", 2}};
+  EXPECT_EQ(FormatStall("rxe0", 1, now),
+            "; what the engine saw: rxe0 port 1 counters now: duplicate_request 2, rcvd_seq_err 5");
+}
+
 INSTANTIATE_TEST_SUITE_P(Wire, DataPathTest, ::testing::Bool(),
                          [](const ::testing::TestParamInfo<bool>& info) {
                            return info.param ? "Asynchronous" : "Synchronous";

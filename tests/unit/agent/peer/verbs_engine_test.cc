@@ -11,6 +11,7 @@
 #include "agent/peer/verbs_resources.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
+#include "tests/support/environment_skip.h"
 
 namespace clustercert::agent::peer {
 namespace {
@@ -43,7 +44,8 @@ TEST(VerbsEngineTest, AMissingDeviceIsNotFoundWithTheDevicesThereAre) {
 TEST(VerbsEngineTest, ContextOpenListsNoneOnAHostWithoutRdma) {
   absl::StatusOr<DeviceList> list = DeviceList::Get();
   ASSERT_TRUE(list.ok()) << list.status();
-  if (list->size() != 0) GTEST_SKIP() << "this host has RDMA devices";
+  if (list->size() != 0)
+    SKIP_FOR_ENVIRONMENT("host-has-rdma-device") << "this host has RDMA devices";
   absl::StatusOr<Context> context = Context::Open("mlx5_3");
   ASSERT_FALSE(context.ok());
   EXPECT_THAT(std::string(context.status().message()),
@@ -139,7 +141,7 @@ class VerbsLoopbackTest : public ::testing::Test {
  protected:
   void SetUp() override {
     device_ = FirstDevice();
-    if (!device_.has_value()) GTEST_SKIP() << kNoDevice;
+    if (!device_.has_value()) SKIP_FOR_ENVIRONMENT("no-rdma-device") << kNoDevice;
   }
   std::optional<LabDevice> device_;
 };

@@ -10,6 +10,7 @@
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
 #include "sweep/worker_options.h"
+#include "tests/support/environment_skip.h"
 
 namespace clustercert::agent {
 namespace {
@@ -210,7 +211,7 @@ TEST(CollectiveLaunchTest, AValidRequestBecomesCheckedWorkerArguments) {
   request.mutable_spec()->set_bind_ip("10.0.0.7");
   const std::string bin = std::string(CLUSTERCERT_BINARY_DIR) + "/bin";
   if (::access((bin + "/collective-worker-gloo").c_str(), X_OK) != 0) {
-    GTEST_SKIP() << "collective-worker-gloo is not built (no libgloo-dev)";
+    SKIP_FOR_ENVIRONMENT("gloo-worker") << "collective-worker-gloo is not built (no libgloo-dev)";
   }
   auto launch = JobLaunchFor(request, bin, kNoGpus);
   ASSERT_TRUE(launch.ok()) << launch.status();

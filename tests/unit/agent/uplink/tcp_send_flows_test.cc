@@ -19,6 +19,7 @@
 #include "agent/uplink/uplink_flows.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
+#include "tests/support/environment_skip.h"
 
 namespace clustercert::agent::uplink {
 namespace {
@@ -253,7 +254,7 @@ TEST(TcpSendFlowsTest, AReadingSinksFigureSpansTheRun) {
 
 TEST(TcpSendFlowsTest, SendsOverIpv6FromABoundAddress) {
   DiscardSink sink(1, AF_INET6);
-  if (!sink.listening()) GTEST_SKIP() << "no IPv6 loopback in this sandbox";
+  if (!sink.listening()) SKIP_FOR_ENVIRONMENT("ipv6") << "no IPv6 loopback in this sandbox";
   FlowSpec spec = Spec(1, absl::Milliseconds(200));
   spec.bind_ip = "::1";
   absl::StatusOr<FlowsResult> result = RunTcpSendFlows(sink.HostPort(), spec, nullptr);

@@ -17,6 +17,7 @@
 #include "absl/strings/numbers.h"
 #include "gtest/gtest.h"
 #include "tests/support/child_processes.h"
+#include "tests/support/environment_skip.h"
 
 namespace clustercert::process {
 namespace {
@@ -163,7 +164,7 @@ TEST(ChildProcessTest, ChildInheritsNoStrayDescriptor) {
 
 TEST(ChildProcessTest, WorkerGetsNoAmbientCapability) {
   if (!testing::RaiseAmbientSysAdmin())
-    GTEST_SKIP() << "needs CAP_SYS_ADMIN to raise an ambient capability";
+    SKIP_FOR_ENVIRONMENT("cap-sys-admin") << "needs CAP_SYS_ADMIN to raise an ambient capability";
   auto worker = ChildProcess::Spawn(FakeWorker("fake_worker_caps.sh"), {}, {});
   ::prctl(PR_CAP_AMBIENT, PR_CAP_AMBIENT_CLEAR_ALL, 0, 0, 0);
   ASSERT_TRUE(worker.ok()) << worker.status();

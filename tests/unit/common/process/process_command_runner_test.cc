@@ -5,6 +5,7 @@
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
 #include "tests/support/child_processes.h"
+#include "tests/support/environment_skip.h"
 #include "tests/support/fake_process_spawner.h"
 
 namespace clustercert::process {
@@ -113,7 +114,7 @@ TEST(ProcessCommandRunnerTest, ASpawnRefusalIsTheRunsError) {
 // runner starts has none (CapAmb in /proc/self/status is all zero).
 TEST(ProcessCommandRunnerTest, AToolInheritsNoAmbientCapabilities) {
   if (!testing::RaiseAmbientSysAdmin()) {
-    GTEST_SKIP() << "needs CAP_SYS_ADMIN to raise an ambient capability";
+    SKIP_FOR_ENVIRONMENT("cap-sys-admin") << "needs CAP_SYS_ADMIN to raise an ambient capability";
   }
   ProcessCommandRunner runner;
   auto result = runner.Run({"/bin/sh", "-c", "grep CapAmb /proc/self/status"}, absl::Seconds(5));

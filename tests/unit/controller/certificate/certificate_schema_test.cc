@@ -7,7 +7,9 @@
 #include <sstream>
 #include <string>
 
+#include "absl/strings/str_cat.h"
 #include "clustercert/v1/certificate.pb.h"
+#include "controller/certificate/certificate_builder.h"
 #include "google/protobuf/descriptor.h"
 #include "google/protobuf/struct.pb.h"
 #include "google/protobuf/util/json_util.h"
@@ -160,6 +162,25 @@ TEST(CertificateSchemaTest, UsesTheProto3JsonTypes) {
   ASSERT_EQ(double_forms.size(), 2);
   EXPECT_EQ(double_forms[0].struct_value().fields().at("type").string_value(), "number");
   EXPECT_EQ(double_forms[1].struct_value().fields().at("enum").list_value().values_size(), 3);
+}
+
+// The README's certify row, docs/certificate.md's schema heading and the
+// proto's comment are what a user reads to know which certificate this
+// release writes; each must name the format the builder sets (the README
+// said 4 while the code wrote 6).
+TEST(CertificateSchemaTest, DocsNameTheFormatTheBuilderWrites) {
+  const std::string format = absl::StrCat(kCertificateFormatVersion);
+  const std::string readme = ReadFile(CLUSTERCERT_SOURCE_DIR "/README.md");
+  EXPECT_NE(readme.find("`certificate.json` (format " + format + ","), std::string::npos)
+      << "README.md's certify row must say `certificate.json` (format " << format << ", ...)";
+  const std::string docs = ReadFile(CLUSTERCERT_SOURCE_DIR "/docs/certificate.md");
+  EXPECT_NE(docs.find("## Schema (format_version " + format + ")"), std::string::npos)
+      << "docs/certificate.md's heading must say ## Schema (format_version " << format << ")";
+  const std::string proto =
+      ReadFile(CLUSTERCERT_SOURCE_DIR "/proto/clustercert/v1/certificate.proto");
+  EXPECT_NE(proto.find("uint32 format_version = 1;    // the schema version: " + format + " "),
+            std::string::npos)
+      << "certificate.proto's format_version comment must name " << format;
 }
 
 }  // namespace

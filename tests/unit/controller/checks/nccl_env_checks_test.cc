@@ -51,10 +51,30 @@ TEST(DerivedNcclEnvTest, FollowsTheRailsTheGidTheClassAndTheDataNetdev) {
   plan::Plan ib = plan;
   ib.fabric.type = plan::FabricType::kInfiniband;
   env = DerivedNcclEnv(ib, ib.nodes[0], nullptr);
-  EXPECT_EQ(env.size(), 1u);
+  EXPECT_EQ(env.size(), 2u);  // the HCAs and the SL
   EXPECT_EQ(env.count("NCCL_IB_GID_INDEX"), 0u);
+  EXPECT_EQ(env.count("NCCL_IB_TC"), 0u);
   ib.fabric.type = plan::FabricType::kEthernet;
   EXPECT_TRUE(DerivedNcclEnv(ib, ib.nodes[0], nullptr).empty());
+}
+
+// fabric.infiniband.service_level reaches NCCL: the SL the verbs tests send
+// on is the one NCCL's QPs use, and a plan env that says otherwise is named.
+TEST(DerivedNcclEnvTest, InfinibandServiceLevelBecomesNcclIbSl) {
+  plan::Plan ib = NcclPlan();
+  ib.fabric.type = plan::FabricType::kInfiniband;
+  EXPECT_EQ(DerivedNcclEnv(ib, ib.nodes[0], nullptr)["NCCL_IB_SL"], "0");  // the default SL
+  ib.fabric.infiniband.service_level = 7;
+  EXPECT_EQ(DerivedNcclEnv(ib, ib.nodes[0], nullptr)["NCCL_IB_SL"], "7");
+  // RoCE has no SL: its class is NCCL_IB_TC.
+  EXPECT_EQ(DerivedNcclEnv(NcclPlan(), ib.nodes[0], nullptr).count("NCCL_IB_SL"), 0u);
+
+  ib.collectives.env = {{"NCCL_IB_SL", "3"}};
+  std::vector<v1::Finding> findings = Evaluate(ib, Inventory());
+  ASSERT_EQ(findings.size(), 1u);
+  EXPECT_EQ(findings[0].status(), v1::Finding::warning);
+  EXPECT_EQ(findings[0].device(), "NCCL_IB_SL");
+  EXPECT_THAT(findings[0].message(), HasSubstr("sets NCCL_IB_SL=3 but the plan itself implies 7"));
 }
 
 TEST(NcclEnvChecksTest, AgreeingOrAbsentEnvPasses) {

@@ -25,10 +25,10 @@ TEST(EvaluateNodeTest, HealthyRoceNodeOnlyPasses) {
   std::vector<v1::Finding> findings =
       Evaluate(testing::RocePlan(), testing::HealthyRoceInventory());
   EXPECT_THAT(NonPassing(findings), IsEmpty());
-  // Every check ran on both rails: 2 stack, per rail 1 + 4 port, 1 GID, 2 MTU,
+  // Every check ran on both rails: 4 stack, per rail 1 + 4 port, 1 GID, 2 MTU,
   // 5 QoS, 1 PCIe; 2 GPU, 4 pcie.gpu, pcie.acs, host.iommu, 2 nic.link_type,
   // nic.ats, 4 topology, 2 mgmt, clock.
-  EXPECT_EQ(findings.size(), 2u + 2 * (5 + 1 + 2 + 5 + 1) + 2 + 4 + 5 + 4 + 2 + 1);
+  EXPECT_EQ(findings.size(), 4u + 2 * (5 + 1 + 2 + 5 + 1) + 2 + 4 + 5 + 4 + 2 + 1);
   for (const v1::Finding& finding : findings) {
     EXPECT_EQ(finding.node(), "node1") << finding.id();
     EXPECT_FALSE(finding.observed().empty()) << finding.id();
@@ -96,11 +96,12 @@ TEST(EvaluateNodeTest, EthernetFabricSkipsRdmaChecks) {
       EXPECT_THAT(finding.message(), HasSubstr("ethernet")) << id;
     }
   }
-  EXPECT_THAT(NonPassing(findings),
-              UnorderedElementsAre("stack.modules", "stack.ofed", "rail.present", "port.state",
-                                   "port.phys_state", "port.rate", "port.link_layer", "mtu.active",
-                                   "gpudirect.peermem", "pcie.nic", "pcie.acs", "nic.ats",
-                                   "topology.gpu_nic"));
+  EXPECT_THAT(
+      NonPassing(findings),
+      UnorderedElementsAre("stack.modules", "stack.srcversion", "stack.module_order", "stack.ofed",
+                           "rail.present", "port.state", "port.phys_state", "port.rate",
+                           "port.link_layer", "mtu.active", "gpudirect.peermem", "pcie.nic",
+                           "pcie.acs", "nic.ats", "topology.gpu_nic"));
   // The data netdev (the one holding data_ip) still needs its large MTU.
   const v1::Finding& mtu = Get(findings, "mtu.netdev", "enp65s0np0");
   EXPECT_EQ(mtu.status(), v1::Finding::pass);

@@ -78,10 +78,20 @@ v1::Inventory BaseInventory() {
   inventory.set_hostname("node1.lab");
   inventory.set_agent_version("0.1.0");
   inventory.set_sysfs_root("/");
-  for (const char* module : {"ib_core", "ib_uverbs", "mlx5_core", "mlx5_ib", "nvidia_peermem"}) {
+  // Loaded in the seed's order (the load rank counts /proc/modules lines,
+  // newest first), each the build installed on disk.
+  const std::pair<const char*, uint32_t> modules[] = {
+      {"ib_core", 3}, {"ib_uverbs", 2}, {"mlx5_core", 4}, {"mlx5_ib", 1}, {"nvidia_peermem", 0}};
+  for (const auto& [module, rank] : modules) {
     v1::KernelModule* entry = inventory.mutable_stack()->add_modules();
     entry->set_name(module);
     entry->set_loaded(true);
+    entry->set_load_rank(rank);
+    entry->set_srcversion("4F2B7A9C1E3D5B8A0C6E2F4");
+    entry->set_file_srcversion("4F2B7A9C1E3D5B8A0C6E2F4");
+    entry->set_file_read(true);
+    entry->set_file_path(
+        absl::StrCat("/lib/modules/6.8.0-45-generic/updates/dkms/", module, ".ko"));
   }
   inventory.mutable_stack()->set_ofed_version("MLNX_OFED_LINUX-5.8-1.1.2.1");
   inventory.mutable_stack()->set_ofed_source("ofed_info -s");

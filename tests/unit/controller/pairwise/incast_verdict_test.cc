@@ -43,9 +43,13 @@ v1::IncastResult Round(std::vector<double> gbps) {
     sender->set_gbps(gbps[i]);
     Add(sender->mutable_counters(), "ethtool", "tx_prio3_bytes", 3'800'000'000);
     Add(sender->mutable_counters(), "ethtool", "rx_prio3_pause", 900);
+    Add(sender->mutable_counters(), "hw_counters", "rp_cnp_handled", 1660);
+    Add(sender->mutable_counters(), "hw_counters", "rp_cnp_ignored", 0);
   }
   Add(round.mutable_receiver_counters(), "ethtool", "rx_prio3_bytes", 11'400'000'000);
   Add(round.mutable_receiver_counters(), "ethtool", "tx_prio3_pause", 2700);
+  Add(round.mutable_receiver_counters(), "hw_counters", "np_ecn_marked_roce_packets", 5000);
+  Add(round.mutable_receiver_counters(), "hw_counters", "np_cnp_sent", 4990);
   return round;
 }
 
@@ -83,11 +87,13 @@ TEST(JudgeIncastTest, AHealthyRoundPassesEveryCheck) {
   SummarizeIncast(round);
   std::vector<v1::Finding> findings = JudgeIncast(IncastPlan(), round);
   ASSERT_THAT(Ids(findings), ElementsAre("incast.bandwidth", "incast.fairness", "lossless.priority",
-                                         "lossless.pause", "lossless.drops"));
+                                         "lossless.pause", "lossless.drops", "incast.dcqcn",
+                                         "incast.cnp_ignored"));
   for (const auto& f : findings) {
     EXPECT_EQ(f.status(), v1::Finding::pass) << f.DebugString();
     EXPECT_EQ(f.node(), "node2");
-    EXPECT_EQ(f.severity(), v1::Finding::error);
+    const bool dcqcn = f.id() == "incast.dcqcn" || f.id() == "incast.cnp_ignored";
+    EXPECT_EQ(f.severity(), dcqcn ? v1::Finding::warning : v1::Finding::error);
   }
   EXPECT_EQ(findings[0].key(), "incast.bandwidth@incast->node2/mlx5_0 write_bw");
   EXPECT_EQ(findings[2].key(), "lossless.priority@incast->node2/mlx5_0 write_bw");
@@ -175,7 +181,7 @@ TEST(JudgeIncastTest, DropsAndWrongPauseAtTheReceiverFailTheLosslessChecks) {
   Add(round.mutable_senders(2)->mutable_counters(), "ethtool", "rx_prio0_pause", 80);
   SummarizeIncast(round);
   std::vector<v1::Finding> findings = JudgeIncast(IncastPlan(), round);
-  ASSERT_EQ(findings.size(), 5u);
+  ASSERT_EQ(findings.size(), 7u);  // and incast.dcqcn, incast.cnp_ignored
   EXPECT_EQ(findings[2].status(), v1::Finding::pass);
   EXPECT_EQ(findings[3].id(), "lossless.pause");
   EXPECT_EQ(findings[3].status(), v1::Finding::fail);

@@ -346,9 +346,6 @@ collectives:
   EXPECT_NE(message.find("collectives.transport picks gloo's transport, but the backend is nccl"),
             std::string::npos)
       << message;
-  EXPECT_NE(message.find("collectives.launcher is mpirun but collectives.hostfile is missing"),
-            std::string::npos)
-      << message;
   EXPECT_NE(message.find("3-node"), std::string::npos) << message;
 }
 
@@ -390,25 +387,112 @@ collectives:
   EXPECT_NE(message.find("already listed in collectives.operations"), std::string::npos) << message;
 }
 
-TEST(PlanParserCollectivesTest, RejectsOperationsTheLauncherOrTransportCannotRun) {
+// launcher mpirun runs every operation (one nccl-tests binary each) over
+// every scope; the binaries' directory is an absolute plain path.
+TEST(PlanParserCollectivesTest, MpirunTakesEveryOperationAndTheBinariesDirectory) {
   const std::string mpirun = R"(cluster: lab
+fabric: {type: ethernet}
+nodes:
+  - {name: a, agent: "10.0.0.1:7070", gpus: 4}
+  - {name: b, agent: "node-b:7070", gpus: 4}
+collectives:
+  backend: nccl
+  launcher: mpirun
+  nccl_tests_dir: /opt/nccl-tests/build
+  operations: [all_reduce, alltoall]
+)";
+  absl::StatusOr<Plan> plan = ParsePlan(mpirun, "lab.yaml");
+  ASSERT_TRUE(plan.ok()) << plan.status();
+  EXPECT_EQ(plan->collectives.nccl_tests_dir, "/opt/nccl-tests/build");
+  EXPECT_TRUE(plan->collectives.hostfile.empty());  // no longer required
+}
+
+TEST(PlanParserCollectivesTest, RejectsABinariesDirectoryThatIsNotAPlainAbsolutePath) {
+  for (const std::string dir : {"opt/nccl-tests", "/opt/../bin", "/opt/nccl tests", "/opt/$HOME",
+                                "/opt/nccl-tests/", "\"/opt/a;b\""}) {
+    const std::string text = absl::StrCat(R"(cluster: lab
 fabric: {type: ethernet}
 nodes:
   - {name: a, agent: "10.0.0.1:7070", gpus: 4}
 collectives:
   backend: nccl
   launcher: mpirun
-  hostfile: /etc/hosts.mpi
-  operations: [all_reduce, alltoall]
+  nccl_tests_dir: )",
+                                          dir, "\n");
+    absl::StatusOr<Plan> plan = ParsePlan(text, "lab.yaml");
+    ASSERT_FALSE(plan.ok()) << dir;
+    const std::string message(plan.status().message());
+    EXPECT_NE(message.find("lab.yaml:8:"), std::string::npos) << message;
+    EXPECT_NE(message.find("collectives.nccl_tests_dir is"), std::string::npos) << message;
+    EXPECT_NE(message.find("an absolute directory holding nccl-tests' binaries"), std::string::npos)
+        << message;
+  }
+}
+
+std::string MpirunPlanWith(const std::string& collectives_lines) {
+  return absl::StrCat(R"(cluster: lab
+fabric: {type: ethernet}
+nodes:
+  - {name: a, agent: "10.0.0.1:7070", gpus: 4}
+collectives:
+  backend: nccl
+  launcher: mpirun
+)",
+                      collectives_lines);
+}
+
+// Plans, and the plans older certificates embed, name the all_reduce_perf
+// executable: it still reads, as the directory it sits in.
+TEST(PlanParserCollectivesTest, TheOldSingleBinaryKeyStillReadsAsItsDirectory) {
+  absl::StatusOr<Plan> plan = ParsePlan(
+      MpirunPlanWith("  nccl_tests_binary: /opt/nccl-tests/build/all_reduce_perf\n"), "lab.yaml");
+  ASSERT_TRUE(plan.ok()) << plan.status();
+  EXPECT_EQ(plan->collectives.nccl_tests_dir, "/opt/nccl-tests/build");
+  plan = ParsePlan(MpirunPlanWith("  nccl_tests_binary: all_reduce_perf\n"), "lab.yaml");
+  ASSERT_TRUE(plan.ok()) << plan.status();
+  EXPECT_EQ(plan->collectives.nccl_tests_dir, "");
+}
+
+TEST(PlanParserCollectivesTest, TheOldKeyNamingAnotherBinaryPointsToTheDirectory) {
+  for (const std::string& lines :
+       {std::string("  nccl_tests_binary: /opt/nccl-tests/build/my_wrapper\n"),
+        std::string("  nccl_tests_binary: /opt/x/all_reduce_perf\n  nccl_tests_dir: /opt/y\n")}) {
+    absl::StatusOr<Plan> plan = ParsePlan(MpirunPlanWith(lines), "lab.yaml");
+    ASSERT_FALSE(plan.ok()) << lines;
+    const std::string message(plan.status().message());
+    EXPECT_NE(message.find("lab.yaml:8:"), std::string::npos) << message;
+    EXPECT_NE(message.find("collectives.nccl_tests_binary"), std::string::npos) << message;
+    EXPECT_NE(message.find("replace it with collectives.nccl_tests_dir"), std::string::npos)
+        << message;
+  }
+}
+
+// mpirun starts each node's ranks on its agent's host: a host that
+// OpenMPI's --host host:slots cannot carry is refused at the node's line.
+TEST(PlanParserCollectivesTest, MpirunRefusesAnAgentHostItCannotLaunchOn) {
+  const std::string text = R"(cluster: lab
+fabric: {type: ethernet}
+nodes:
+  - {name: a, agent: "10.0.0.1:7070", gpus: 4}
+  - {name: b, agent: "[fd00::12]:7070", gpus: 4}
+collectives:
+  backend: nccl
+  launcher: mpirun
 )";
-  absl::StatusOr<Plan> plan = ParsePlan(mpirun, "lab.yaml");
+  absl::StatusOr<Plan> plan = ParsePlan(text, "lab.yaml");
   ASSERT_FALSE(plan.ok());
-  std::string message(plan.status().message());
-  EXPECT_NE(message.find("lab.yaml:9:"), std::string::npos) << message;
-  EXPECT_NE(message.find("collectives.operations lists all_reduce, alltoall but launcher mpirun"),
+  const std::string message(plan.status().message());
+  EXPECT_NE(message.find("lab.yaml:5:"), std::string::npos) << message;
+  EXPECT_NE(message.find("collectives.launcher is mpirun, which starts b's ranks on its agent's "
+                         "host, but fd00::12 is an IPv6 address"),
             std::string::npos)
       << message;
+  EXPECT_EQ(message.find("nodes[0]"), std::string::npos) << message;
+}
 
+TEST(PlanParserCollectivesTest, RejectsOperationsTheTransportCannotRun) {
+  absl::StatusOr<Plan> plan;
+  std::string message;
   const std::string ibverbs = R"(cluster: lab
 fabric: {type: ethernet}
 nodes:

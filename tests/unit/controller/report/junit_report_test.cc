@@ -10,6 +10,7 @@
 #include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
 #include "controller/certificate/result_keys.h"
+#include "tests/support/environment_skip.h"
 #include "tests/unit/controller/report/report_test_support.h"
 
 namespace clustercert::controller::report {
@@ -209,7 +210,7 @@ TEST(JunitReport, RendersAnEmptyCertificate) {
 // The same structural check the chromium script runs, when python3 is here.
 TEST(JunitReport, ValidateJunitScriptAcceptsTheReportAndRejectsABrokenOne) {
   if (std::system("python3 -c 'import xml.etree.ElementTree' >/dev/null 2>&1") != 0) {
-    GTEST_SKIP() << "python3 with xml.etree is not installed";
+    SKIP_FOR_ENVIRONMENT("python3-xml") << "python3 with xml.etree is not installed";
   }
   const std::string script =
       absl::StrCat(CLUSTERCERT_SOURCE_DIR, "/tests/report/validate_junit.py");

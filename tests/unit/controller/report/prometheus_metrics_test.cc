@@ -12,6 +12,7 @@
 #include <string>
 
 #include "absl/strings/str_cat.h"
+#include "tests/support/environment_skip.h"
 #include "tests/unit/controller/report/report_test_support.h"
 #include "tests/unit/controller/report/ring_certificate.h"
 
@@ -88,15 +89,12 @@ TEST(PrometheusMetrics, LabelValuesAreEscapedAndARepeatedSeriesIsWrittenOnce) {
 
 // promtool (Debian's prometheus package) is there, or the test is skipped,
 // except in CI, which installs it (scripts/install-deps.sh).
-#define REQUIRE_PROMTOOL()                                                                       \
-  do {                                                                                           \
-    if (std::system("command -v promtool >/dev/null 2>&1") != 0) {                               \
-      const char* ci = std::getenv("CI");                                                        \
-      if (ci != nullptr && std::string(ci) == "true") {                                          \
-        FAIL() << "promtool is not installed: run scripts/install-deps.sh (package prometheus)"; \
-      }                                                                                          \
-      GTEST_SKIP() << "skipped: promtool is not installed (apt-get install prometheus)";         \
-    }                                                                                            \
+#define REQUIRE_PROMTOOL()                                                      \
+  do {                                                                          \
+    if (std::system("command -v promtool >/dev/null 2>&1") != 0) {              \
+      SKIP_FOR_ENVIRONMENT("promtool")                                          \
+          << "skipped: promtool is not installed (apt-get install prometheus)"; \
+    }                                                                           \
   } while (false)
 
 // What Prometheus's own linter says of the file: every fixture and a

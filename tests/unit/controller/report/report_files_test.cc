@@ -2,6 +2,7 @@
 
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
+#include <sys/fsuid.h>
 #include <unistd.h>
 
 #include <filesystem>
@@ -104,12 +105,35 @@ TEST(WriteReports, AReportPathTakenByADirectoryNamesIt) {
   EXPECT_FALSE(fs::exists(dir / "report.md.partial"));
 }
 
+// Root writes into read-only directories (CAP_DAC_OVERRIDE), and CI runs as
+// root: for one scope this thread's filesystem uid becomes nobody, which
+// drops that capability until the uid is root again (capabilities(7)).
+class ScopedFilesystemUidNobody {
+ public:
+  ScopedFilesystemUidNobody() : was_(::setfsuid(kNobody)) {}
+  ~ScopedFilesystemUidNobody() { ::setfsuid(was_); }
+  ScopedFilesystemUidNobody(const ScopedFilesystemUidNobody&) = delete;
+  ScopedFilesystemUidNobody& operator=(const ScopedFilesystemUidNobody&) = delete;
+  // setfsuid(-1) changes nothing and answers the current filesystem uid.
+  static bool Active() { return ::setfsuid(static_cast<uid_t>(-1)) == kNobody; }
+
+ private:
+  static constexpr uid_t kNobody = 65534;
+  int was_;
+};
+
 TEST(WriteReports, AnUnwritableDirectoryIsReported) {
-  if (geteuid() == 0) GTEST_SKIP() << "root writes into read-only directories";
   const fs::path dir = FreshDir("readonly");
   fs::create_directories(dir);
   fs::permissions(dir, fs::perms::owner_read | fs::perms::owner_exec);
-  auto paths = WriteReports(LoadFixture("lab-healthy"), dir.string());
+  const v1::Certificate certificate = LoadFixture("lab-healthy");
+  absl::StatusOr<std::vector<std::string>> paths;
+  {
+    // As another user, the directory (0500, ours) is unwritable for root too.
+    ScopedFilesystemUidNobody nobody;
+    ASSERT_TRUE(geteuid() != 0 || ScopedFilesystemUidNobody::Active());
+    paths = WriteReports(certificate, dir.string());
+  }
   fs::permissions(dir, fs::perms::owner_all);
   ASSERT_FALSE(paths.ok());
   EXPECT_THAT(paths.status().message(), HasSubstr((dir / "report.html.partial").string()));

@@ -33,6 +33,8 @@ struct Ledger {
   // their peers' runs then answer only when closed (Cancelled), as a verbs
   // endpoint polling for a message that never comes, or after 5 s.
   std::set<std::string> failing_run;
+  // Nodes whose connect measures a route to the peer that a hop cuts to 1500.
+  std::set<std::string> short_route;
   v1::PeerTestSpec last_spec;           // the most recent prepared spec
   std::vector<v1::PeerTestSpec> specs;  // every prepared spec, in order
   std::string engine = "tcp";           // the engine every spec must name
@@ -66,7 +68,15 @@ class FakeAgent final : public testing::FakeAgentClient {
   void ConnectEndpoint(const v1::ConnectEndpointRequest& request, absl::Duration,
                        AgentCallback<v1::ConnectEndpointResponse> done) override {
     peer_ = request.peer().address();
-    done(v1::ConnectEndpointResponse(), {});
+    v1::ConnectEndpointResponse response;
+    v1::PathMtu* mtu = response.mutable_path_mtu();
+    mtu->set_peer_address(peer_);
+    mtu->set_local_route_mtu(9000);
+    {
+      std::lock_guard<std::mutex> lock(ledger_.mutex);
+      mtu->set_route_mtu(ledger_.short_route.count(node_) ? 1500 : 9000);
+    }
+    done(response, {});
   }
   ~FakeAgent() override {
     for (std::thread& timer : timers_) timer.join();
@@ -296,6 +306,27 @@ TEST_F(PairwisePhaseTest, WhenOneEndFailsTheOtherIsStoppedAtOnce) {
   }
   EXPECT_GT(node2_cells, 0);
   for (const auto& [node, open] : ledger_.open) EXPECT_EQ(open, 0) << node;
+}
+
+// Issue 35: a failed run returns no result; each end's path MTU measured at
+// connect still reaches the cell, so mtu.path judges it on evidence.
+TEST_F(PairwisePhaseTest, AFailedRunKeepsThePathMtuEachEndMeasuredAtConnect) {
+  ledger_.failing_run.insert("node2");
+  ledger_.short_route.insert("node2");
+  PairwiseOutcome outcome = Run();
+  int node2_cells = 0;
+  for (const auto& pair : outcome.pairs) {
+    if (pair.client() != "node2" && pair.server() != "node2") continue;
+    ++node2_cells;
+    EXPECT_FALSE(pair.ok());
+    const bool client = pair.client() == "node2";
+    const v1::PathMtu& mine = (client ? pair.client_result() : pair.server_result()).path_mtu();
+    const v1::PathMtu& theirs = (client ? pair.server_result() : pair.client_result()).path_mtu();
+    EXPECT_EQ(mine.route_mtu(), 1500u) << pair.client() << "->" << pair.server();
+    EXPECT_EQ(mine.peer_address(), client ? pair.server() : pair.client());
+    EXPECT_EQ(theirs.route_mtu(), 9000u);
+  }
+  EXPECT_GT(node2_cells, 0);
 }
 
 TEST_F(PairwisePhaseTest, StreamsAndBidirectionalReachTheEnginesAndTheValueIsTheSum) {
