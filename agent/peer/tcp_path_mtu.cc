@@ -26,7 +26,9 @@ absl::Status Errno(const std::string& doing) {
 }
 
 absl::Status SetDontFragment(int fd, int family) {
-  const int value = family == AF_INET6 ? IPV6_PMTUDISC_DO : IP_PMTUDISC_DO;
+  // IPV6_PMTUDISC_DO and IP_PMTUDISC_DO are both 2 on Linux; one value.
+  static_assert(IPV6_PMTUDISC_DO == IP_PMTUDISC_DO);
+  const int value = IP_PMTUDISC_DO;
   const int option = family == AF_INET6 ? IPV6_MTU_DISCOVER : IP_MTU_DISCOVER;
   if (::setsockopt(fd, Level(family), option, &value, sizeof(value)) != 0) {
     return Errno("cannot set the don't-fragment flag");

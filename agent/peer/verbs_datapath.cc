@@ -134,7 +134,7 @@ std::string FormatStall(const std::string& device, uint32_t port, const StallVie
     if (then == view.before.end()) {
       counters.push_back(absl::StrCat(name, " ", now->second));
     } else {
-      const int64_t delta = static_cast<int64_t>(now->second - then->second);
+      const auto delta = static_cast<int64_t>(now->second - then->second);
       counters.push_back(absl::StrCat(name, delta >= 0 ? " +" : " ", delta));
     }
   }

@@ -244,7 +244,7 @@ void JudgeQp(const v1::PairResult& pair, const std::vector<PathEnd>& ends, bool 
     troubles.sentences.push_back(
         absl::StrCat("the QP ran at path MTU ", *qp, ", below the plan's ", plan_ib_mtu, "."));
   }
-  troubles.remedies.push_back(
+  troubles.remedies.emplace_back(
       infiniband ? "Set the subnet manager's partition MTU to 4096 (opensm partitions.conf mtu=5)."
                  : "RoCE picks the largest IB MTU that fits the netdev MTU (9000 gives 4096): "
                    "set the netdev MTU of the port named to 9000.");

@@ -51,6 +51,7 @@ const v1::KernelModule* FindModule(const v1::Stack& stack, const std::string& na
 
 std::string Names(const std::vector<ExpectedModule>& modules) {
   std::vector<std::string> names;
+  names.reserve(modules.size());
   for (const auto& module : modules) names.push_back(module.name);
   return absl::StrJoin(names, ", ");
 }
@@ -58,6 +59,7 @@ std::string Names(const std::vector<ExpectedModule>& modules) {
 // "mlx5_ib (for mlx5_0, mlx5_1)": each missing module and what needs it.
 std::string WithReasons(const std::vector<ExpectedModule>& modules) {
   std::vector<std::string> parts;
+  parts.reserve(modules.size());
   for (const auto& module : modules) {
     parts.push_back(absl::StrCat(module.name, " (for ", module.reason, ")"));
   }
@@ -190,9 +192,11 @@ v1::Finding CheckOrder(const CheckContext& context) {
                         kOrderRemedy);
   }
   std::vector<std::pair<uint32_t, std::string>> loaded;
+  loaded.reserve(rank.size());
   for (const auto& [name, r] : rank) loaded.emplace_back(r, name);
   std::sort(loaded.rbegin(), loaded.rend());
   std::vector<std::string> sequence;
+  sequence.reserve(loaded.size());
   for (const auto& entry : loaded) sequence.push_back(entry.second);
   const std::string observed = absl::StrJoin(sequence, ", ");
   return builder.Pass(observed, want,

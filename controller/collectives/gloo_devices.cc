@@ -145,6 +145,7 @@ v1::Finding JudgeGlooDevices(const checks::FindingBuilder& builder,
     if (std::string why = Mismatch(device, expected); !why.empty()) mismatches.push_back(why);
   }
   std::vector<std::string> seen;
+  seen.reserve(created.size());
   for (const auto& [what, ranks] : created) seen.push_back(absl::StrCat(what, " x", ranks));
   const std::string observed = absl::StrCat("gloo ", absl::StrJoin(seen, ", "));
   const std::string planned = absl::StrCat("gloo ", expected);

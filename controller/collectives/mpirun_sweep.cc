@@ -41,7 +41,7 @@ absl::Status AppendEnv(const plan::Plan& plan, const NodeState& node,
       return absl::InvalidArgumentError(
           absl::StrCat(node.node.name, "'s NCCL environment: ", allowed.message()));
     }
-    argv.push_back("-x");
+    argv.emplace_back("-x");
     argv.push_back(absl::StrCat(name, "=", value));
   }
   return absl::OkStatus();
@@ -93,14 +93,14 @@ absl::StatusOr<std::vector<std::string>> MpirunCommand(const plan::Plan& plan,
     hosts.push_back(absl::StrCat(*host, ":", RanksOnNode(c, nodes[index].node)));
   }
   std::vector<std::string> argv = {"mpirun"};
-  if (as_root) argv.push_back("--allow-run-as-root");
+  if (as_root) argv.emplace_back("--allow-run-as-root");
   if (!c.hostfile.empty()) argv.insert(argv.end(), {"--hostfile", c.hostfile});
   argv.insert(argv.end(), {"--host", absl::StrJoin(hosts, ","), "--bind-to", "none"});
   const std::string binary = NcclTestsBinaryPath(plan, scope.operation);
   const std::vector<std::string> args = NcclTestsArgs(c);
   for (size_t i = 0; i < scope.nodes.size(); ++i) {
     const NodeState& node = nodes[scope.nodes[i]];
-    if (i > 0) argv.push_back(":");
+    if (i > 0) argv.emplace_back(":");
     argv.insert(argv.end(), {"-np", absl::StrCat(RanksOnNode(c, node.node))});
     if (absl::Status env = AppendEnv(plan, node, argv); !env.ok()) return env;
     argv.push_back(binary);
