@@ -147,6 +147,16 @@ wait_until() {  # wait_until SECONDS WHAT COMMAND...
 both_established() { established host1 fab0 && established host2 fab0; }
 wait_until 30 "host1 and host2 Established with the leaf" both_established
 echo "frr_lab_test: BGP unnumbered Established after $((SECONDS - started)) s"
+# Established comes before the first UPDATE: under ASan and a busy CI the
+# agents once read the session with 0 prefixes received (bgp.prefixes
+# failed on a healthy fabric), so the healthy run waits for the routes too.
+received() {  # received HOST PEER: the peer has sent at least one prefix
+  vtysh_in "$1" "show bgp vrf default summary json" |
+    python3 -c 'import json,sys; p=json.load(sys.stdin)["ipv4Unicast"]["peers"]; sys.exit(0 if p[sys.argv[1]].get("pfxRcd",0)>0 else 1)' "$2" \
+      2>/dev/null
+}
+both_received() { received host1 fab0 && received host2 fab0; }
+wait_until 30 "host1 and host2 received the leaf's prefixes" both_received
 
 # --- agents and the controller ------------------------------------------------
 bash "$source_dir/deploy/pki.sh" "$dir/pki" host1=10.204.0.1 host2=10.204.0.2 \
