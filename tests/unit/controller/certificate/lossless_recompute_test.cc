@@ -15,6 +15,7 @@
 #include "controller/plan/plan_parser.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
+#include "tests/unit/controller/certificate/matrix_certificate.h"
 
 namespace clustercert::controller {
 namespace {
@@ -69,59 +70,8 @@ v1::PairResult Cell(const std::string& client, const std::string& server) {
 // What the run writes, for a given format: the reachability checks, the
 // matrix's checks by that format's rules, keys, findings and verdict.
 v1::Certificate Certificate(uint32_t format) {
-  auto plan = plan::ParsePlan(kPlan, "lossless.yaml");
-  EXPECT_TRUE(plan.ok()) << plan.status();
-  v1::Certificate certificate;
-  certificate.set_format_version(format);
-  certificate.set_tool("clustercert");
-  certificate.set_cluster("lossless-pair");
-  certificate.set_plan_path("lossless.yaml");
-  certificate.set_plan_yaml(kPlan);
-  certificate.set_plan_sha256(Sha256Hex(kPlan));
-  v1::PhaseResult* connect = certificate.add_phases();
-  connect->set_name("connect");
-  connect->set_status(v1::PhaseResult::pass);
-  v1::PhaseResult* inventory = certificate.add_phases();
-  inventory->set_name("inventory");
-  inventory->set_status(v1::PhaseResult::pass);
-  v1::PhaseResult* pairwise = certificate.add_phases();
-  pairwise->set_name("pairwise");
-  pairwise->set_status(v1::PhaseResult::pass);
-  // Reachable nodes with an empty inventory: its checks come out as the
-  // inventory evaluation makes them, whatever they say.
-  for (const plan::Node& node : plan->nodes) {
-    v1::NodeResult* result = certificate.add_nodes();
-    result->set_name(node.name);
-    result->set_reachable(true);
-    result->mutable_inventory()->set_node_name(node.name);
-  }
-  std::vector<checks::NodeEvidence> evidence;
-  for (int i = 0; i < certificate.nodes_size(); ++i) {
-    checks::NodeEvidence e;
-    e.node = &plan->nodes[static_cast<size_t>(i)];
-    e.reachable = true;
-    e.inventory = &certificate.nodes(i).inventory();
-    evidence.push_back(e);
-  }
-  // A release of `format` had only the inventory checks of its format.
-  for (auto& finding : checks::EvaluateInventoryChecks(*plan, evidence)) {
-    if (FormatVersionIntroducing(finding.id()) > format) continue;
-    *certificate.add_checks() = std::move(finding);
-  }
-  std::vector<v1::PairResult> pairs = {Cell("node1", "node2"), Cell("node2", "node1")};
-  MatrixJudgement matrix = JudgeMatrix(*plan, pairs, {}, format);
-  for (const auto& pair : pairs) *certificate.add_pairs() = pair;
-  for (const auto& finding : matrix.checks) *certificate.add_checks() = finding;
-  AssignFindingKeys(*certificate.mutable_checks());
-  for (const auto& check : certificate.checks()) {
-    if (check.status() == v1::Finding::fail || check.status() == v1::Finding::unknown) {
-      *certificate.add_findings() = check;
-    }
-  }
-  const std::vector<std::string> reasons = VerdictReasons(certificate);
-  certificate.set_verdict(reasons.empty() ? "certified" : "not-certified");
-  for (const auto& reason : reasons) certificate.add_verdict_reasons(reason);
-  return certificate;
+  return testing::MatrixCertificate(kPlan, "lossless.yaml", "lossless-pair",
+                                    {Cell("node1", "node2"), Cell("node2", "node1")}, format);
 }
 
 int Count(const v1::Certificate& certificate, const std::string& prefix) {

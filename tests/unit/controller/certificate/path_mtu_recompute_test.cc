@@ -15,6 +15,7 @@
 #include "controller/plan/plan_parser.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
+#include "tests/unit/controller/certificate/matrix_certificate.h"
 
 namespace clustercert::controller {
 namespace {
@@ -70,58 +71,9 @@ v1::PairResult Cell(const std::string& client, const std::string& server, bool o
 }
 
 v1::Certificate Certificate(uint32_t format) {
-  auto plan = plan::ParsePlan(kPlan, "mtu.yaml");
-  EXPECT_TRUE(plan.ok()) << plan.status();
-  v1::Certificate certificate;
-  certificate.set_format_version(format);
-  certificate.set_tool("clustercert");
-  certificate.set_cluster("mtu-pair");
-  certificate.set_plan_path("mtu.yaml");
-  certificate.set_plan_yaml(kPlan);
-  certificate.set_plan_sha256(Sha256Hex(kPlan));
-  v1::PhaseResult* connect = certificate.add_phases();
-  connect->set_name("connect");
-  connect->set_status(v1::PhaseResult::pass);
-  v1::PhaseResult* inventory = certificate.add_phases();
-  inventory->set_name("inventory");
-  inventory->set_status(v1::PhaseResult::pass);
-  v1::PhaseResult* pairwise = certificate.add_phases();
-  pairwise->set_name("pairwise");
-  pairwise->set_status(v1::PhaseResult::pass);
-  // Reachable nodes with an empty inventory: its checks come out as the
-  // inventory evaluation makes them, whatever they say.
-  for (const plan::Node& node : plan->nodes) {
-    v1::NodeResult* result = certificate.add_nodes();
-    result->set_name(node.name);
-    result->set_reachable(true);
-    result->mutable_inventory()->set_node_name(node.name);
-  }
-  std::vector<checks::NodeEvidence> evidence;
-  for (int i = 0; i < certificate.nodes_size(); ++i) {
-    checks::NodeEvidence e;
-    e.node = &plan->nodes[static_cast<size_t>(i)];
-    e.reachable = true;
-    e.inventory = &certificate.nodes(i).inventory();
-    evidence.push_back(e);
-  }
-  for (auto& finding : checks::EvaluateInventoryChecks(*plan, evidence)) {
-    *certificate.add_checks() = std::move(finding);
-  }
-  std::vector<v1::PairResult> pairs = {Cell("node1", "node2", true), Cell("node2", "node1", false)};
-  MatrixJudgement matrix = JudgeMatrix(*plan, pairs, {}, format);
-  for (const auto& pair : pairs) *certificate.add_pairs() = pair;
-  for (const auto& finding : matrix.checks) *certificate.add_checks() = finding;
-  for (const auto& suspect : matrix.suspects) *certificate.add_suspects() = suspect;
-  AssignFindingKeys(*certificate.mutable_checks());
-  for (const auto& check : certificate.checks()) {
-    if (check.status() == v1::Finding::fail || check.status() == v1::Finding::unknown) {
-      *certificate.add_findings() = check;
-    }
-  }
-  const std::vector<std::string> reasons = VerdictReasons(certificate);
-  certificate.set_verdict(reasons.empty() ? "certified" : "not-certified");
-  for (const auto& reason : reasons) certificate.add_verdict_reasons(reason);
-  return certificate;
+  return testing::MatrixCertificate(kPlan, "mtu.yaml", "mtu-pair",
+                                    {Cell("node1", "node2", true), Cell("node2", "node1", false)},
+                                    format);
 }
 
 const v1::Finding* Find(const v1::Certificate& certificate, const std::string& key) {
