@@ -294,7 +294,7 @@ EOF
   echo "  controller inventory: node pkgtest answered"
 
   local rc=0
-  /usr/bin/controller run "$work/plan.yaml" --out "$work/certs" >"$work/run.out" 2>"$work/run.err" ||
+  /usr/bin/controller run "$work/plan.yaml" --out "$work/certs" --verbose >"$work/run.out" 2>"$work/run.err" ||
     rc=$?
   local certificate
   certificate=$(find "$work/certs" -name certificate.json | head -n1)
