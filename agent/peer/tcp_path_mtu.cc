@@ -1,12 +1,13 @@
 #include "agent/peer/tcp_path_mtu.h"
 
 #include <netinet/in.h>
+#include <poll.h>
 #include <sys/socket.h>
 
 #include <cerrno>
+#include <chrono>
 #include <cstring>
 #include <optional>
-#include <thread>
 #include <vector>
 
 #include "absl/strings/str_cat.h"
@@ -75,6 +76,21 @@ void SendProbe(int fd, int family, uint32_t packet_bytes) {
   }
 }
 
+// Waits up to `wait` for the ICMP answer to a probe: on a connected UDP
+// socket both fragmentation-needed (from a hop) and port-unreachable (from
+// the peer) set the socket's error, which poll reports as POLLERR.
+void AwaitAnswer(int fd, absl::Duration wait) {
+  using Clock = std::chrono::steady_clock;
+  const Clock::time_point until = Clock::now() + absl::ToChronoMilliseconds(wait);
+  for (auto left = until - Clock::now(); left > Clock::duration::zero();
+       left = until - Clock::now()) {
+    pollfd answer{fd, 0, 0};  // POLLERR is reported whatever events asks for
+    const auto ms = std::chrono::ceil<std::chrono::milliseconds>(left).count();
+    const int ready = ::poll(&answer, 1, static_cast<int>(ms));
+    if (ready > 0 || (ready < 0 && errno != EINTR)) return;
+  }
+}
+
 }  // namespace
 
 uint32_t UdpOverheadBytes(int family) { return family == AF_INET6 ? 40 + 8 : 20 + 8; }
@@ -95,7 +111,7 @@ v1::PathMtu ProbePathMtu(const SocketAddress& local, const SocketAddress& peer,
   }
   mtu.set_local_route_mtu(*before);
   SendProbe(fd->get(), peer.family(), *before);
-  std::this_thread::sleep_for(absl::ToChronoNanoseconds(wait));
+  AwaitAnswer(fd->get(), wait);
   // A second full-size send fails with EMSGSIZE once an ICMP lowered the
   // route's MTU, which also refreshes the socket's cached route.
   SendProbe(fd->get(), peer.family(), *before);
@@ -109,16 +125,36 @@ v1::PathMtu ProbePathMtu(const SocketAddress& local, const SocketAddress& peer,
   return mtu;
 }
 
+namespace {
+
+// The route after the probe is shorter than before it: a hop answered.
+bool HopAnswered(const v1::PathMtu& mtu) {
+  return mtu.has_local_route_mtu() && mtu.has_route_mtu() &&
+         mtu.route_mtu() < mtu.local_route_mtu();
+}
+
+constexpr char kEndToEnd[] =
+    "set MTU 9000 on every netdev, route, switch port and VLAN of the path (mtu.path)";
+
+}  // namespace
+
 std::string PathMtuStallClause(const v1::PathMtu& mtu, uint32_t packet_bytes) {
   if (!mtu.has_route_mtu() || mtu.route_mtu() >= packet_bytes) return "";
-  const bool hop = mtu.has_local_route_mtu() && mtu.route_mtu() < mtu.local_route_mtu();
   return absl::StrCat(
       "; the path MTU is the likely cause: the test sends ", packet_bytes,
       "-byte packets but the route to ", mtu.peer_address(), " carries only ", mtu.route_mtu(),
-      hop ? " (a routed hop answered a don't-fragment probe with ICMP fragmentation-needed)"
+      HopAnswered(mtu)
+          ? " (a routed hop answered a don't-fragment probe with ICMP fragmentation-needed)"
           : " (this node's own route or netdev MTU)",
-      ", and a packet too big for a hop is dropped: set MTU 9000 on every netdev, route, switch "
-      "port and VLAN of the path (mtu.path)");
+      ", and a packet too big for a hop is dropped: ", kEndToEnd);
+}
+
+std::string ShortHopRefusal(const v1::PathMtu& mtu, uint32_t packet_bytes) {
+  if (!HopAnswered(mtu) || mtu.route_mtu() >= packet_bytes) return "";
+  return absl::StrCat("the route to ", mtu.peer_address(), " carries only ", mtu.route_mtu(),
+                      "-byte packets (a routed hop answered a don't-fragment probe with ICMP "
+                      "fragmentation-needed) and the test sends ",
+                      packet_bytes, "-byte packets, which that hop drops: ", kEndToEnd);
 }
 
 }  // namespace clustercert::agent::peer

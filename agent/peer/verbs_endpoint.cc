@@ -152,11 +152,12 @@ v1::PathMtu ProbeRoceRoute(const v1::EndpointInfo& local, const v1::EndpointInfo
   return ProbePathMtu(*bind, *target);
 }
 
-// The largest IP packet a RoCE v2 QP at `qp_mtu` sends: payload, BTH (12),
-// RETH (16, on a write's first packet), ICRC (4), UDP (8) and the IP header.
-uint32_t RocePacketBytes(uint32_t qp_mtu, const std::string& peer_address) {
+// The IP packet a RoCE v2 QP sends with `payload` bytes of data (at most its
+// path MTU): the payload, BTH (12), RETH (16, on a write's first packet),
+// ICRC (4), UDP (8) and the IP header.
+uint32_t RocePacketBytes(uint32_t payload, const std::string& peer_address) {
   const bool v6 = peer_address.find(':') != std::string::npos;
-  return qp_mtu + 12 + 16 + 4 + 8 + (v6 ? 40 : 20);
+  return payload + 12 + 16 + 4 + 8 + (v6 ? 40 : 20);
 }
 
 }  // namespace
@@ -317,6 +318,14 @@ absl::StatusOr<v1::PeerTestResult> VerbsEndpoint::Run(absl::Time deadline) {
                      " is not connected, or has run already: Prepare, Connect, then Run once"));
   }
   state_ = State::kUsed;
+  // The largest packet this test sends: a message, or a full QP MTU of one.
+  const auto payload =
+      static_cast<uint32_t>(std::min<uint64_t>(options_.message_bytes, uint64_t{path_mtu_bytes_}));
+  const uint32_t packet_bytes = RocePacketBytes(payload, path_mtu_.peer_address());
+  if (const std::string hop = ShortHopRefusal(path_mtu_, packet_bytes); !hop.empty()) {
+    return absl::FailedPreconditionError(absl::StrCat("the verbs ", options_.test, " test on ",
+                                                      options_.device, " was not run: ", hop));
+  }
   const absl::Time now = clock_.Now();
   const absl::Duration left = deadline - now;
   if (options_.duration_mode() && options_.duration >= left) {
@@ -339,8 +348,7 @@ absl::StatusOr<v1::PeerTestResult> VerbsEndpoint::Run(absl::Time deadline) {
       options_.latency() ? RunLatency(path) : RunBandwidth(path);
   progress_.Stop();
   if (!result.ok()) {
-    const std::string mtu_clause =
-        PathMtuStallClause(path_mtu_, RocePacketBytes(path_mtu_bytes_, path_mtu_.peer_address()));
+    const std::string mtu_clause = PathMtuStallClause(path_mtu_, packet_bytes);
     if (mtu_clause.empty()) return result.status();
     absl::Status with_mtu(result.status().code(),
                           absl::StrCat(result.status().message(), mtu_clause));

@@ -187,6 +187,37 @@ struct PathTroubles {
   bool any_figure = false;
 };
 
+// An end's own route below the plan: its netdev (when mtu.netdev fails), or
+// over a netdev that passes, a route of its own with a smaller mtu or a path
+// MTU its kernel learned from a hop (an exception that lasts 10 minutes
+// after the ICMP fragmentation-needed).
+void ShortLocalRoute(const PathEnd& end, const std::string& to, int64_t plan_mtu,
+                     const std::vector<v1::Finding>& inventory_checks, PathTroubles& troubles) {
+  const uint32_t route = end.result.path_mtu().local_route_mtu();
+  const std::string netdev = NetdevClause(inventory_checks, end.node);
+  if (!netdev.empty()) {
+    troubles.sentences.push_back(
+        absl::StrCat(end.node, "'s route to ", to, " has mtu ", route, netdev, "."));
+    troubles.remedies.push_back(absl::StrCat("On ", end.node, ", raise the data netdev's MTU to ",
+                                             plan_mtu, " (ip link set dev <netdev> mtu ", plan_mtu,
+                                             ") and drop any smaller route mtu (ip route show ", to,
+                                             "; ip route change ... mtu ", plan_mtu, ")."));
+    return;
+  }
+  troubles.sentences.push_back(absl::StrCat(
+      end.node, "'s route to ", to, " has mtu ", route,
+      " while its data netdev passes mtu.netdev: a route with that mtu, or a path MTU the kernel "
+      "learned from a hop between ",
+      end.node, " and ", end.other, "."));
+  troubles.remedies.push_back(absl::StrCat(
+      "On ", end.node, ", `ip route get ", to,
+      "` shows which: 'cache expires ... mtu' is learned from a hop (check the switch port/VLAN "
+      "MTU and every router interface between ",
+      end.node, " and ", end.other,
+      ", then ip route flush cache); otherwise raise that route's mtu to ", plan_mtu,
+      " (ip route change ... mtu ", plan_mtu, ")."));
+}
+
 // The route figures one end recorded against the plan's netdev MTU.
 void JudgeRoute(const PathEnd& end, int64_t plan_mtu,
                 const std::vector<v1::Finding>& inventory_checks, PathTroubles& troubles) {
@@ -197,14 +228,7 @@ void JudgeRoute(const PathEnd& end, int64_t plan_mtu,
   absl::StrAppend(&troubles.observed.emplace_back(), end.node, "'s route to ", to, " ",
                   mtu.local_route_mtu());
   if (mtu.local_route_mtu() < plan_mtu) {
-    troubles.sentences.push_back(absl::StrCat(end.node, "'s route to ", to, " has mtu ",
-                                              mtu.local_route_mtu(),
-                                              NetdevClause(inventory_checks, end.node), "."));
-    troubles.remedies.push_back(absl::StrCat("On ", end.node, ", raise the data netdev's MTU to ",
-                                             plan_mtu, " (ip link set dev <netdev> mtu ", plan_mtu,
-                                             ") and drop any smaller route mtu (ip route "
-                                             "show ",
-                                             to, "; ip route change ... mtu ", plan_mtu, ")."));
+    ShortLocalRoute(end, to, plan_mtu, inventory_checks, troubles);
     return;
   }
   if (mtu.has_route_mtu() && mtu.route_mtu() < mtu.local_route_mtu() &&

@@ -54,6 +54,27 @@ TEST(TcpPathMtuTest, StallClauseNamesTheRoute) {
   EXPECT_EQ(PathMtuStallClause(mtu, 1400), "");
 }
 
+TEST(TcpPathMtuTest, OnlyAHopThatAnsweredShortRefusesATest) {
+  v1::PathMtu mtu;
+  mtu.set_peer_address("10.0.0.2");
+  mtu.set_local_route_mtu(9000);
+  mtu.set_route_mtu(1500);
+  const std::string refusal = ShortHopRefusal(mtu, 4154);
+  EXPECT_NE(refusal.find("the route to 10.0.0.2 carries only 1500-byte packets (a routed hop"),
+            std::string::npos)
+      << refusal;
+  EXPECT_NE(refusal.find("sends 4154-byte packets, which that hop drops"), std::string::npos)
+      << refusal;
+  // Packets the hop carries (a 2-byte latency test's): the test runs.
+  EXPECT_EQ(ShortHopRefusal(mtu, 74), "");
+  // This node's own short route: no hop answered, mtu.path judges it and a
+  // NIC that sizes frames from its port may still cross.
+  mtu.set_local_route_mtu(1500);
+  EXPECT_EQ(ShortHopRefusal(mtu, 4154), "");
+  // No probe figure: nothing to refuse on.
+  EXPECT_EQ(ShortHopRefusal(v1::PathMtu(), 4154), "");
+}
+
 // Namespaces ccmtu<pid>a - ccmtu<pid>r - ccmtu<pid>b: a at 9000 on
 // 10.77.1.0/24, the router's far side at 1500 on 10.77.2.0/24, b behind it.
 class NamespacePathMtuTest : public ::testing::Test {

@@ -89,6 +89,21 @@ TEST(PathMtuCheckTest, ShortNetdevFailsNamingTheNode) {
   EXPECT_THAT(finding.remedy(), HasSubstr("On node2, raise the data netdev's MTU to 9000"));
 }
 
+// A short route on a node whose netdev passes mtu.netdev: a route of its
+// own, or the path MTU its kernel learned from a hop's ICMP (a second run
+// within 10 minutes of the first sees the hop's figure as the route's).
+TEST(PathMtuCheckTest, ShortRouteOverAGoodNetdevPointsAtALearnedHopToo) {
+  const v1::Finding finding =
+      JudgePathMtu(testing::RocePlan(),
+                   TcpCell(Route("10.0.0.2", 1500, 1500), Route("10.0.0.1", 9000, 9000)), {});
+  EXPECT_EQ(finding.status(), v1::Finding::fail);
+  EXPECT_THAT(finding.message(), HasSubstr("node1's route to 10.0.0.2 has mtu 1500 while its "
+                                           "data netdev passes mtu.netdev"));
+  EXPECT_THAT(finding.message(), HasSubstr("learned from a hop between node1 and node2"));
+  EXPECT_THAT(finding.remedy(), HasSubstr("ip route get 10.0.0.2"));
+  EXPECT_THAT(finding.remedy(), Not(HasSubstr("raise the data netdev's MTU")));
+}
+
 TEST(PathMtuCheckTest, NotRecordedIsUnknownNeverPass) {
   v1::PairResult old_agent = TcpCell({}, {});
   old_agent.mutable_client_result()->clear_path_mtu();
