@@ -14,7 +14,9 @@
 #   softroce-lab.sh slow N RATE [BURST]   shape VM N's data tap both ways with tc (e.g. 5mbit)
 #   softroce-lab.sh ecn N [RATE]          a congestion point: VM N's incoming RoCE queued at RATE
 #                                         (default 100mbit) in RED that marks ECT packets CE
-#   softroce-lab.sh fast N                remove that shaping (slow or ecn)
+#   softroce-lab.sh hop N MTU             a routed hop of MTU bytes in front of VM N (the lab's
+#                                         namespace routes to it; ICMP fragmentation-needed back)
+#   softroce-lab.sh fast N                remove that shaping (slow, ecn or hop)
 #   softroce-lab.sh calibrate [--pairs P] [--seconds S] [--repeats R]
 #                                         perftest on P VM pairs at once, R times: writes the lab's
 #                                         figures ($CCLAB_STATE/calibration) and the lab plan
@@ -438,6 +440,61 @@ tc filter replace dev $data0 parent ffff: protocol ip prio 1 u32 match ip protoc
   say "node$n's incoming RoCE queued at $rate in RED with ECN (in the VM: ifb ecn0; marks: $0 exec $n tc -s qdisc show dev ecn0)"
 }
 
+# A routed hop with a short MTU in front of VM N, as a router or an L3
+# switch port left at 1500 between 9000-byte hosts is: VM N's data tap moves
+# from the data bridge to its own bridge hN in the lab's namespace, whose MTU
+# is MTU, and the namespace routes between the two (IP forwarding, proxy ARP
+# on both sides, so every VM keeps its 10.203.2.0/24 address and finds VM N
+# as before). A don't-fragment packet over MTU bytes towards VM N is dropped
+# at hN and answered with ICMP fragmentation-needed from 10.203.2.254, as a
+# router does; what VM N sends leaves at its own MTU. Every VM's neighbour
+# and route caches are flushed on the way in and out (fast N), so no
+# learned MTU or MAC outlives the hop.
+hop() {
+  local n=$1 mtu=$2 data_mtu
+  check_node "$n"
+  [[ $(bridge_mode) == netns ]] || die "hop: the lab's data bridge is in the root namespace (up --bridge root); a hop needs the netns bridge (up without --bridge)"
+  data_mtu=$(in_ns cat /sys/class/net/data/mtu)
+  [[ $mtu =~ ^[0-9]+$ ]] && ((mtu >= 576 && mtu < data_mtu)) ||
+    die "hop: MTU '$mtu': give 576 to $((data_mtu - 1)), under the data bridge's $data_mtu"
+  in_ns ip link show "h$n" >/dev/null 2>&1 && die "hop: node$n is already behind a hop ($0 fast $n removes it)"
+  in_ns sysctl -qw net.ipv4.ip_forward=1
+  in_ns ip addr replace 10.203.2.254/24 dev data
+  in_ns ip link add "h$n" type bridge
+  in_ns ip link set "d$n" nomaster
+  in_ns ip link set "d$n" master "h$n"
+  in_ns ip link set "h$n" mtu "$mtu" up
+  in_ns ip route replace "10.203.2.$n/32" dev "h$n" src 10.203.2.254
+  local dev
+  for dev in data "h$n"; do
+    in_ns sysctl -qw "net.ipv4.conf.$dev.proxy_arp=1" "net.ipv4.conf.$dev.rp_filter=0"
+  done
+  flush_data_caches
+  say "node$n is behind a routed hop of MTU $mtu (bridge h$n in the lab's namespace, routed at 10.203.2.254): $0 fast $n removes it"
+}
+
+# No hop in front of VM N: its tap back on the data bridge.
+unhop() {
+  local n=$1
+  in_ns ip link show "h$n" >/dev/null 2>&1 || return 0
+  in_ns ip route del "10.203.2.$n/32" 2>/dev/null || true
+  in_ns ip link set "d$n" nomaster
+  in_ns ip link set "d$n" master data
+  in_ns ip link del "h$n"
+  flush_data_caches
+}
+
+# Every VM forgets its neighbours and the MTUs it learned on the data
+# network (ICMP fragmentation-needed leaves a route exception for 10 min).
+flush_data_caches() {
+  local k data0
+  data0=$(data_netdev)
+  for ((k = 1; k <= $(cat "$state/nodes"); ++k)); do
+    vm_exec "$k" "ip neigh flush dev $data0; ip route flush cache" >/dev/null ||
+      die "node$k: flushing its neighbour and route caches failed (above)"
+  done
+}
+
 fast() {
   local n=$1
   check_node "$n"
@@ -454,6 +511,7 @@ fast() {
     vm_exec "$n" "tc qdisc del dev $(data_netdev) ingress 2>/dev/null; ip link del ecn0 2>/dev/null; true" >/dev/null
     rm -f "$state/node$n/ecn"
   fi
+  [[ $(bridge_mode) == root ]] || unhop "$n"
   say "node$n's data link unshaped"
 }
 
@@ -781,6 +839,10 @@ case "$action" in
     ecn "$@"
     ;;
   calibrate) calibrate "$@" ;;
+  hop)
+    (($# == 2)) || die "hop: give a node number and the hop's MTU (e.g. hop 4 1500)"
+    hop "$@"
+    ;;
   fast)
     (($# == 1)) || die "fast: give a node number"
     fast "$@"

@@ -624,5 +624,61 @@ TEST_F(SoftRoceLabTest, IncastIntoAnEcnQueueIsMarkedAndCompletes) {
                            << TosSummary(packets);
 }
 
+TEST_F(SoftRoceLabTest, ShortRoutedHopIsNamedByMtuPath) {
+  // node4 behind a routed hop of MTU 1500 (softroce-lab.sh hop): both hosts
+  // keep their 9000-byte netdevs and routes, only the hop between them is
+  // short, as a router interface or an L3 switch port left at 1500 is. The
+  // engine's 4,154-byte RoCE packets cannot cross it: the cell must say so,
+  // and mtu.path must name the hop, not leave a bare stall.
+  CommandResult hop = Lab({"hop", "4", "1500"}, "hop");
+  ASSERT_EQ(hop.exit_code, 0) << hop.err;
+  // The shipped plan cut to one cell across the hop: node3 -> node4 write_bw
+  // (the lower node sends, so the big packets go towards the hop), no sweep.
+  std::string plan = ReadFile(kPlan);
+  plan = std::regex_replace(plan, std::regex("  - name: node[12]\n(    [^\n]*\n)+"), "");
+  plan = std::regex_replace(plan, std::regex("tests: \\[[^\\]]*\\]"), "tests: [write_bw]");
+  plan = std::regex_replace(plan, std::regex("duration_s: 3"), "duration_s: 2");
+  plan = std::regex_replace(plan, std::regex("no_progress_s: [0-9]+"), "no_progress_s: 10");
+  plan =
+      std::regex_replace(plan, std::regex("\ncollectives:[^]*?\ncertificate:"), "\ncertificate:");
+  const fs::path path = WorkDir() / "hop-plan.yaml";
+  std::ofstream(path) << plan;
+
+  CommandResult run;
+  v1::Certificate certificate = RunPlan(path.string(), "hop", &run);
+  CommandResult fast = Lab({"fast", "4"}, "fast-hop");
+  EXPECT_EQ(fast.exit_code, 0) << fast.err;
+  EXPECT_EQ(run.exit_code, 1) << run.out << run.err;
+  EXPECT_EQ(certificate.verdict(), "not-certified") << run.out;
+
+  // The hosts are fine: each node's own netdev MTU passes.
+  for (const char* node : {"node3", "node4"}) {
+    const v1::Finding* netdev = FindCheck(certificate, node, "mtu.netdev");
+    ASSERT_NE(netdev, nullptr) << node;
+    EXPECT_EQ(netdev->status(), v1::Finding::pass) << node << ": " << netdev->message();
+  }
+  // The cell fails and its message points at the path MTU.
+  const v1::PairResult* cell = nullptr;
+  for (const v1::PairResult& pair : certificate.pairs()) {
+    if (pair.retest_of().empty() && pair.client() == "node3" && pair.server() == "node4" &&
+        pair.test() == "write_bw") {
+      cell = &pair;
+    }
+  }
+  ASSERT_NE(cell, nullptr) << run.out;
+  EXPECT_EQ(cell->verdict().status(), v1::Finding::fail) << cell->verdict().message();
+  const std::string cell_text = cell->verdict().message() + " " + cell->error();
+  EXPECT_NE(cell_text.find("carries only 1500"), std::string::npos) << cell_text;
+  // mtu.path names the hop between the two nodes, from node3's probe.
+  const v1::Finding* path_mtu = FindCheck(certificate, "node3", "mtu.path");
+  ASSERT_NE(path_mtu, nullptr) << run.out;
+  EXPECT_EQ(path_mtu->status(), v1::Finding::fail) << path_mtu->message();
+  EXPECT_NE(path_mtu->message().find("a hop between node3 and node4 carries only 1500 bytes"),
+            std::string::npos)
+      << path_mtu->message();
+  std::cout << "hop of MTU 1500 in front of node4: write_bw " << cell->verdict().message()
+            << "\nmtu.path: " << path_mtu->message() << "\n";
+}
+
 }  // namespace
 }  // namespace clustercert::testing
