@@ -136,7 +136,11 @@ struct Pairwise {
   // duration plus the margin).
   absl::Duration no_progress = absl::Seconds(10);
   int64_t message_bytes = 8388608;
-  int streams = 1;             // parallel QPs / TCP connections per bandwidth test
+  int streams = 1;  // parallel QPs / TCP connections per bandwidth test
+  // pairwise.pairs_at_once: at most this many cells of a round run at the
+  // same time (the rest wait for a later sub-round); 0 = every disjoint
+  // pair of the round at once.
+  int pairs_at_once = 0;
   bool bidirectional = false;  // bandwidth tests both ways at once (perftest -b)
   // Both directions of every pair as separate cells (N x (N-1)); false: the
   // lower node is the client only (pairwise.directions: one).

@@ -466,6 +466,10 @@ void ParsePairwiseSection(MapReader& top, Pairwise* pairwise) {
                "an integer from 1 to 64 (parallel QPs for verbs, TCP connections for tcp, per "
                "bandwidth test)",
                &pairwise->streams);
+  section->Int("pairs_at_once", 1, 65536,
+               "an integer from 1 to 65536 (at most this many pairs of a round run at the same "
+               "time; 1 measures each pair alone)",
+               &pairwise->pairs_at_once);
   section->Bool("bidirectional", &pairwise->bidirectional);
   std::string directions;
   if (section->Enum("directions", {"both", "one"}, &directions)) {

@@ -144,6 +144,29 @@ absl::StatusOr<std::vector<Round>> BuildSchedule(int nodes, plan::PairwisePatter
   return rounds;
 }
 
+std::vector<Round> LimitTestsPerRound(const std::vector<Round>& rounds, int per_round, int nodes) {
+  if (per_round <= 0) return rounds;
+  std::vector<Round> limited;
+  for (const Round& round : rounds) {
+    for (size_t first = 0; first == 0 || first < round.tests.size();
+         first += static_cast<size_t>(per_round)) {
+      Round part;
+      const size_t end = std::min(round.tests.size(), first + static_cast<size_t>(per_round));
+      part.tests.assign(round.tests.begin() + static_cast<std::ptrdiff_t>(first),
+                        round.tests.begin() + static_cast<std::ptrdiff_t>(end));
+      std::vector<bool> busy(static_cast<size_t>(nodes), false);
+      for (const PairTest& test : part.tests) {
+        busy[static_cast<size_t>(test.client)] = busy[static_cast<size_t>(test.server)] = true;
+      }
+      for (int node = 0; node < nodes; ++node) {
+        if (!busy[static_cast<size_t>(node)]) part.idle.push_back(node);
+      }
+      limited.push_back(std::move(part));
+    }
+  }
+  return limited;
+}
+
 absl::StatusOr<std::vector<int>> RailsPerNode(const plan::Plan& plan) {
   std::vector<int> rails_per_node;
   if (plan.pairwise.engine != plan::PairwiseEngine::kVerbs) return rails_per_node;
@@ -186,8 +209,11 @@ absl::StatusOr<std::vector<Round>> BuildSchedule(const plan::Plan& plan) {
     pattern = choice->pattern;
     k = choice->k;
   }
-  return BuildSchedule(static_cast<int>(plan.nodes.size()), pattern, k, DirectionsOf(plan),
-                       *rails_per_node, LeafIndices(plan));
+  const int nodes = static_cast<int>(plan.nodes.size());
+  auto rounds =
+      BuildSchedule(nodes, pattern, k, DirectionsOf(plan), *rails_per_node, LeafIndices(plan));
+  if (!rounds.ok()) return rounds.status();
+  return LimitTestsPerRound(*rounds, plan.pairwise.pairs_at_once, nodes);
 }
 
 std::string DescribeSchedule(const plan::Plan& plan, const std::vector<Round>& rounds) {

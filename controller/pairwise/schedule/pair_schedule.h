@@ -70,6 +70,12 @@ absl::StatusOr<std::vector<Round>> BuildSchedule(int nodes, plan::PairwisePatter
                                                  const std::vector<int>& rails_per_node,
                                                  const std::vector<int>& leaf_of);
 
+// `rounds` with at most `per_round` tests in each (0: unchanged): a round
+// with more runs as consecutive sub-rounds of `per_round` tests in its
+// order; every node outside a sub-round's tests is idle in it.
+// (pairwise.pairs_at_once: BuildSchedule(plan) applies it.)
+std::vector<Round> LimitTestsPerRound(const std::vector<Round>& rounds, int per_round, int nodes);
+
 // One line per round for progress output, e.g.
 //   round 1/6: node1->node2 (mlx5_0), node3->node4 (mlx5_0); idle: —
 // The client is written first (client->server); a rail shows as the device name, or

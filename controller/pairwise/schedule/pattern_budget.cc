@@ -31,10 +31,18 @@ int RailRounds(const plan::Plan& plan) {
   return static_cast<int>(rails);
 }
 
+// Sub-rounds a round of at most N/2 pairs runs as under
+// pairwise.pairs_at_once (1 without it).
+int PairSplits(const plan::Plan& plan) {
+  const int pairs = std::max<int>(1, static_cast<int>(plan.nodes.size()) / 2);
+  const int per_round = plan.pairwise.pairs_at_once;
+  return per_round <= 0 ? 1 : (pairs + per_round - 1) / per_round;
+}
+
 // Rounds of `pattern` (k for k-batch: at most) as BuildSchedule runs them,
 // from pair_patterns.h's counts: all-pairs N-1 node rounds (N odd: N), the
 // ring 2 (N odd: 3; N = 2: 1), a k-batch's colouring at most 2k+1; each
-// times the rail sub-rounds and the directions. Counted, not built:
+// times the rail sub-rounds, the directions and pairs_at_once's splits. Counted, not built:
 // colouring a wide k-batch over 1,000+ nodes takes seconds.
 absl::StatusOr<int> RoundsOf(const plan::Plan& plan, PairwisePattern pattern, int k) {
   const int n = static_cast<int>(plan.nodes.size());
@@ -57,7 +65,7 @@ absl::StatusOr<int> RoundsOf(const plan::Plan& plan, PairwisePattern pattern, in
       break;
     }
   }
-  return node_rounds * RailRounds(plan) * DirectionsOf(plan);
+  return node_rounds * RailRounds(plan) * DirectionsOf(plan) * PairSplits(plan);
 }
 
 absl::StatusOr<PatternChoice> Candidate(const plan::Plan& plan, PairwisePattern pattern, int k) {
@@ -72,7 +80,7 @@ absl::StatusOr<PatternChoice> Candidate(const plan::Plan& plan, PairwisePattern 
 }
 
 int KBatchRoundsBound(const plan::Plan& plan, int k) {
-  return (2 * k + 1) * RailRounds(plan) * DirectionsOf(plan);
+  return (2 * k + 1) * RailRounds(plan) * DirectionsOf(plan) * PairSplits(plan);
 }
 
 // The largest k in [2, high] whose bound fits (rounds and estimate are the

@@ -204,6 +204,10 @@ const std::vector<RejectCase> kPairwiseCases = {
      {{"message_bytes: 8M", "message_bytes: 8M\n  streams: 65"}},
      "streams: |65",
      "pairwise.streams is 65; it must be an integer from 1 to 64"},
+    {"PairsAtOnceZero",
+     {{"message_bytes: 8M", "message_bytes: 8M\n  pairs_at_once: 0"}},
+     "pairs_at_once: |0",
+     "pairwise.pairs_at_once is 0; it must be an integer from 1 to 65536"},
     {"BidirectionalNotBoolean",
      {{"message_bytes: 8M", "message_bytes: 8M\n  bidirectional: maybe"}},
      "bidirectional: |maybe",
@@ -230,7 +234,7 @@ const std::vector<RejectCase> kPairwiseCases = {
      "pairwise.max_latency_ms is not a known key; did you mean max_latency_us? Keys allowed in "
      "pairwise: engine, pattern, k, budget_minutes, tests, memory, duration_s, no_progress_s, "
      "message_bytes, "
-     "streams, "
+     "streams, pairs_at_once, "
      "bidirectional, directions, cuda_gpus, min_fraction_of_line_rate, max_latency_us, "
      "max_retries_per_gb, incast."},
     {"VerbsOnEthernetWithoutRails",

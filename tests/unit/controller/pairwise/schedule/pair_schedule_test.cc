@@ -223,6 +223,44 @@ TEST(BuildScheduleFromPlanTest, FourNodesTwoRails) {
             "round 6/6: node1->node3 (mlx5_1), node2->node4 (mlx5_1); idle: —\n");
 }
 
+// pairwise.pairs_at_once: 1 measures each pair alone (the soft-RoCE lab,
+// whose emulated links share two cores); every cell is still there, once.
+TEST(BuildScheduleFromPlanTest, PairsAtOnceSplitsEachRound) {
+  plan::Plan plan = FourNodePlan();
+  plan.pairwise.both_directions = false;
+  for (plan::Node& node : plan.nodes) node.rails = {"mlx5_0"};
+  plan.pairwise.pairs_at_once = 1;
+  absl::StatusOr<std::vector<Round>> rounds = BuildSchedule(plan);
+  ASSERT_TRUE(rounds.ok()) << rounds.status();
+  EXPECT_EQ(DescribeSchedule(plan, *rounds),
+            "round 1/6: node1->node4 (mlx5_0); idle: node2, node3\n"
+            "round 2/6: node2->node3 (mlx5_0); idle: node1, node4\n"
+            "round 3/6: node1->node2 (mlx5_0); idle: node3, node4\n"
+            "round 4/6: node3->node4 (mlx5_0); idle: node1, node2\n"
+            "round 5/6: node1->node3 (mlx5_0); idle: node2, node4\n"
+            "round 6/6: node2->node4 (mlx5_0); idle: node1, node3\n");
+  // At or above the round's width: the schedule as without the key.
+  plan.pairwise.pairs_at_once = 2;
+  absl::StatusOr<std::vector<Round>> whole = BuildSchedule(plan);
+  plan.pairwise.pairs_at_once = 0;
+  absl::StatusOr<std::vector<Round>> unlimited = BuildSchedule(plan);
+  ASSERT_TRUE(whole.ok() && unlimited.ok());
+  EXPECT_EQ(DescribeSchedule(plan, *whole), DescribeSchedule(plan, *unlimited));
+}
+
+TEST(LimitTestsPerRoundTest, SplitsInOrderAndKeepsEveryTest) {
+  Round round;
+  round.tests = {{0, 1, 0}, {2, 3, 0}, {4, 5, 0}};
+  round.idle = {6};
+  const std::vector<Round> limited = LimitTestsPerRound({round}, 2, 7);
+  ASSERT_EQ(limited.size(), 2u);
+  EXPECT_EQ(limited[0].tests, (std::vector<PairTest>{{0, 1, 0}, {2, 3, 0}}));
+  EXPECT_EQ(limited[0].idle, (std::vector<int>{4, 5, 6}));
+  EXPECT_EQ(limited[1].tests, (std::vector<PairTest>{{4, 5, 0}}));
+  EXPECT_EQ(limited[1].idle, (std::vector<int>{0, 1, 2, 3, 6}));
+  EXPECT_EQ(LimitTestsPerRound({round}, 0, 7).size(), 1u);
+}
+
 // The default: every ordered pair is a cell, so each node's send path and
 // receive path are both measured on every rail.
 TEST(BuildScheduleFromPlanTest, BothDirectionsByDefault) {

@@ -122,6 +122,22 @@ TEST(PatternBudgetTest, CountedRoundsAreTheBuiltOnes) {
   }
 }
 
+// pairwise.pairs_at_once splits every all-pairs round of N/2 pairs into
+// ceil(N/2 / P) sub-rounds, and the budget counts them (for the ring and
+// k-batch, whose rounds may hold fewer pairs, the count is a bound).
+TEST(PatternBudgetTest, PairsAtOnceRoundsAreCounted) {
+  for (int n : {2, 3, 7, 8}) {
+    for (int per_round : {1, 2, 3}) {
+      plan::Plan plan = PlanOf(n, absl::ZeroDuration());
+      plan.pairwise.pairs_at_once = per_round;
+      auto choice = ChoosePattern(plan);
+      auto built = BuildSchedule(plan);
+      ASSERT_TRUE(choice.ok() && built.ok());
+      EXPECT_EQ(choice->rounds, static_cast<int>(built->size())) << n << " " << per_round;
+    }
+  }
+}
+
 TEST(PatternBudgetTest, WithoutBudgetThePlansPatternStands) {
   plan::Plan plan = PlanOf(16, absl::ZeroDuration());
   plan.pairwise.pattern = PairwisePattern::kRing;
