@@ -12,13 +12,17 @@
 #include <vector>
 
 #include "absl/strings/numbers.h"
+#include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
 #include "absl/time/clock.h"
 #include "agent/capture/host_capture.h"
+#include "agent/inventory/ethtool_module_source.h"
 #include "agent/inventory/fabric_isolation.h"
 #include "agent/inventory/gpu_source.h"
+#include "agent/inventory/host_neighbor_source.h"
 #include "agent/inventory/inventory_collector.h"
 #include "agent/inventory/netlink_route_source.h"
+#include "agent/inventory/rail_port_collector.h"
 #include "agent/inventory/socket_reach_prober.h"
 #include "agent/peer/endpoint_registry.h"
 #include "agent/peer/ethtool_stats_source.h"
@@ -40,6 +44,7 @@
 #include "common/command_line.h"
 #include "common/file_limit.h"
 #include "common/log_setup.h"
+#include "common/process/process_command_runner.h"
 #include "common/sysfs_view.h"
 #include "common/tls_files.h"
 #include "common/version.h"
@@ -199,6 +204,27 @@ absl::StatusOr<std::shared_ptr<grpc::ServerCredentials>> ServerCredentialsFor(
   return credentials;
 }
 
+// What answers a cabling query: on a live host lldpd, the agent's own LLDP
+// receive, the module-EEPROM ioctl and smpquery; on a captured tree nothing,
+// since all of them would describe this machine.
+agent::inventory::RailPortSources CablingSources(const SysfsView& view,
+                                                 agent::inventory::NeighborSource& neighbors,
+                                                 agent::inventory::ModuleSource& modules,
+                                                 process::CommandRunner& commands) {
+  agent::inventory::RailPortSources sources;
+  if (!view.is_live()) {
+    sources.offline_reason = absl::StrCat(
+        "a captured tree (--sysfs-root ", view.root().string(),
+        "): the LLDP neighbours, modules and InfiniBand links would be this machine's, not the "
+        "tree's host's");
+    return sources;
+  }
+  sources.neighbors = &neighbors;
+  sources.modules = &modules;
+  sources.ib = &commands;
+  return sources;
+}
+
 // Everything the service's handlers use, in the order they depend on each
 // other; destroyed in reverse, after the server stopped.
 struct AgentParts {
@@ -208,9 +234,11 @@ struct AgentParts {
                                                            {options.frr_pathspace})),
         prober(RealClock()),
         isolation(routes, prober),
+        neighbors(&commands, RealClock()),
+        cabling(CablingSources(view, neighbors, modules, commands), RealClock()),
         handlers(
             {options.node_name, Hostname()}, *collector, [] { return absl::Now(); },
-            view.is_live() ? &isolation : nullptr),
+            view.is_live() ? &isolation : nullptr, &cabling),
         uplink({agent::uplink::RunHttpRangeFlows, agent::uplink::RunTcpSendFlows},
                [] { return absl::Now(); }),
         tcp_engine(RealClock()),
@@ -239,6 +267,11 @@ struct AgentParts {
   agent::inventory::NetlinkRouteSource routes;
   agent::inventory::SocketReachProber prober;
   agent::inventory::FabricIsolationCollector isolation;
+  // Where each rail's cable lands (GetInventoryRequest.cabling).
+  process::ProcessCommandRunner commands;
+  agent::inventory::HostNeighborSource neighbors;
+  agent::inventory::IoctlModuleSource modules;
+  agent::inventory::RailPortCollector cabling;
   agent::AgentHandlers handlers;
   agent::UplinkHandlers uplink;
   agent::peer::TcpEngine tcp_engine;

@@ -48,6 +48,9 @@ build_packages=(
   # tests/integration/netns_uplink_test.cc runs one agent under libfaketime,
   # its clock really 500 ms ahead, for clock.offset's fail path.
   faketime
+  # tests/integration/cabling_lab_test.sh runs lldpd (1.0.16) on each leaf
+  # switch namespace; the agents there receive its LLDP frames.
+  lldpd
   # tests/integration/mpirun_launcher_test.cc launches collectives.launcher:
   # mpirun's ranks through Debian's OpenMPI mpirun (4.1) on localhost.
   openmpi-bin
@@ -72,3 +75,9 @@ if [ "$(id -u)" -ne 0 ]; then SUDO="sudo"; fi
 export DEBIAN_FRONTEND=noninteractive
 $SUDO apt-get update -qq
 $SUDO apt-get install -y -qq --no-install-recommends "${missing[@]}"
+# The package starts its own lldpd where systemd runs, which would announce
+# this host on its real NICs: the tests run theirs inside namespaces only.
+if [[ " ${missing[*]} " == *" lldpd "* ]] && command -v systemctl >/dev/null &&
+  systemctl is-active --quiet lldpd 2>/dev/null; then
+  $SUDO systemctl disable --now lldpd >/dev/null 2>&1 || true
+fi

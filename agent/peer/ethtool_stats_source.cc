@@ -118,6 +118,13 @@ bool IsPriorityTrafficStat(const std::string& name) {
   return parsed.has_value() && (parsed->suffix == "bytes" || parsed->suffix == "packets");
 }
 
+// mlx5's pre-FEC errors per lane, rx_err_lane_<N>_phy (en_stats.c fills them
+// from PPCNT's phy_corrected_bits_lane<N>; counters.rst: "physical raw errors
+// per lane ... before FEC corrections"): the BER of each lane of the cable.
+bool IsLaneErrorStat(const std::string& name) {
+  return counters::ParseLaneErrorCounter(name).has_value();
+}
+
 }  // namespace
 
 bool IsValidNetdevName(const std::string& name) {
@@ -129,8 +136,10 @@ bool IsValidNetdevName(const std::string& name) {
 bool IsKeptEthtoolStat(const std::string& name) {
   // The mlx5 physical-port link health counters (kernel
   // Documentation/networking/device_drivers/ethernet/mellanox/mlx5/counters.rst):
-  // the pair verdict fails a cell on the first four; FEC-corrected bits and
-  // rx_bits_phy (the denominator of a bit error rate) are kept to be shown.
+  // the pair verdict fails a cell on the first four (rx_pcs_symbol_err_phy,
+  // rx_symbol_err_phy and rx_crc_errors_phy are what FEC did not correct:
+  // the post-FEC errors); FEC-corrected bits, the per-lane pre-FEC errors and
+  // rx_bits_phy (the denominator of a bit error rate) give each cell's BER.
   // outbound_pci_buffer_overflow counts received packets dropped for lack of
   // PCIe buffer towards the host: a drop lossless.drops judges.
   static const auto* exact = new std::set<std::string>{
@@ -139,7 +148,7 @@ bool IsKeptEthtoolStat(const std::string& name) {
       "outbound_pci_buffer_overflow"};
   return name.find("pause") != std::string::npos || name.find("discard") != std::string::npos ||
          name.find("out_of_buffer") != std::string::npos || exact->count(name) > 0 ||
-         IsPriorityTrafficStat(name);
+         IsPriorityTrafficStat(name) || IsLaneErrorStat(name);
 }
 
 absl::StatusOr<std::map<std::string, uint64_t>> IoctlEthtoolStatsSource::Read(

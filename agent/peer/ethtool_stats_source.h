@@ -28,7 +28,8 @@ class EthtoolStatsSource {
 // per-priority rx/tx_prio<N>_bytes and _packets (N = 0..7), mlx5's
 // physical link counters link_down_events_phy, rx_symbol_err_phy,
 // rx_pcs_symbol_err_phy, rx_crc_errors_phy, rx_corrected_bits_phy and
-// rx_bits_phy, and outbound_pci_buffer_overflow. Errors: NotFound for an unknown netdev (ENODEV),
+// rx_bits_phy, mlx5's per-lane pre-FEC errors rx_err_lane_<N>_phy, and
+// outbound_pci_buffer_overflow. Errors: NotFound for an unknown netdev (ENODEV),
 // Unimplemented when the driver has no statistics (lo, some virtual
 // devices), PermissionDenied, InvalidArgument for a name that is not an
 // interface name (IsValidNetdevName), Unavailable otherwise.

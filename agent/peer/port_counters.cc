@@ -152,6 +152,7 @@ absl::StatusOr<v1::PortCounters> PortCounterReader::Read(const std::string& devi
     ReadDirectory(base + "/" + kCounters, kCounters, out);
     ReadDirectory(base + "/" + kHwCounters, kHwCounters, out);
   }
+  if (!netdev.empty()) ReadCarrierChanges(netdev, out);
   if (ethtool_ != nullptr && !netdev.empty()) {
     auto stats = ethtool_->Read(netdev);
     if (!stats.ok()) {
@@ -167,6 +168,28 @@ absl::StatusOr<v1::PortCounters> PortCounterReader::Read(const std::string& devi
     }
   }
   return out;
+}
+
+void PortCounterReader::ReadCarrierChanges(const std::string& netdev, v1::PortCounters& out) const {
+  const std::string path = absl::StrCat(kClassNet, "/", netdev, "/", counters::kCarrierChanges);
+  auto text = sysfs_.ReadText(path);
+  if (!text.ok()) {
+    // Every netdev has it since Linux 3.15; one without it cannot show a
+    // flap, which port.flap must call unknown rather than none.
+    inventory::AddUnknown(out, absl::StrCat(counters::kSysfsSource, "/", counters::kCarrierChanges),
+                          path, text.status());
+    return;
+  }
+  auto value = ParseCounter(*text);
+  if (!value.ok()) {
+    inventory::AddUnknown(out, absl::StrCat(counters::kSysfsSource, "/", counters::kCarrierChanges),
+                          path, value.status().message());
+    return;
+  }
+  auto* entry = out.add_values();
+  entry->set_name(counters::kCarrierChanges);
+  entry->set_source(counters::kSysfsSource);
+  entry->set_value(*value);
 }
 
 void PortCounterReader::ReadDirectory(const std::string& dir, const std::string& source,

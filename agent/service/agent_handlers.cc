@@ -8,10 +8,12 @@ namespace clustercert::agent {
 
 AgentHandlers::AgentHandlers(AgentIdentity identity, inventory::InventorySource& inventory,
                              std::function<absl::Time()> now,
-                             inventory::FabricIsolationCollector* isolation)
+                             inventory::FabricIsolationCollector* isolation,
+                             inventory::RailPortCollector* cabling)
     : identity_(std::move(identity)),
       inventory_(inventory),
       isolation_(isolation),
+      cabling_(cabling),
       now_(std::move(now)),
       started_(now_()) {}
 
@@ -58,10 +60,36 @@ void AgentHandlers::AnswerIsolation(const v1::IsolationQuery& query, v1::Invento
       "machine's, not the tree's host's");
 }
 
+void AgentHandlers::AnswerCabling(const v1::CablingQuery& query, v1::Inventory& inventory) {
+  if (cabling_ == nullptr) {
+    v1::Unknown* unknown = inventory.add_unknowns();
+    unknown->set_field("rail_ports");
+    unknown->set_path("GetInventoryRequest.cabling");
+    unknown->set_reason("this agent has no cabling reader");
+    return;
+  }
+  int heard = 0;
+  for (v1::RailPort& port : cabling_->Collect(query, inventory)) {
+    heard += port.has_neighbor() ? 1 : 0;
+    *inventory.add_rail_ports() = std::move(port);
+  }
+  // Raw sockets opened by a root daemon: say what for.
+  spdlog::info(
+      "cabling query: {} rail(s), data_ip '{}', LLDP wait {} ms: {} of {} rail port(s) "
+      "with a neighbour",
+      query.rails_size(), query.data_ip(), query.lldp_wait_ms(), heard,
+      inventory.rail_ports_size());
+}
+
 absl::StatusOr<v1::GetInventoryResponse> AgentHandlers::GetInventory(
     const v1::GetInventoryRequest& request) {
   if (request.has_isolation()) {
     if (absl::Status valid = inventory::ValidateIsolationQuery(request.isolation()); !valid.ok()) {
+      return valid;
+    }
+  }
+  if (request.has_cabling()) {
+    if (absl::Status valid = inventory::ValidateCablingQuery(request.cabling()); !valid.ok()) {
       return valid;
     }
   }
@@ -73,6 +101,7 @@ absl::StatusOr<v1::GetInventoryResponse> AgentHandlers::GetInventory(
   *response.mutable_inventory() = std::move(*inventory);
   auto& out = *response.mutable_inventory();
   if (request.has_isolation()) AnswerIsolation(request.isolation(), out);
+  if (request.has_cabling()) AnswerCabling(request.cabling(), out);
   out.set_node_name(identity_.node_name);
   if (out.hostname().empty()) out.set_hostname(identity_.hostname);
   out.set_agent_version(kToolVersion);

@@ -26,6 +26,7 @@
 #include "absl/strings/str_split.h"
 #include "agent/inventory/captured_port_attribute_source.h"
 #include "agent/inventory/frr_bgp_json.h"
+#include "agent/inventory/lldpcli_json.h"
 #include "agent/inventory/nvidia_smi_query.h"
 #include "gtest/gtest.h"
 #include "sweep/nccl_tests_output.h"
@@ -345,6 +346,49 @@ TEST(RealworldOutputsTest, FrrNeighborsFormIsNotMistakenForASummary) {
   }
 }
 
+// ------------------------------------------------------------------ lldp
+
+// The agent runs `lldpcli -f json show neighbors details` (ParseLldpcliJson
+// reads -f json and -f json0). The plain-text `lldpctl` capture is a form the
+// agent never asks for: listed as not read, and never mistaken for JSON.
+const std::map<std::string, std::string>& LldpPlainFiles() {
+  static const auto* files = new std::map<std::string, std::string>{
+      {"lldp/linux-edge01-lldpctl-plain-cumulus-neighbors.txt", "lldpctl (plain text)"},
+  };
+  return *files;
+}
+
+TEST(RealworldOutputsTest, LldpctlJson0OfACumulusHostNamesItsAristaLeaves) {
+  REQUIRE_REALWORLD();
+  const auto parsed = agent::inventory::ParseLldpcliJson(
+      ReadRealworld("lldp/cumulus-lldpctl-json0-arista-neighbors.txt"));
+  ASSERT_TRUE(parsed.ok()) << parsed.status();
+  EXPECT_TRUE(parsed->rejected.empty());
+  ASSERT_EQ(parsed->by_netdev.size(), 2u);
+  const std::map<std::string, std::pair<std::string, std::string>> expected = {
+      {"swp3", {"leaf03", "44:38:39:3d:d7:91"}}, {"swp4", {"leaf04", "44:38:39:c7:6b:83"}}};
+  for (const auto& [netdev, leaf] : expected) {
+    SCOPED_TRACE(netdev);
+    ASSERT_EQ(parsed->by_netdev.count(netdev), 1u);
+    const v1::LinkNeighbor& neighbor = parsed->by_netdev.at(netdev);
+    EXPECT_EQ(neighbor.switch_name(), leaf.first);
+    EXPECT_EQ(neighbor.chassis_id(), leaf.second);
+    EXPECT_EQ(neighbor.chassis_id_subtype(), "mac");
+    EXPECT_EQ(neighbor.port(), "Ethernet5");
+    EXPECT_EQ(neighbor.port_id_subtype(), "ifname");
+    EXPECT_EQ(neighbor.ttl_s(), 120u);
+    EXPECT_EQ(neighbor.max_frame_size(), 9236u);
+  }
+}
+
+TEST(RealworldOutputsTest, LldpctlPlainTextIsNotMistakenForJson) {
+  REQUIRE_REALWORLD();
+  for (const auto& [file, form] : LldpPlainFiles()) {
+    SCOPED_TRACE(file + " (" + form + ")");
+    EXPECT_FALSE(agent::inventory::ParseLldpcliJson(ReadRealworld(file)).ok());
+  }
+}
+
 // ---------------------------------------------------------------- coverage
 
 // Every directory of the corpus and what reads it; an empty parser: none yet.
@@ -364,7 +408,7 @@ const std::map<std::string, DirectoryReader>& Directories() {
        {"",
         "no C++ parser: perftest's tables are read only in shell, by "
         "bench/verbs_vs_perftest.sh and deploy/lab/softroce-lab.sh calibrate"}},
-      {"lldp", {"", "no lldpctl parser yet (issue 36)"}},
+      {"lldp", {"agent::inventory::ParseLldpcliJson (json and json0 only)", ""}},
   };
   return *directories;
 }
@@ -376,6 +420,8 @@ std::set<std::string> ExpectedFiles() {
   files.insert("ibv_devinfo/cx7-12dev-roce-ethernet-nonverbose.txt");
   files.insert("nvidia-smi-q/page-retirement-8gpu-driver535.txt");
   for (const auto& [file, form] : VtyshNeighborsFiles()) files.insert(file);
+  files.insert("lldp/cumulus-lldpctl-json0-arista-neighbors.txt");
+  for (const auto& [file, form] : LldpPlainFiles()) files.insert(file);
   return files;
 }
 
@@ -407,6 +453,10 @@ TEST(RealworldOutputsTest, EveryFileIsReadOrListed) {
           unread != VtyshNeighborsFiles().end()) {
         std::cout << "[ NOT READ ] realworld/" << file << ": `" << unread->second
                   << "`, a command the agent does not run (it reads `summary json`)\n";
+      }
+      if (const auto unread = LldpPlainFiles().find(file); unread != LldpPlainFiles().end()) {
+        std::cout << "[ NOT READ ] realworld/" << file << ": " << unread->second
+                  << ", a form the agent does not ask for (it runs lldpcli -f json)\n";
       }
       EXPECT_TRUE(expected.count(file) > 0)
           << "../shared/realworld/" << file << " is in a directory " << reader->second.parser

@@ -176,7 +176,11 @@ TEST(ConnectX7CountersTest, EveryJudgedCounterIsReadFromSysfsOrEthtool) {
   std::set<std::pair<std::string, std::string>> seen;
   for (const auto& value : read.values()) seen.insert({value.source(), value.name()});
   EXPECT_EQ(seen.count({"hw_counters", "lifespan"}), 0u);
-  EXPECT_EQ(seen.size(), 21 + Cx7HwCounters().size() + 29) << read.DebugString();
+  // 33 ethtool statistics (the four per-lane pre-FEC error counters among
+  // them), + 1: the netdev's sysfs carrier_changes.
+  EXPECT_EQ(seen.size(), 21 + Cx7HwCounters().size() + 33 + 1) << read.DebugString();
+  EXPECT_EQ(seen.count({"sysfs", "carrier_changes"}), 1u);
+  EXPECT_EQ(RoleOf("sysfs", "carrier_changes"), CounterRole::kLinkError);
 
   for (const char* name : {"symbol_error", "link_downed", "link_error_recovery", "port_rcv_errors",
                            "local_link_integrity_errors", "excessive_buffer_overrun_errors"}) {
@@ -222,6 +226,10 @@ TEST(ConnectX7CountersTest, TheEthtoolFilterKeepsLossPauseLinkHealthAndPriorityT
                         "rx_bits_phy",
                         "rx_pcs_symbol_err_phy",
                         "rx_corrected_bits_phy",
+                        "rx_err_lane_0_phy",
+                        "rx_err_lane_1_phy",
+                        "rx_err_lane_2_phy",
+                        "rx_err_lane_3_phy",
                         "rx_prio0_bytes",
                         "rx_prio0_packets",
                         "rx_prio0_discards",

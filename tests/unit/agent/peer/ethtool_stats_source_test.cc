@@ -30,10 +30,22 @@ TEST(EthtoolStatsSourceTest, KeepsTheMlx5LinkHealthCountersTheVerdictJudges) {
     EXPECT_TRUE(IsKeptEthtoolStat(name)) << name;
   }
   // Near misses are not kept: the set is exact names, not substrings.
-  EXPECT_FALSE(IsKeptEthtoolStat("rx_err_lane_0_phy"));
   EXPECT_FALSE(IsKeptEthtoolStat("rx_symbol_err"));
   EXPECT_FALSE(IsKeptEthtoolStat("link_down_events_phy "));
   EXPECT_FALSE(IsKeptEthtoolStat(""));
+}
+
+TEST(EthtoolStatsSourceTest, KeepsTheMlx5PerLanePreFecErrors) {
+  // en_stats.c: rx_err_lane_<N>_phy from PPCNT phy_corrected_bits_lane<N>.
+  for (const char* name :
+       {"rx_err_lane_0_phy", "rx_err_lane_3_phy", "rx_err_lane_7_phy", "rx_err_lane_15_phy"}) {
+    EXPECT_TRUE(IsKeptEthtoolStat(name)) << name;
+  }
+  for (const char* name :
+       {"rx_err_lane_16_phy", "rx_err_lane_01_phy", "rx_err_lane__phy", "rx_err_lane_x_phy",
+        "rx_err_lane_0", "tx_err_lane_0_phy", "rx_err_lane_100_phy"}) {
+    EXPECT_FALSE(IsKeptEthtoolStat(name)) << name;
+  }
 }
 
 TEST(EthtoolStatsSourceTest, KeepsTheMlx5PerPriorityTrafficAndPauseStatistics) {

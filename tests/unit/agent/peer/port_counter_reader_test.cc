@@ -112,6 +112,46 @@ TEST(PortCounterReaderTest, InfiniBandPortHasCountersButNoHwCounters) {
   EXPECT_EQ(ValueOf(counters, "counters", "VL15_dropped"), 0u);
 }
 
+TEST(PortCounterReaderTest, ANetdevGivesItsCarrierChangesFromSysfs) {
+  v1::PortCounters counters = ReadFixture("roce-healthy", "mlx5_0", "enp65s0f0np0");
+  EXPECT_EQ(ValueOf(counters, "sysfs", "carrier_changes"), 2u);
+  EXPECT_EQ(CountSource(counters, "sysfs"), 1);
+  // Without a netdev there is no carrier to read.
+  EXPECT_EQ(CountSource(ReadFixture("roce-healthy", "mlx5_0"), "sysfs"), 0);
+}
+
+TEST(PortCounterReaderTest, APlainNetdevWithoutADeviceGivesItsCarrierChanges) {
+  // The tcp engine over a veth, a rail on fabric.type ethernet: no RDMA
+  // device, no ethtool statistics (veth has none worth keeping).
+  SysfsView view(FixtureRoot("rxe-vm"));
+  FakeEthtool ethtool;
+  ethtool.result = absl::UnimplementedError("eth0: the driver has no ethtool statistics");
+  v1::PortCounters counters = ReadOk(view, &ethtool, "", 0, "eth0");
+  EXPECT_EQ(ValueOf(counters, "sysfs", "carrier_changes"), 1u);
+  EXPECT_EQ(CountSource(counters, "counters"), 0);
+  ASSERT_EQ(counters.unknowns_size(), 1);  // the ethtool half only
+  EXPECT_EQ(counters.unknowns(0).field(), "ethtool");
+}
+
+TEST(PortCounterReaderTest, AMissingOrGarbledCarrierCountIsUnknownNeverZero) {
+  TempSysfsTree tree("roce-healthy");
+  const std::string path = "/sys/class/net/enp65s0f0np0/carrier_changes";
+  SysfsView view(tree.root().string());
+  tree.Write(path, "many\n");
+  v1::PortCounters garbled = ReadOk(view, nullptr, "mlx5_0", 1, "enp65s0f0np0");
+  EXPECT_FALSE(ValueOf(garbled, "sysfs", "carrier_changes").has_value());
+  const v1::Unknown* unknown = FindUnknown(garbled.unknowns(), "sysfs/carrier_changes");
+  ASSERT_NE(unknown, nullptr) << garbled.DebugString();
+  EXPECT_THAT(unknown->reason(), HasSubstr("not a decimal counter"));
+  EXPECT_EQ(unknown->path(), path);
+
+  tree.Remove(path);
+  v1::PortCounters missing = ReadOk(view, nullptr, "mlx5_0", 1, "enp65s0f0np0");
+  EXPECT_FALSE(ValueOf(missing, "sysfs", "carrier_changes").has_value());
+  EXPECT_NE(FindUnknown(missing.unknowns(), "sysfs/carrier_changes"), nullptr)
+      << missing.DebugString();
+}
+
 TEST(PortCounterReaderTest, RxeHasOnlyHwCountersFromTheSample) {
   v1::PortCounters counters = ReadFixture("rxe-vm", "rxe0", "eth0");
   EXPECT_EQ(counters.unknowns_size(), 0);

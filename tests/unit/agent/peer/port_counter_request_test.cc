@@ -115,15 +115,17 @@ TEST(PortCounterRequestTest, WellFormedButAbsentValuesAreNotFoundNamingTheKnownO
                         "enp65s0f0np0, enp65s0f1np1, lo)"));
 }
 
-TEST(PortCounterRequestTest, NetdevOnlyReadAsksEthtoolAlone) {
+TEST(PortCounterRequestTest, NetdevOnlyReadAsksEthtoolAndTheCarrierCountAlone) {
   CountingEthtool ethtool;
   SysfsView view(FixtureRoot("roce-healthy"));
   absl::StatusOr<v1::PortCounters> read =
       PortCounterReader(view, &ethtool).Read("", 0, "enp65s0f0np0");
   ASSERT_TRUE(read.ok()) << read.status();
   EXPECT_EQ(ethtool.calls, 1);
-  ASSERT_EQ(read->values_size(), 1);
-  EXPECT_EQ(read->values(0).source(), "ethtool");
+  ASSERT_EQ(read->values_size(), 2) << read->DebugString();
+  EXPECT_EQ(read->values(0).source(), "sysfs");
+  EXPECT_EQ(read->values(0).name(), "carrier_changes");
+  EXPECT_EQ(read->values(1).source(), "ethtool");
   EXPECT_EQ(read->unknowns_size(), 0);
 }
 
