@@ -96,6 +96,7 @@ v1::Certificate BuildCertificate(const plan::Plan& plan, const std::vector<NodeS
   certificate.set_plan_path(plan.path);
   certificate.set_plan_sha256(plan.sha256);
   certificate.set_plan_yaml(plan.text);
+  certificate.set_cabling_csv(plan.cabling_text);
   certificate.set_started_at(FormatUtc(record.started));
   certificate.set_finished_at(FormatUtc(record.finished));
 

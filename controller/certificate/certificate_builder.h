@@ -42,7 +42,7 @@ struct RunRecord {
 };
 
 // The schema version certificate.json is written in (docs/certificate.md).
-inline constexpr uint32_t kCertificateFormatVersion = 7;
+inline constexpr uint32_t kCertificateFormatVersion = 8;
 
 v1::Certificate BuildCertificate(const plan::Plan& plan, const std::vector<NodeState>& nodes,
                                  const RunRecord& record);

@@ -44,13 +44,15 @@ struct FieldNote {
 };
 constexpr FieldNote kFieldNotes[] = {
     {kFormatVersionField,
-     "The certificate format: 6 as this release writes it (2 added signing, plan_yaml and "
+     "The certificate format: 8 as this release writes it (2 added signing, plan_yaml and "
      "keys; 3 the uplink section and the management subnet check; 4 node versions, the "
      "GPU-rail map, host settings, consistency checks, the rail-derived busbw floor and 1-node "
      "sweeps on every node; 5 the statuses, severities and sizing verdict as enums, spelled "
      "as before; 6 each cell's traffic class and service level, the incast rounds and the "
-     "lossless.* and incast.* checks); 1 to 5 for certificates from earlier releases, which "
-     "still validate."},
+     "lossless.* and incast.* checks; 7 each cell's path MTU, the kernel modules and DCQCN; 8 "
+     "the rails' neighbours and modules, each cell's BER, the link flaps, the cable plan's "
+     "bytes and the cabling.*, cable.* and port.flap checks); 1 to 7 for certificates from "
+     "earlier releases, which still validate."},
     {"clustercert.v1.Certificate.verdict",
      "certified | not-certified; verdict_reasons says why not."},
     {"clustercert.v1.Certificate.plan_yaml",

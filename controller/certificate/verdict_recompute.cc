@@ -9,6 +9,7 @@
 #include "common/sha256.h"
 #include "controller/certificate/certificate_builder.h"
 #include "controller/certificate/result_keys.h"
+#include "controller/checks/flap_checks.h"
 #include "controller/checks/inventory_evaluation.h"
 #include "controller/checks/status_text.h"
 #include "controller/collectives/collective_verdicts.h"
@@ -40,6 +41,9 @@ uint32_t FormatVersionIntroducing(const std::string& id) {
   if (id.rfind("lossless.", 0) == 0 || id.rfind("incast.", 0) == 0) return 6;
   // Format 7: each pairwise cell's path MTU.
   if (id == "mtu.path") return 7;
+  // Format 8: the physical layer (issue 36): where each cable lands, the
+  // module in it, link flaps over the run.
+  if (id.rfind("cabling.", 0) == 0 || id.rfind("cable.", 0) == 0 || id == "port.flap") return 8;
   if (id.rfind("consistency.", 0) == 0) return 4;
   if (id == "mgmt.subnet" || id.rfind("uplink.", 0) == 0) return 3;
   return 2;
@@ -141,7 +145,12 @@ std::optional<plan::Plan> EmbeddedPlan(const v1::Certificate& certificate,
                      " but the certificate records plan_sha256 ", certificate.plan_sha256(),
                      ": the embedded plan was edited"));
   }
-  auto plan = plan::ParsePlan(certificate.plan_yaml(), certificate.plan_path());
+  // From format 8 the cable plan's bytes travel in the certificate: the
+  // recomputation reads them, never the file the path names today.
+  plan::PlanAttachments attachments;
+  if (certificate.format_version() >= 8) attachments.cabling_csv = certificate.cabling_csv();
+  auto plan = plan::ParsePlan(certificate.plan_yaml(), certificate.plan_path(), plan::PlanLimits(),
+                              attachments);
   if (!plan.ok()) {
     differences.push_back(absl::StrCat("the embedded plan does not parse (",
                                        plan.status().message(),
@@ -371,6 +380,9 @@ VerdictRecheck RecheckVerdicts(const v1::Certificate& certificate) {
   RecheckSweeps(certificate, *plan, recheck, recomputed);
   RecheckUplink(certificate, *plan, recheck, recomputed);
   RecheckIncast(certificate, *plan, recheck, recomputed);
+  for (v1::Finding& finding : checks::JudgeAllFlaps(certificate.link_flaps())) {
+    *recomputed.add_checks() = std::move(finding);
+  }
 
   DropChecksNewerThan(certificate.format_version(), *recomputed.mutable_checks());
   AssignFindingKeys(*recomputed.mutable_checks());

@@ -1,6 +1,8 @@
 #include "controller/checks/inventory_evaluation.h"
 
 #include "controller/checks/bgp_checks.h"
+#include "controller/checks/cable_checks.h"
+#include "controller/checks/cabling_checks.h"
 #include "controller/checks/consistency_checks.h"
 #include "controller/checks/node_checks.h"
 
@@ -26,6 +28,8 @@ std::vector<v1::Finding> EvaluateInventoryChecks(const plan::Plan& plan,
   }
   for (auto& finding : EvaluateConsistency(plan, nodes)) checks.push_back(std::move(finding));
   for (auto& finding : EvaluateBgpRouterIds(plan, nodes)) checks.push_back(std::move(finding));
+  for (auto& finding : EvaluateCables(plan, nodes)) checks.push_back(std::move(finding));
+  for (auto& finding : EvaluateCabling(plan, nodes)) checks.push_back(std::move(finding));
   checks.push_back(ClockOffsetFinding(plan, clocks));
   return checks;
 }

@@ -12,6 +12,7 @@
 #include "common/time_format.h"
 #include "controller/certificate/certificate_builder.h"
 #include "controller/checks/cluster_checks.h"
+#include "controller/checks/flap_checks.h"
 #include "controller/checks/node_checks.h"
 #include "controller/checks/status_text.h"
 #include "controller/client/guarded_agent_client.h"
@@ -23,6 +24,7 @@
 #include "controller/phases/collectives_phase.h"
 #include "controller/phases/connect_phase.h"
 #include "controller/phases/inventory_phase.h"
+#include "controller/phases/link_flap_reads.h"
 #include "controller/phases/uplink_phase.h"
 
 namespace clustercert::controller {
@@ -317,6 +319,15 @@ CertificationResult RunCertification(const plan::Plan& plan, std::vector<NodeSta
   record.phases.push_back(phases.Run(
       "inventory", [&] { return RunInventory(plan, nodes, result, progress, clock, rerun); }));
 
+  // port.flap: every rail port's link-down counters now, and again after the
+  // last phase, so a flap at any time of the run is caught.
+  std::vector<FlapPort> flap_ports;
+  std::vector<checks::FlapRead> flaps_first;
+  if (scope == PhaseScope::kAll && result.reachable > 0 && !phases.stopping()) {
+    flap_ports = FlapPortsOf(plan, nodes, rerun);
+    flaps_first = ReadFlapCounters(nodes, flap_ports);
+  }
+
   if (scope == PhaseScope::kAll) {
     record.phases.push_back(phases.Run(
         "pairwise",
@@ -339,6 +350,11 @@ CertificationResult RunCertification(const plan::Plan& plan, std::vector<NodeSta
         },
         true, plan.uplink.enabled));
   }
+  std::vector<v1::LinkFlaps> link_flaps;
+  if (!flap_ports.empty() && !phases.stopping()) {
+    link_flaps = FlapsOfRun(nodes, flap_ports, flaps_first, ReadFlapCounters(nodes, flap_ports));
+    for (const v1::LinkFlaps& port : link_flaps) result.checks.push_back(checks::JudgeFlaps(port));
+  }
   if (stop != nullptr) stop->EnterPhase("certify");
   if (std::optional<StopRequest> request = stop != nullptr ? stop->request() : std::nullopt) {
     v1::Interrupted interrupted;
@@ -359,6 +375,7 @@ CertificationResult RunCertification(const plan::Plan& plan, std::vector<NodeSta
     }
   }
   result.certificate = BuildCertificate(plan, nodes, record);
+  for (v1::LinkFlaps& port : link_flaps) *result.certificate.add_link_flaps() = std::move(port);
   return result;
 }
 

@@ -16,6 +16,7 @@
 #include "absl/strings/string_view.h"
 #include "common/counter_deltas.h"
 #include "controller/checks/finding_builder.h"
+#include "controller/pairwise/link_ber.h"
 
 namespace clustercert::controller::pairwise {
 namespace {
@@ -275,7 +276,21 @@ struct CounterTrouble {
   std::vector<std::string> retries;      // "node1 mlx5_0 out_of_sequence +500 (5 per GB)"
   std::vector<std::string> retry_ends;
   std::vector<std::string> unjudged;  // "node3 mlx5_0 symbol_error: went backwards ..."
+  // Receiving ports over pairwise.max_raw_ber: the sentence and the remedy.
+  std::vector<std::string> raw_ber;
+  std::vector<std::string> raw_ber_remedies;
 };
+
+// The cell's LinkBer entries (format 8) over plan.max_raw_ber. Any post-FEC
+// error is a link error counter already (CollectEnd).
+void CollectRawBer(const plan::Pairwise& plan, const v1::PairResult& pair,
+                   CounterTrouble& trouble) {
+  for (const v1::LinkBer& ber : pair.ber()) {
+    if (!RawBerTooHigh(ber, plan.max_raw_ber)) continue;
+    trouble.raw_ber.push_back(RawBerSentence(ber, plan.max_raw_ber));
+    trouble.raw_ber_remedies.push_back(RawBerRemedy(ber));
+  }
+}
 
 void AddOnce(std::vector<std::string>& list, const std::string& item) {
   if (std::find(list.begin(), list.end(), item) == list.end()) list.push_back(item);
@@ -366,6 +381,12 @@ void AppendCounterText(const plan::Pairwise& plan, double moved_gb, const Counte
     remedy = absl::StrCat("Reseat or replace the cable/transceiver on ", AndList(trouble.link_ends),
                           " (check `ethtool -m` / mlxlink), then re-run.");
   }
+  if (!trouble.raw_ber.empty()) {
+    AppendPart(observed, absl::StrJoin(trouble.raw_ber, "; "), "; ");
+    AppendPart(expected, absl::StrCat("raw BER <= ", FormatRate(plan.max_raw_ber)), "; ");
+    AppendPart(message, absl::StrCat(absl::StrJoin(trouble.raw_ber, "; "), "."), " ");
+    AppendPart(remedy, absl::StrJoin(trouble.raw_ber_remedies, " "), " ");
+  }
   if (!trouble.retries.empty()) {
     const std::string limit = absl::StrCat(FormatValue(plan.max_retries_per_gb), " per GB");
     const std::string basis =
@@ -411,11 +432,13 @@ v1::Finding WithCounterVerdict(const plan::Pairwise& plan, const v1::PairResult&
              trouble);
   CollectEnd(plan, Endpoint(pair.server(), pair.rail()), pair.server_counters(), judged_gb,
              trouble);
-  if (trouble.link_errors.empty() && trouble.retries.empty() && trouble.unjudged.empty()) {
+  CollectRawBer(plan, pair, trouble);
+  if (trouble.link_errors.empty() && trouble.retries.empty() && trouble.unjudged.empty() &&
+      trouble.raw_ber.empty()) {
     return verdict;
   }
   AppendCounterText(plan, moved_gb, trouble, verdict);
-  if (!trouble.link_errors.empty()) {
+  if (!trouble.link_errors.empty() || !trouble.raw_ber.empty()) {
     verdict.set_status(checks::kFail);
     verdict.set_severity(v1::Finding::error);
   } else if (!trouble.retries.empty() && verdict.status() == checks::kPass) {

@@ -38,6 +38,8 @@ inline constexpr double kMinJudgedGigabytes = 1.0;
 //     (bytes from the PeerTestResult bandwidth figures, both directions when
 //     bidirectional; at least kMinJudgedGigabytes) -> a passing cell becomes
 //     fail, warning; other statuses keep theirs and gain the sentence
+//   a receiving port's raw (pre-FEC) BER (pair.ber, format 8) above
+//     plan.max_raw_ber -> fail, error, with the cable remedy (link_ber.h)
 //   a judged counter with no delta and a note (went backwards, read on one
 //     side only, saturated) -> named in the message, status unchanged
 // Each trouble is appended to observed, expected, message and remedy, naming

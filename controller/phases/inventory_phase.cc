@@ -4,6 +4,7 @@
 #include "common/host_port.h"
 #include "controller/checks/inventory_evaluation.h"
 #include "controller/phases/fan_out.h"
+#include "controller/plan/cable_plan.h"
 
 namespace clustercert::controller {
 namespace {
@@ -26,6 +27,16 @@ v1::IsolationQuery IsolationQueryFor(const plan::Plan& plan, const plan::Node& n
   for (const std::string& rail : node.rails) query.add_rails(rail);
   query.set_data_ip(node.data_ip);
   query.set_probe_timeout_ms(kIsolationProbeTimeoutMs);
+  return query;
+}
+
+// What the agent is asked about its rails' far ends (the agent bounds it
+// again: at most 64 rails, a wait of 1..120 s).
+v1::CablingQuery CablingQueryFor(const plan::Plan& plan, const plan::Node& node) {
+  v1::CablingQuery query;
+  for (const std::string& rail : node.rails) query.add_rails(rail);
+  query.set_data_ip(node.data_ip);
+  query.set_lldp_wait_ms(static_cast<uint32_t>(absl::ToInt64Milliseconds(plan.fabric.lldp_wait)));
   return query;
 }
 
@@ -52,7 +63,11 @@ void FetchInventories(std::vector<NodeState>& nodes, const plan::Plan& plan, Pro
     }
     reachable.push_back(i);
   }
-  const absl::Duration timeout = plan.agents.call_timeout;
+  // Every agent listens for LLDP at the same time, so the wait is paid once
+  // per run, on top of each call's own deadline.
+  const bool cabling = plan::AsksForCabling(plan);
+  const absl::Duration timeout =
+      plan.agents.call_timeout + (cabling ? plan.fabric.lldp_wait : absl::ZeroDuration());
   FanOut(reachable.size(), [&](size_t k, std::function<void()> finished) {
     NodeState& state = nodes[reachable[k]];
     v1::GetInventoryRequest request;
@@ -61,6 +76,7 @@ void FetchInventories(std::vector<NodeState>& nodes, const plan::Plan& plan, Pro
     if (!plan.other_fabrics.empty()) {
       *request.mutable_isolation() = IsolationQueryFor(plan, state.node);
     }
+    if (cabling) *request.mutable_cabling() = CablingQueryFor(plan, state.node);
     state.client->GetInventory(
         request, timeout,
         [&state, &progress, finished](absl::StatusOr<v1::GetInventoryResponse> result,

@@ -12,7 +12,9 @@ namespace clustercert::controller::plan {
 // own keys. Rules that span sections live in plan_validator.h.
 
 void ParseFabricSection(MapReader& top, Fabric* fabric);
-void ParseNodesSection(MapReader& top, std::vector<Node>* nodes);
+// Also reads the cable plan (fabric.cabling, after the fabric section) and
+// merges it with the nodes' own switch/port into Plan::cables.
+void ParseNodesSection(MapReader& top, Plan* plan);
 void ParseExpectSection(MapReader& top, Expectations* expect);
 void ParseAgentsSection(MapReader& top, AgentSettings* agents);
 void ParseCertificateSection(MapReader& top, CertificateSettings* certificate);

@@ -4,6 +4,7 @@
 #include <map>
 #include <optional>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "absl/time/time.h"
@@ -20,6 +21,11 @@ struct SourceLocation {
 };
 
 enum class FabricType { kRoce, kInfiniband, kEthernet };
+
+// How the rails are wired (fabric.topology): kRailOptimized says rail i of
+// every node in a leaf group lands on one switch, so the cabling.* checks
+// that judge it are errors; kUnspecified makes them warnings.
+enum class FabricTopology { kUnspecified, kRailOptimized };
 
 // How the data fabric is switched (fabric.routing): kAuto runs the bgp.*
 // checks on each node whose agent reports a BGP instance (FRR), kBgp requires
@@ -57,6 +63,23 @@ struct Fabric {
   RoceSettings roce;              // used when type == kRoce
   InfinibandSettings infiniband;  // used when type == kInfiniband
   FabricRouting routing = FabricRouting::kAuto;
+  // fabric.cabling: the cable plan's CSV as written in the plan (relative to
+  // the plan file's directory unless absolute); empty when none.
+  std::string cabling;
+  FabricTopology topology = FabricTopology::kUnspecified;
+  // fabric.lldp_wait_s: how long every agent listens for LLDP at once when
+  // the plan asks for cabling; one LLDP tx-interval (30 s) plus a second.
+  absl::Duration lldp_wait = absl::Seconds(31);
+};
+
+// Where the plan says one port's cable lands: a switch and its name for the
+// port, as LLDP would announce them ("leaf4", "Ethernet14").
+struct CableEnd {
+  std::string switch_name;
+  std::string port;
+  // Where the plan says it, for messages: "cables.csv:14" or
+  // "nodes[2].rails[1]".
+  std::string source;
 };
 
 struct Node {
@@ -152,6 +175,12 @@ struct Pairwise {
   // Retransmission and out-of-sequence counter rises per GB a cell moved
   // above which the cell warns (pair_verdict.h WithCounterVerdict).
   double max_retries_per_gb = 1.0;
+  // A bandwidth cell whose receiving port's raw (pre-FEC) BER,
+  // rx_corrected_bits_phy over the bits received, is above this fails
+  // (pair_verdict.h WithCounterVerdict): FEC is working too hard. The IEEE
+  // 802.3 pre-FEC requirement for 50G/100G-per-lane PAM4 links with
+  // RS(544,514) FEC (docs/checks.md cites it).
+  double max_raw_ber = 2.4e-4;
   Incast incast;  // pairwise.incast
 };
 
@@ -279,6 +308,16 @@ struct Plan {
   std::vector<OtherFabric> other_fabrics;  // empty: the isolation checks are skipped
   CertificateSettings certificate;
   SlurmSettings slurm;
+  // The cable plan: each (node, device) port's expected far end, merged from
+  // fabric.cabling and the switch/port of nodes[].rails[] (nodes[].cable on
+  // fabric.type ethernet, whose device is "" until the agent names the data
+  // netdev). A std::map so that reports list it in node order.
+  std::map<std::pair<std::string, std::string>, CableEnd> cables;
+  std::string cabling_sha256;  // of fabric.cabling's bytes, hex; empty without one
+  std::string cabling_text;    // fabric.cabling's bytes as read (the certificate embeds them)
+  // Set by a caller that has the cable plan's bytes already (`verify` takes
+  // them from the certificate): fabric.cabling is then not read from disk.
+  std::optional<std::string> attached_cabling;
   // Where each key's value sits in the file, by path ("fabric.link_rate_gbps",
   // "nodes[2].rails[1]"), so a finding can cite the plan line that set it.
   // Only keys present in the file are listed.

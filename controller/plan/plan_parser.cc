@@ -91,7 +91,7 @@ void ParseSections(const YamlNode& root, FieldReader& reader, Plan* plan) {
   // (--slurm-nodes), so nodes is optional there. KeyLocation does not
   // declare the key, so the allowed keys keep the documented order.
   if (!top.KeyLocation("slurm").has_value() || top.Has("nodes")) {
-    ParseNodesSection(top, &plan->nodes);
+    ParseNodesSection(top, plan);  // after the fabric: it reads fabric.cabling
   }
   ParseExpectSection(top, &plan->expect);
   ParseAgentsSection(top, &plan->agents);
@@ -108,8 +108,14 @@ void ParseSections(const YamlNode& root, FieldReader& reader, Plan* plan) {
 
 absl::StatusOr<Plan> ParsePlan(absl::string_view yaml_text, absl::string_view file_name,
                                const PlanLimits& limits) {
+  return ParsePlan(yaml_text, file_name, limits, PlanAttachments{});
+}
+
+absl::StatusOr<Plan> ParsePlan(absl::string_view yaml_text, absl::string_view file_name,
+                               const PlanLimits& limits, const PlanAttachments& attachments) {
   Plan plan;
   plan.path = std::string(file_name);
+  plan.attached_cabling = attachments.cabling_csv;
   PlanErrorList errors{std::string(file_name), limits.max_errors};
   if (yaml_text.size() > limits.max_bytes) {
     errors.Add(TopOfFile(), "",

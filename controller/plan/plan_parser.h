@@ -1,5 +1,6 @@
 #pragma once
 
+#include <optional>
 #include <string>
 
 #include "absl/status/statusor.h"
@@ -22,6 +23,15 @@ namespace clustercert::controller::plan {
 // errors are listed (then one line counting the rest).
 absl::StatusOr<Plan> ParsePlan(absl::string_view yaml_text, absl::string_view file_name,
                                const PlanLimits& limits = PlanLimits());
+
+// The files a plan names, when the caller holds their bytes already: a
+// certificate embeds the cable plan it was judged against, so `verify`
+// recomputes from those bytes and not from whatever the path holds now.
+struct PlanAttachments {
+  std::optional<std::string> cabling_csv;  // fabric.cabling's bytes
+};
+absl::StatusOr<Plan> ParsePlan(absl::string_view yaml_text, absl::string_view file_name,
+                               const PlanLimits& limits, const PlanAttachments& attachments);
 
 // Reads the file at `path` and parses it with ParsePlan, naming it `path` in
 // errors. A file that cannot be read gives "PATH: cannot read plan: REASON"

@@ -490,6 +490,10 @@ void ParsePairwiseSection(MapReader& top, Pairwise* pairwise) {
                   "a number of at least 0 (retransmission or out-of-sequence counter rises per GB "
                   "a pair moves before its cell warns; e.g. 1)",
                   &pairwise->max_retries_per_gb);
+  section->Number("max_raw_ber", NumberRange::PositiveAtMost(1),
+                  "a number above 0 and at most 1 (the raw, pre-FEC bit error rate a receiving "
+                  "port may show under load before its cell fails; e.g. 2.4e-4)",
+                  &pairwise->max_raw_ber);
   ParseIncast(*section, &pairwise->incast);
   section->Finish();
 }

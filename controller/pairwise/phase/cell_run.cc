@@ -1,6 +1,7 @@
 #include "controller/pairwise/phase/cell_run.h"
 
 #include <algorithm>
+#include <cmath>
 #include <utility>
 
 #include "absl/strings/match.h"
@@ -203,6 +204,7 @@ void CellRun::TestFinished(BrokeredRun run) {
                          self->result_.mutable_client_counters());
     self->RecordCounters(self->job_.server, self->server_before_, self->server_after_,
                          self->result_.mutable_server_counters());
+    if (error.empty()) self->RecordBer();
     self->Finish(error);
   });
 }
@@ -224,6 +226,46 @@ void CellRun::RecordCounters(const Side& side, const v1::PortCounters& before,
     result_.add_counter_concerns(absl::StrCat(side.state->node.name, " ", concern));
   }
   for (auto& delta : moved) *out->Add() = std::move(delta);
+}
+
+// Each receiving end's LinkBer over a bandwidth cell's traffic: the server
+// for write_bw and send_bw, the client for read_bw (it reads the server's
+// memory), both with pairwise.bidirectional. Its time is what that end
+// measured (the sender's when the receiver reported none).
+void CellRun::RecordBer() {
+  if (!IsBandwidthTest(job_.item.test)) return;
+  const bool bidirectional = plan_.pairwise.bidirectional;
+  const bool client_receives = bidirectional || job_.item.test == "read_bw";
+  const bool server_receives = bidirectional || job_.item.test != "read_bw";
+  const double client_seconds = result_.client_result().bandwidth().seconds();
+  const double server_seconds = result_.server_result().bandwidth().seconds();
+  if (server_receives) {
+    *result_.add_ber() = pairwise::MeasureLinkBer(
+        ReceivingPortOf(job_.server, &server_before_, &server_after_,
+                        server_seconds > 0 ? server_seconds : client_seconds));
+  }
+  if (client_receives) {
+    *result_.add_ber() = pairwise::MeasureLinkBer(
+        ReceivingPortOf(job_.client, &client_before_, &client_after_,
+                        client_seconds > 0 ? client_seconds : server_seconds));
+  }
+}
+
+pairwise::ReceivingPort CellRun::ReceivingPortOf(const Side& side, const v1::PortCounters* before,
+                                                 const v1::PortCounters* after,
+                                                 double seconds) const {
+  pairwise::ReceivingPort port;
+  port.node = side.state->node.name;
+  // On fabric.type ethernet (and the tcp engine) the rail is the data netdev.
+  port.rail = side.device.empty() ? side.netdev : side.device;
+  port.netdev = side.netdev;
+  port.infiniband = plan_.fabric.type == plan::FabricType::kInfiniband;
+  port.before = before;
+  port.after = after;
+  port.line_rate_gbps = job_.line_rate_gbps;
+  // A NaN or negative figure from a hostile agent bounds nothing.
+  port.seconds = std::isfinite(seconds) && seconds > 0 ? seconds : 0;
+  return port;
 }
 
 // The cell's value (perftest's figure: the receiver's bandwidth, the sum of

@@ -5,6 +5,7 @@
 #include <string>
 
 #include "clustercert/v1/certificate.pb.h"
+#include "controller/pairwise/link_ber.h"
 #include "controller/pairwise/phase/cell_plan.h"
 #include "controller/phases/call_loop.h"
 #include "controller/phases/peer_broker.h"
@@ -38,7 +39,8 @@ v1::PairResult CellIdentity(const plan::Plan& plan, const CellJob& job);
 bool ProgressFromClient(plan::PairwiseEngine engine, const std::string& test);
 
 // One cell as a state machine on a CallLoop: the port counters of both ends
-// before, the brokered test, the counters after, then the judged result to
+// before, the brokered test, the counters after (and, for a bandwidth test,
+// each receiving end's bit error rate from them), then the judged result to
 // `finished`, all on the loop's thread. A cell with an unreachable end (or a
 // tcp end without data_ip) ends at once as an error cell, calling no agent.
 class CellRun : public std::enable_shared_from_this<CellRun> {
@@ -68,6 +70,9 @@ class CellRun : public std::enable_shared_from_this<CellRun> {
   void RecordCounters(const Side& side, const v1::PortCounters& before,
                       const v1::PortCounters& after,
                       google::protobuf::RepeatedPtrField<v1::CounterDelta>* out);
+  void RecordBer();
+  pairwise::ReceivingPort ReceivingPortOf(const Side& side, const v1::PortCounters* before,
+                                          const v1::PortCounters* after, double seconds) const;
   void Finish(const std::string& error);
 
   CallLoop& loop_;

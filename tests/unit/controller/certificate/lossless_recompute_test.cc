@@ -82,7 +82,7 @@ int Count(const v1::Certificate& certificate, const std::string& prefix) {
 
 TEST(LosslessRecomputeTest, AFreshCertificateRecomputesItsLosslessChecks) {
   const v1::Certificate certificate = Certificate(kCertificateFormatVersion);
-  EXPECT_EQ(certificate.format_version(), 7u);
+  EXPECT_EQ(certificate.format_version(), 8u);
   EXPECT_EQ(Count(certificate, "lossless."), 6);  // 2 cells x 3 checks
   const VerdictRecheck recheck = RecheckVerdicts(certificate);
   EXPECT_TRUE(recheck.differences.empty()) << absl::StrJoin(recheck.differences, "\n");

@@ -210,9 +210,12 @@ TEST_F(HgxTwinTest, HealthyTwinSkipsOnlyWhatAFixtureCannotShow) {
   // No CUDA runtime is queried on a fixture tree (gpu_runtime says why), so
   // there is no runtime version to compare; nor is FRR (bgp.reason says why),
   // so the bgp.* checks skip under the default fabric.routing: auto; the
-  // capture copied no /lib/modules, so stack.srcversion has no file to compare.
+  // capture copied no /lib/modules, so stack.srcversion has no file to compare;
+  // its plan asks for no cabling, so the cabling and cable checks skip.
   EXPECT_EQ(skipped, (std::set<std::string>{"consistency.cuda", "bgp.neighbor", "bgp.prefixes",
-                                            "bgp.announced", "bgp.router_id", "stack.srcversion"}))
+                                            "bgp.announced", "bgp.router_id", "stack.srcversion",
+                                            "cable.present", "cable.dom", "cable.consistency",
+                                            "cabling.neighbor", "cabling.rail_alignment"}))
       << Describe(Healthy().findings);
 }
 

@@ -127,7 +127,8 @@ const std::vector<RejectCase> kNodeCases = {
        "[mlx5_0, mlx5_1]\n    gpus: 4\n",
        "  - node2\n"}},
      "- |node2",
-     "nodes[1] is \"node2\"; it must be a map with name, agent, data_ip, rails, gpus and leaf."},
+     "nodes[1] is \"node2\"; it must be a map with name, agent, data_ip, rails, gpus, leaf and "
+     "cable."},
     {"NameMissing",
      {{"  - name: node1\n    agent", "  - agent"}},
      "- |agent: 192.168.100.11",
@@ -234,7 +235,7 @@ const std::vector<RejectCase> kNodeCases = {
      {{"gpus: 4\nexpect:", "gpu: 4\nexpect:"}},
      "gpu: 4\nexpect:",
      "nodes[1].gpu is not a known key; did you mean gpus? Keys allowed in nodes[1]: name, agent, "
-     "data_ip, rails, gpus, leaf."},
+     "data_ip, rails, gpus, leaf, cable."},
 };
 
 class FabricRejectionTest : public ::testing::TestWithParam<RejectCase> {};
@@ -298,7 +299,7 @@ nodes:
   EXPECT_THAT(ErrorLines(plan.status()),
               ::testing::ElementsAre(
                   "plans/t.yaml:4:5: nodes[0] is \"just-a-name\"; it must be a map with name, "
-                  "agent, data_ip, rails, gpus and leaf.",
+                  "agent, data_ip, rails, gpus, leaf and cable.",
                   "plans/t.yaml:6:12: nodes[2].name is a, already the name of nodes[1] (line 5); "
                   "node names must be unique."));
 }

@@ -98,18 +98,20 @@ TEST(PlanParserTest, UnknownKeysAtEveryLevelWithSuggestions) {
   const std::string file = FixturePath("typo-keys.yaml");
   EXPECT_THAT(
       ErrorLines(plan.status()),
-      ElementsAre(absl::StrCat(file,
-                               ":5:3: fabric.link_rate_gpbs is not a known key; did you mean "
-                               "link_rate_gbps? Keys allowed in fabric: type, link_rate_gbps, "
-                               "active_mtu, min_netdev_mtu, roce, infiniband, routing."),
-                  absl::StrCat(file,
-                               ":10:5: nodes[0].gpu is not a known key; did you mean gpus? Keys "
-                               "allowed in nodes[0]: name, agent, data_ip, rails, gpus, leaf."),
-                  absl::StrCat(file,
-                               ":11:1: colectives is not a known key; did you mean collectives? "
-                               "Keys allowed at the top level: cluster, fabric, nodes, expect, "
-                               "agents, pairwise, collectives, uplink, other_fabrics, "
-                               "certificate, slurm.")));
+      ElementsAre(
+          absl::StrCat(file,
+                       ":5:3: fabric.link_rate_gpbs is not a known key; did you mean "
+                       "link_rate_gbps? Keys allowed in fabric: type, link_rate_gbps, "
+                       "active_mtu, min_netdev_mtu, roce, infiniband, routing, cabling, topology, "
+                       "lldp_wait_s."),
+          absl::StrCat(file,
+                       ":10:5: nodes[0].gpu is not a known key; did you mean gpus? Keys "
+                       "allowed in nodes[0]: name, agent, data_ip, rails, gpus, leaf, cable."),
+          absl::StrCat(file,
+                       ":11:1: colectives is not a known key; did you mean collectives? "
+                       "Keys allowed at the top level: cluster, fabric, nodes, expect, "
+                       "agents, pairwise, collectives, uplink, other_fabrics, "
+                       "certificate, slurm.")));
 }
 
 TEST(PlanParserTest, ReportsEveryErrorInTheFileInOrder) {

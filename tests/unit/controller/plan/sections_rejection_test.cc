@@ -236,7 +236,7 @@ const std::vector<RejectCase> kPairwiseCases = {
      "message_bytes, "
      "streams, pairs_at_once, "
      "bidirectional, directions, cuda_gpus, min_fraction_of_line_rate, max_latency_us, "
-     "max_retries_per_gb, incast."},
+     "max_retries_per_gb, max_raw_ber, incast."},
     {"VerbsOnEthernetWithoutRails",
      {{"type: roce", "type: ethernet"},
       {"  roce: {gid_index: 3, pfc_priority: 3, dscp: 26, trust: dscp, ecn: true}\n", ""},
