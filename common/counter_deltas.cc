@@ -8,6 +8,7 @@
 #include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
+#include "absl/strings/string_view.h"
 
 namespace clustercert::counters {
 namespace {
@@ -35,7 +36,9 @@ const std::set<std::string>& ErrorCounters() {
       // mlx5 ethtool physical port counters (kernel mlx5 counters.rst)
       "link_down_events_phy", "rx_symbol_err_phy", "rx_pcs_symbol_err_phy", "rx_crc_errors_phy",
       // mlx5 ethtool: packets dropped for lack of PCIe buffer towards the host
-      "outbound_pci_buffer_overflow"};
+      "outbound_pci_buffer_overflow",
+      // the netdev's carrier went down or came up (sysfs)
+      "carrier_changes"};
   return *names;
 }
 
@@ -179,6 +182,9 @@ std::string ErrorMeaning(const std::string& name) {
       {"duplicate_request",
        "the responder saw retransmitted requests — packets or ACKs are lost on the path"},
       {"link_down_events_phy", "the link flapped — reseat or replace the cable/transceiver"},
+      {"carrier_changes",
+       "the netdev lost its carrier (each flap counts 2) — check the cable and the switch "
+       "port's log"},
       {"rx_symbol_err_phy",
        "packets were dropped for symbol errors — clean or replace the cable/transceiver, check "
        "the switch port"},
@@ -269,7 +275,29 @@ std::optional<PriorityCounterName> ParsePriorityCounter(const std::string& name)
   return parsed;
 }
 
+std::optional<int> ParseLaneErrorCounter(const std::string& name) {
+  constexpr absl::string_view kPrefix = "rx_err_lane_";
+  constexpr absl::string_view kSuffix = "_phy";
+  if (!absl::StartsWith(name, kPrefix) || !absl::EndsWith(name, kSuffix)) return std::nullopt;
+  const absl::string_view digits =
+      absl::string_view(name).substr(kPrefix.size(), name.size() - kPrefix.size() - kSuffix.size());
+  // One or two digits, no leading zero: "rx_err_lane_01_phy" is not mlx5's.
+  if (digits.empty() || digits.size() > 2 || (digits.size() == 2 && digits[0] == '0')) {
+    return std::nullopt;
+  }
+  int lane = 0;
+  for (char c : digits) {
+    if (c < '0' || c > '9') return std::nullopt;
+    lane = lane * 10 + (c - '0');
+  }
+  if (lane >= kMaxLanes) return std::nullopt;
+  return lane;
+}
+
 CounterRole RoleOf(const std::string& source, const std::string& name) {
+  if (source == kSysfsSource) {
+    return name == kCarrierChanges ? CounterRole::kLinkError : CounterRole::kInformational;
+  }
   if (source == "ethtool") {
     if (EthtoolLinkErrors().count(name) > 0) return CounterRole::kLinkError;
     if (EthtoolRetryCounters().count(name) > 0) return CounterRole::kRetry;

@@ -35,7 +35,8 @@ enum class CounterRole {
   // line rate. counters/ (and rxe's hw_counters/) symbol_error, link_downed,
   // link_error_recovery, port_rcv_errors, local_link_integrity_errors,
   // excessive_buffer_overrun_errors; mlx5 ethtool link_down_events_phy,
-  // rx_symbol_err_phy, rx_pcs_symbol_err_phy, rx_crc_errors_phy.
+  // rx_symbol_err_phy, rx_pcs_symbol_err_phy, rx_crc_errors_phy; the
+  // netdev's sysfs carrier_changes.
   kLinkError,
   // A retransmission or loss that recovery hides: judged per GB moved
   // against pairwise.max_retries_per_gb (a warning). mlx5 hw_counters
@@ -46,7 +47,7 @@ enum class CounterRole {
   kRetry,
 };
 
-// `source` is counters | hw_counters | ethtool (a CounterValue's source).
+// `source` is counters | hw_counters | ethtool | sysfs (a CounterValue's source).
 CounterRole RoleOf(const std::string& source, const std::string& name);
 
 // A counter that counts packets the port or the NIC dropped. On a lossless
@@ -70,6 +71,19 @@ struct PriorityCounterName {
   std::string suffix;  // bytes | packets | pause | pause_duration | discards | ...
 };
 std::optional<PriorityCounterName> ParsePriorityCounter(const std::string& name);
+
+// mlx5's per-lane pre-FEC error counters are rx_err_lane_<N>_phy, N from 0
+// (en_stats.c has lanes 0..3); a name with a lane at or above kMaxLanes is
+// not one of them, which bounds what a hostile agent can make us keep.
+inline constexpr int kMaxLanes = 16;
+// "rx_err_lane_2_phy" -> 2; nullopt for any other name.
+std::optional<int> ParseLaneErrorCounter(const std::string& name);
+
+// The counter the agent reads from /sys/class/net/<netdev>/carrier_changes
+// (source "sysfs"): how often the netdev's carrier went down or came up, so
+// one link flap adds 2.
+inline constexpr char kCarrierChanges[] = "carrier_changes";
+inline constexpr char kSysfsSource[] = "sysfs";
 
 // How every counter moved between two reads of the same port, in `after`'s
 // order, then the counters read only before. A counter that went backwards
