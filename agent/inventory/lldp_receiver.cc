@@ -184,6 +184,7 @@ std::map<std::string, absl::StatusOr<v1::LinkNeighbor>> LldpReceiver::Receive(
     const absl::Duration left = deadline - clock.Now();
     if (waiting.empty() || left <= absl::ZeroDuration()) break;
     std::vector<pollfd> fds;
+    fds.reserve(waiting.size());
     for (Port* port : waiting) fds.push_back({port->fd.get(), POLLIN, 0});
     const int timeout_ms = static_cast<int>(std::clamp<int64_t>(
         absl::ToInt64Milliseconds(absl::Ceil(left, absl::Milliseconds(1))), 1, 1000));

@@ -228,9 +228,9 @@ void DecodeSffMonitors(const Image& image, v1::CableModule& module) {
                image.HasPage(0) ? "the module does not report Tx power (byte 220 bit 2 clear)"
                                 : ShortImage(image, "upper page 00h", kPage, kPage));
   }
-  for (int lane = 0; lane < sff::kLanes; ++lane) {
+  for (size_t lane = 0; lane < size_t{sff::kLanes}; ++lane) {
     v1::ModuleLane* out = module.add_lanes();
-    out->set_lane(lane + 1);
+    out->set_lane(static_cast<uint32_t>(lane + 1));
     out->set_rx_power_mw(Milliwatts(image, sff::kRxPower1 + 2 * lane));
     out->set_tx_bias_ma(Milliamps(image, sff::kTxBias1 + 2 * lane));
     if (tx_power) out->set_tx_power_mw(Milliwatts(image, sff::kTxPower1 + 2 * lane));
@@ -345,9 +345,10 @@ void DecodeCmisLanes(const Image& image, v1::CableModule& module) {
   }
   const uint8_t advert = image.Byte(Upper(kCmisPage01Slot, cmis::kMonitorAdvert));
   auto at = [](size_t offset) { return Upper(kCmisPage11Slot, offset); };
-  for (int lane = 0; lane < CmisLanes(static_cast<uint8_t>(module.identifier_code())); ++lane) {
+  const auto lanes = static_cast<size_t>(CmisLanes(static_cast<uint8_t>(module.identifier_code())));
+  for (size_t lane = 0; lane < lanes; ++lane) {
     v1::ModuleLane* out = module.add_lanes();
-    out->set_lane(lane + 1);
+    out->set_lane(static_cast<uint32_t>(lane + 1));
     if (advert & cmis::kTxBiasMonitor) {
       out->set_tx_bias_ma(CmisBias(image, at(cmis::kTxBias1 + 2 * lane)));
     }

@@ -158,7 +158,7 @@ std::string BitsText(uint64_t bits, const std::string& source) {
 }
 
 void SetBound(v1::LinkBer& ber) {
-  const double bits = static_cast<double>(ber.bits());
+  const auto bits = static_cast<double>(ber.bits());
   const std::string counted = BitsText(ber.bits(), ber.bits_source());
   if (ber.post_fec_errors() == 0) {
     ber.set_ber_bound(kRuleOfThree / bits);

@@ -362,7 +362,7 @@ void LoadCsv(FieldReader& reader, Plan* plan, CableMerge& merge) {
   plan->cabling_sha256 = Sha256Hex(*text);
   plan->cabling_text = *text;
   int line = 0;
-  const std::function<void(std::string)> report = [&](std::string message) {
+  const std::function<void(const std::string&)> report = [&](const std::string& message) {
     reader.ReportAt(at, "fabric.cabling", absl::StrCat(label, ":", line, ": ", message));
   };
   const std::vector<CableRow> rows =
