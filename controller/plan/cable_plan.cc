@@ -366,9 +366,9 @@ void LoadCsv(FieldReader& reader, Plan* plan, CableMerge& merge) {
     reader.ReportAt(at, "fabric.cabling", absl::StrCat(label, ":", line, ": ", message));
   };
   const std::vector<CableRow> rows =
-      ParseCableCsv(*text, kMaxCablePlanLines, [&](int at_line, std::string message) {
+      ParseCableCsv(*text, kMaxCablePlanLines, [&](int at_line, const std::string& message) {
         line = at_line;
-        report(std::move(message));
+        report(message);
       });
   for (const CableRow& row : rows) {
     line = row.line;
