@@ -108,6 +108,15 @@ v1::Finding JudgeFlaps(const v1::LinkFlaps& flaps) {
                    "A counter reset between the reads (driver reload, counters cleared) hides "
                    "any flap: keep the counters untouched during a run and re-run.");
   }
+  if (flaps.counters().empty()) {
+    // Neither read held any: a captured tree (--sysfs-root; its files never
+    // move, so no flap can happen in it) or a driver without them. Nothing
+    // can be watched, which is a skip with its reason, never a pass.
+    return builder.Skipped(absl::StrCat(
+        builder.subject(), " has no link-down counter (", kFlapCounters,
+        "): no flap can be watched on it (a captured tree, an agent before issue 36 on "
+        "fabric.type ethernet, or a driver without them)"));
+  }
   if (evidence.steady.empty()) {
     return Unknown(builder,
                    absl::StrCat("no link-down counter (", kFlapCounters,

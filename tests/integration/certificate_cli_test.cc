@@ -112,7 +112,7 @@ TEST_F(CertificateCliTest, SignedRunVerifiesAndEveryEditIsCaught) {
     EXPECT_TRUE(fs::exists(fs::path(path).parent_path() / report)) << report << "\n" << run.out;
   }
   v1::Certificate certificate = CertificateFromOutput(run.out);
-  EXPECT_EQ(certificate.format_version(), 7u);
+  EXPECT_EQ(certificate.format_version(), 8u);
   EXPECT_EQ(certificate.signature().algorithm(), "ed25519");
   EXPECT_EQ(certificate.pairs_size(), 24);       // 12 ordered pairs x 2 tests
   EXPECT_EQ(certificate.collectives_size(), 6);  // 1-node on each of 4 nodes, 2-node, all-nodes

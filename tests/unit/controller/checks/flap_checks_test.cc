@@ -84,14 +84,25 @@ TEST(FlapChecksTest, AFailedReadIsUnknownWithItsReason) {
   EXPECT_THAT(finding.message(), HasSubstr("node4 did not answer ReadPortCounters"));
 }
 
-TEST(FlapChecksTest, NoFlapCounterOrAResetIsUnknownNeverPass) {
-  FlapRead bare;  // a veth under an agent that predates carrier_changes
+TEST(FlapChecksTest, NoFlapCounterIsSkippedOneReadOnOneSideOrAResetIsUnknownNeverPass) {
+  // A captured tree, or a veth under an agent that predates carrier_changes:
+  // nothing can be watched, a skip with the reason, never a pass.
+  FlapRead bare;
   auto* value = bare.counters.add_values();
   value->set_source("ethtool");
   value->set_name("rx_discards_phy");
   v1::Finding none = JudgeFlaps(FlapsOver("node1", "eth1", "eth1", bare, bare));
-  EXPECT_EQ(none.status(), v1::Finding::unknown);
+  EXPECT_EQ(none.status(), v1::Finding::skipped);
   EXPECT_THAT(none.message(), HasSubstr("no link-down counter"));
+
+  // carrier_changes read after the inventory only: nothing compares.
+  FlapRead first = bare;
+  auto* carrier = first.counters.add_values();
+  carrier->set_source("sysfs");
+  carrier->set_name("carrier_changes");
+  carrier->set_value(2);
+  v1::Finding one_sided = JudgeFlaps(FlapsOver("node1", "eth1", "eth1", first, bare));
+  EXPECT_EQ(one_sided.status(), v1::Finding::unknown);
 
   v1::Finding reset =
       JudgeFlaps(FlapsOver("node1", "mlx5_0", "enp1", Read(9, 0, 0), Read(2, 0, 0)));
