@@ -673,8 +673,13 @@ calib_pair() {
 }
 
 # TOOL FLAGS on every pair at once, up to 3 attempts; outputs in DIR/pairK.
+# After the third, the pairs that gave a result are kept and those that did
+# not are named: beside CI's load perftest's client on one VM pair printed
+# a 0.00 average three times in a row while its server counted the data
+# (2026-12-07), a figure no floor can be taken from. Fails only when no pair
+# gave one.
 calib_round() {
-  local tool=$1 flags=$2 col=$3 dir=$4 pairs=$5 attempt k pids ok
+  local tool=$1 flags=$2 col=$3 dir=$4 pairs=$5 attempt k pids ok answered
   mkdir -p "$dir"
   for attempt in 1 2 3; do
     pids=()
@@ -687,7 +692,14 @@ calib_round() {
     ((ok)) && return 0
     say "calibrate: $tool attempt $attempt gave no result on a pair: $(tail -n 3 "$dir"/pair* | tr '\n' ' ')"
   done
-  die "calibrate: $tool gave no result 3 times in a row (outputs in $dir): the emulated links are stalling; run calibrate again when the host is quieter"
+  answered=()
+  for ((k = 1; k <= pairs; ++k)); do
+    if calib_value "$dir/pair$k" "$col" >/dev/null; then answered+=("$k"); else
+      say "calibrate: $tool: node$((2 * k)) -> node$((2 * k - 1)) gave no result in 3 attempts; its samples are left out ($dir/pair$k)"
+    fi
+  done
+  ((${#answered[@]} > 0)) ||
+    die "calibrate: $tool gave no result on any pair 3 times in a row (outputs in $dir): the emulated links are stalling; run calibrate again when the host is quieter"
 }
 
 calib_gbps() {  # perftest's BW average (MB/sec: 2^20 bytes/s) in FILE, in Gb/s
@@ -737,10 +749,13 @@ calibrate() {
   for ((k = 1; k <= pairs; ++k)); do
     moved[k]=0
     for ((r = 1; r <= repeats; ++r)); do
-      bw+=("$(calib_gbps "$dir/bw$r/pair$k")")
-      send+=("$(calib_gbps "$dir/send$r/pair$k")")
-      lat+=("$(calib_value "$dir/lat$r/pair$k" 5)")
-      moved[k]=$(awk -v a="${moved[k]}" -v g="${bw[-1]}" -v h="${send[-1]}" -v s="$seconds" \
+      # A pair calib_round left out (no result row) adds no sample.
+      local g=0 h=0
+      calib_value "$dir/bw$r/pair$k" 4 >/dev/null && g=$(calib_gbps "$dir/bw$r/pair$k") && bw+=("$g")
+      calib_value "$dir/send$r/pair$k" 4 >/dev/null && h=$(calib_gbps "$dir/send$r/pair$k") &&
+        send+=("$h")
+      calib_value "$dir/lat$r/pair$k" 5 >/dev/null && lat+=("$(calib_value "$dir/lat$r/pair$k" 5)")
+      moved[k]=$(awk -v a="${moved[k]}" -v g="$g" -v h="$h" -v s="$seconds" \
         'BEGIN {printf "%.6f", a + (g + h) * s / 8}')
     done
   done
