@@ -7,16 +7,13 @@
 #include <string>
 
 #include "gtest/gtest.h"
+#include "tests/support/fixture_file.h"
 
 namespace clustercert::agent::inventory {
 namespace {
 
 std::string Fixture(const std::string& name) {
-  std::ifstream file(std::string(CLUSTERCERT_FIXTURES) + "/lldp/" + name, std::ios::binary);
-  EXPECT_TRUE(file.good()) << name;
-  std::stringstream bytes;
-  bytes << file.rdbuf();
-  return bytes.str();
+  return clustercert::testing::FixtureBytes("lldp/" + name);
 }
 
 std::string Tlv(int type, const std::string& value) {

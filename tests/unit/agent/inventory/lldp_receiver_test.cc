@@ -24,26 +24,15 @@
 #include "common/unique_fd.h"
 #include "gtest/gtest.h"
 #include "tests/support/environment_skip.h"
+#include "tests/support/fake_command_runner.h"
+#include "tests/support/fixture_file.h"
 
 namespace clustercert::agent::inventory {
 namespace {
 
 std::string Fixture(const std::string& name) {
-  std::ifstream file(std::string(CLUSTERCERT_FIXTURES) + "/lldp/" + name, std::ios::binary);
-  EXPECT_TRUE(file.good()) << name;
-  std::stringstream bytes;
-  bytes << file.rdbuf();
-  return bytes.str();
+  return clustercert::testing::FixtureBytes("lldp/" + name);
 }
-
-class CannedRunner final : public process::CommandRunner {
- public:
-  absl::StatusOr<process::CommandResult> Run(const std::vector<std::string>&,
-                                             absl::Duration) override {
-    return answer;
-  }
-  absl::StatusOr<process::CommandResult> answer = absl::NotFoundError("no lldpcli here");
-};
 
 // Namespace cclldp<pid> with veth sw0 (the "switch") - rx0 (the rail netdev).
 class LldpReceiverTest : public ::testing::Test {
@@ -161,11 +150,13 @@ TEST_F(LldpReceiverTest, OwnOutgoingFramesAreNotTheNeighbour) {
 }
 
 TEST_F(LldpReceiverTest, HostSourceFallsBackFromLldpcliToTheFrame) {
-  CannedRunner lldpcli;
-  lldpcli.answer = process::CommandResult{
-      0, R"({"lldp": {"interface": {"other0": {"chassis": {"s": {"id": {"type": "mac",
+  clustercert::testing::FakeCommandRunner lldpcli;
+  lldpcli.Answer(
+      "lldpcli -f json show neighbors details",
+      process::CommandResult{
+          0, R"({"lldp": {"interface": {"other0": {"chassis": {"s": {"id": {"type": "mac",
          "value": "aa:bb:cc:dd:ee:ff"}}}, "port": {"id": {"type": "ifname", "value": "swp2"}}}}}})",
-      ""};
+          ""});
   HostNeighborSource source(&lldpcli, RealClock());
   std::thread late([this] {
     UniqueFd inside(::open(absl::StrCat("/run/netns/", ns_).c_str(), O_RDONLY | O_CLOEXEC));
@@ -183,7 +174,7 @@ TEST_F(LldpReceiverTest, HostSourceFallsBackFromLldpcliToTheFrame) {
 }
 
 TEST_F(LldpReceiverTest, HostSourceNamesBothMissingSources) {
-  CannedRunner lldpcli;  // not installed
+  clustercert::testing::FakeCommandRunner lldpcli;  // no answer: not installed
   HostNeighborSource source(&lldpcli, RealClock());
   auto heard = source.Read({"rx0"}, absl::Now(), absl::Seconds(1));
   ASSERT_FALSE(heard.at("rx0").ok());

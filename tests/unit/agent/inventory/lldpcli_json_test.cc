@@ -14,6 +14,7 @@
 #include "agent/inventory/lldpcli_reader.h"
 #include "gtest/gtest.h"
 #include "tests/support/environment_skip.h"
+#include "tests/support/fake_command_runner.h"
 
 namespace clustercert::agent::inventory {
 namespace {
@@ -191,54 +192,49 @@ TEST(LldpcliJsonTest, ReadsAtMostItsInterfaceBound) {
 
 // ------------------------------------------------------------ LldpcliReader
 
-class CannedRunner final : public process::CommandRunner {
- public:
-  absl::StatusOr<process::CommandResult> Run(const std::vector<std::string>& argv,
-                                             absl::Duration timeout) override {
-    argvs.push_back(argv);
-    timeouts.push_back(timeout);
-    return answer;
-  }
-  absl::StatusOr<process::CommandResult> answer;
-  std::vector<std::vector<std::string>> argvs;
-  std::vector<absl::Duration> timeouts;
-};
+// lldpcli's fixed command line, as the fake runner keys its answers.
+constexpr char kLldpcli[] = "lldpcli -f json show neighbors details";
 
 TEST(LldpcliReaderTest, RunsTheFixedCommandWithinItsTimeout) {
-  CannedRunner runner;
-  runner.answer = process::CommandResult{0, Fixture("lldpcli-json-one-neighbor.json"), ""};
+  clustercert::testing::FakeCommandRunner runner;
+  runner.Answer(kLldpcli, process::CommandResult{0, Fixture("lldpcli-json-one-neighbor.json"), ""});
   absl::StatusOr<LldpcliNeighbors> read = LldpcliReader(runner).Read(absl::Seconds(30));
   ASSERT_TRUE(read.ok()) << read.status();
   EXPECT_EQ(read->by_netdev.size(), 1u);
-  ASSERT_EQ(runner.argvs.size(), 1u);
-  EXPECT_EQ(runner.argvs[0],
+  ASSERT_EQ(runner.calls().size(), 1u);
+  EXPECT_EQ(runner.calls()[0],
             (std::vector<std::string>{"lldpcli", "-f", "json", "show", "neighbors", "details"}));
-  EXPECT_EQ(runner.timeouts[0], LldpcliReader::kTimeout);
+  EXPECT_EQ(runner.timeouts()[0], LldpcliReader::kTimeout);
 }
 
 TEST(LldpcliReaderTest, SaysWhetherLldpdIsMissingStoppedOrClosed) {
-  CannedRunner runner;
-  runner.answer = absl::NotFoundError("lldpcli: No such file or directory");
+  clustercert::testing::FakeCommandRunner runner;
+  runner.Answer(kLldpcli, absl::NotFoundError("lldpcli: No such file or directory"));
   EXPECT_TRUE(absl::IsNotFound(LldpcliReader(runner).Read(absl::Seconds(1)).status()));
 
-  runner.answer = process::CommandResult{
-      1, "",
-      "2026-12-07T11:39:53 [WARN/control] unable to connect to socket /run/lldpd.socket: No "
-      "such file or directory\n"};
+  runner.Answer(
+      kLldpcli,
+      process::CommandResult{
+          1, "",
+          "2026-12-07T11:39:53 [WARN/control] unable to connect to socket /run/lldpd.socket: No "
+          "such file or directory\n"});
   absl::Status stopped = LldpcliReader(runner).Read(absl::Seconds(1)).status();
   EXPECT_TRUE(absl::IsFailedPrecondition(stopped));
   EXPECT_NE(stopped.message().find("lldpd is not running on this host"), std::string::npos);
 
-  runner.answer = process::CommandResult{
-      1, "", "[WARN/control] unable to connect to socket /run/lldpd.socket: Permission denied\n"};
+  runner.Answer(
+      kLldpcli,
+      process::CommandResult{
+          1, "",
+          "[WARN/control] unable to connect to socket /run/lldpd.socket: Permission denied\n"});
   absl::Status closed = LldpcliReader(runner).Read(absl::Seconds(1)).status();
   EXPECT_NE(closed.message().find("usermod -aG _lldpd clustercert"), std::string::npos);
 
-  runner.answer = process::CommandResult{0, std::string("\0\0\0", 3), ""};
+  runner.Answer(kLldpcli, process::CommandResult{0, std::string("\0\0\0", 3), ""});
   absl::Status garbage = LldpcliReader(runner).Read(absl::Seconds(1)).status();
   EXPECT_TRUE(absl::IsInvalidArgument(garbage)) << garbage;
 
-  runner.answer = absl::DeadlineExceededError("killed after 2 s");
+  runner.Answer(kLldpcli, absl::DeadlineExceededError("killed after 2 s"));
   EXPECT_TRUE(absl::IsDeadlineExceeded(LldpcliReader(runner).Read(absl::Seconds(1)).status()));
 }
 
